@@ -1,0 +1,153 @@
+//! `sim`: the gresim command-line tool.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+const EXAMPLES: &str = "\
+Examples:
+  sim scenarios/mig_packing.json                 run a scenario (short for `sim run`)
+  sim run scenarios/ddp_2x8.json --out out/ddp   write records, summary and plot to out/ddp
+  sim run scenarios/sweep_array.json --seed 7 --format json
+  sim run scenarios/mixed_a100_h100.json --quiet
+
+Exit codes: 0 ok, 2 bad input, 1 internal error.";
+
+#[derive(Parser, Debug)]
+#[command(name = "sim", version, about = "gresim: a discrete-event simulator of Slurm GPU clusters", after_help = EXAMPLES)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run a scenario and write per-job records, a summary and a utilization plot.
+    #[command(after_help = EXAMPLES)]
+    Run(RunArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct RunArgs {
+    /// The scenario file (JSON, see docs/scenario-format.md).
+    scenario: PathBuf,
+    /// Output directory (default: the scenario's outputs.dir, else out/<scenario name>).
+    #[arg(long, short)]
+    out: Option<PathBuf>,
+    /// Seed for the synthetic workload (default: the scenario's seed).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Scheduling policy, overriding the scenario's.
+    #[arg(long)]
+    policy: Option<String>,
+    /// Print nothing on success.
+    #[arg(long, short)]
+    quiet: bool,
+    /// How to print the summary on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Table,
+    Json,
+}
+
+/// An error and the exit code it deserves.
+struct Failure {
+    code: u8,
+    msg: String,
+}
+
+impl Failure {
+    fn input(msg: impl std::fmt::Display) -> Self {
+        Failure {
+            code: 2,
+            msg: msg.to_string(),
+        }
+    }
+    fn internal(msg: impl std::fmt::Display) -> Self {
+        Failure {
+            code: 1,
+            msg: msg.to_string(),
+        }
+    }
+}
+
+/// `sim FILE …` is short for `sim run FILE …`.
+fn normalise_args(mut args: Vec<OsString>) -> Vec<OsString> {
+    const SUBCOMMANDS: &[&str] = &["run", "help"];
+    if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
+        if !first.starts_with('-') && !SUBCOMMANDS.contains(&first) {
+            args.insert(1, OsString::from("run"));
+        }
+    }
+    args
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse_from(normalise_args(std::env::args_os().collect())) {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result = match cli.cmd {
+        Command::Run(args) => cmd_run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("error: {}", f.msg);
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
+    let scenario = gresim_io::load_scenario(&args.scenario).map_err(Failure::input)?;
+    let policy_name = args
+        .policy
+        .clone()
+        .unwrap_or_else(|| scenario.policy.clone());
+    let policy = gresim_sched::policy_by_name(&policy_name).ok_or_else(|| {
+        Failure::input(format!(
+            "unknown policy '{policy_name}'; expected one of {}",
+            gresim_sched::POLICY_NAMES.join(", ")
+        ))
+    })?;
+    let seed = args.seed.unwrap_or(scenario.seed);
+    let out = gresim_engine::run(scenario.sim_input(seed), policy).map_err(|e| match e {
+        gresim_engine::EngineError::Internal(_) => Failure::internal(e),
+        other => Failure::input(format!("{}: {other}", args.scenario.display())),
+    })?;
+    let dir = out_dir(args, &scenario);
+    let summary = gresim_report::write_outputs(&out, &scenario.name, &dir).map_err(|e| {
+        Failure::internal(format!("cannot write outputs to {}: {e}", dir.display()))
+    })?;
+    if !args.quiet {
+        match args.format {
+            Format::Table => {
+                print!("{}", summary.table());
+                println!("outputs    {}", dir.display());
+            }
+            Format::Json => print!("{}", summary.to_json()),
+        }
+    }
+    Ok(())
+}
+
+fn out_dir(args: &RunArgs, scenario: &gresim_io::Scenario) -> PathBuf {
+    if let Some(o) = &args.out {
+        return o.clone();
+    }
+    if let Some(o) = &scenario.out_dir {
+        return o.clone();
+    }
+    Path::new("out").join(&scenario.name)
+}

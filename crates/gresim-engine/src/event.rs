@@ -1,0 +1,156 @@
+//! The event queue.
+//!
+//! Events are ordered by `(time, phase, seq)`: time first; within one second,
+//! by [`Phase`], which models the order in which slurmctld handles what
+//! happens in the same second; and then by insertion sequence, so events of
+//! the same time and phase run first in, first out. Nothing else (no hash
+//! order, no clock) decides the order, so a run is a pure function of its input.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use gresim_model::job::Time;
+use gresim_model::JobIdx;
+
+/// Order of events within one second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Phase {
+    /// Jobs end (completion, time-limit kill).
+    JobEnd = 0,
+    /// Timed admin actions: node state changes, holds, cancels, requeues.
+    Admin = 1,
+    /// Submissions.
+    Submit = 2,
+    /// Jobs whose begin time arrives.
+    Eligible = 3,
+    /// The main scheduling pass.
+    MainPass = 4,
+    /// The backfill pass.
+    Backfill = 5,
+}
+
+/// What happens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventKind {
+    /// Run number `run` of `job` ends on its own (completion or time limit).
+    RunEnd {
+        job: JobIdx,
+        run: u32,
+    },
+    /// The timed action with this index.
+    Action(u32),
+    /// The next submission from the workload.
+    Submit,
+    /// `job`'s begin time has come.
+    Begin {
+        job: JobIdx,
+    },
+    MainPass,
+    BackfillPass,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event {
+    pub time: Time,
+    pub phase: Phase,
+    pub seq: u64,
+    pub kind: EventKind,
+}
+
+impl Ord for Event {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // Reversed: BinaryHeap is a max-heap and we want the earliest first.
+        (other.time, other.phase, other.seq).cmp(&(self.time, self.phase, self.seq))
+    }
+}
+
+impl PartialOrd for Event {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// A min-queue of events with FIFO order among equals.
+#[derive(Debug, Default)]
+pub struct EventQueue {
+    heap: BinaryHeap<Event>,
+    seq: u64,
+}
+
+impl EventQueue {
+    pub fn push(&mut self, time: Time, phase: Phase, kind: EventKind) {
+        self.seq += 1;
+        self.heap.push(Event {
+            time,
+            phase,
+            seq: self.seq,
+            kind,
+        });
+    }
+    pub fn pop(&mut self) -> Option<Event> {
+        self.heap.pop()
+    }
+    pub fn peek(&self) -> Option<&Event> {
+        self.heap.peek()
+    }
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn orders_by_time_then_phase_then_insertion() {
+        let mut q = EventQueue::default();
+        q.push(5, Phase::MainPass, EventKind::MainPass);
+        q.push(
+            5,
+            Phase::JobEnd,
+            EventKind::RunEnd {
+                job: JobIdx(1),
+                run: 0,
+            },
+        );
+        q.push(3, Phase::Backfill, EventKind::BackfillPass);
+        q.push(
+            5,
+            Phase::JobEnd,
+            EventKind::RunEnd {
+                job: JobIdx(0),
+                run: 0,
+            },
+        );
+        q.push(5, Phase::Submit, EventKind::Submit);
+        let got: Vec<_> = std::iter::from_fn(|| q.pop())
+            .map(|e| (e.time, e.kind))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (3, EventKind::BackfillPass),
+                (
+                    5,
+                    EventKind::RunEnd {
+                        job: JobIdx(1),
+                        run: 0
+                    }
+                ),
+                (
+                    5,
+                    EventKind::RunEnd {
+                        job: JobIdx(0),
+                        run: 0
+                    }
+                ),
+                (5, EventKind::Submit),
+                (5, EventKind::MainPass),
+            ]
+        );
+    }
+}

@@ -1,0 +1,148 @@
+//! gresim's discrete-event engine.
+//!
+//! The engine owns simulated time, the job table and the job lifecycle
+//! (submission, eligibility, start, end, requeue, timed admin actions). It
+//! knows schedulers only through [`gresim_sched::Policy`]. See
+//! `docs/architecture.md` for the event-ordering contract.
+
+pub mod event;
+mod run;
+
+pub use run::{run, Engine};
+
+use gresim_model::job::{Job, JobSpec, Time};
+use gresim_model::{Cluster, JobIdx, NodeId, Reason};
+use gresim_sched::SchedParams;
+
+/// An administrative action at a given time (`scontrol`-like).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// `scontrol update State=DOWN`: running jobs are requeued or end NODE_FAIL.
+    NodeDown(Vec<NodeId>),
+    /// `State=RESUME` of a DOWN node.
+    NodeUp(Vec<NodeId>),
+    /// `State=DRAIN`: running jobs go on, no new ones start.
+    NodeDrain(Vec<NodeId>),
+    /// `State=RESUME` of a drained node.
+    NodeResume(Vec<NodeId>),
+    /// `scontrol hold` (admin) or `scontrol hold` by the user.
+    Hold { sub: u32, admin: bool },
+    /// `scontrol release`.
+    Release { sub: u32 },
+    /// `scancel`.
+    Cancel { sub: u32 },
+    /// `scontrol requeue`.
+    Requeue { sub: u32 },
+}
+
+/// An action and when it happens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TimedAction {
+    pub at: Time,
+    pub action: Action,
+}
+
+/// An error from the workload source while the run goes on (a bad line in a streamed trace).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SourceError(pub String);
+
+/// Errors that stop a run.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The workload could not be read.
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    /// Submissions must come in order of submit time.
+    #[error("submission {index} ({key}) is submitted at {at}, before the previous one at {prev}: the workload must be sorted by submit time")]
+    Unsorted {
+        index: u32,
+        key: String,
+        at: Time,
+        prev: Time,
+    },
+    /// A scheduler asked for resources that were not free: a bug.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// The workload: submissions in order of submit time.
+pub type JobSource<'a> = Box<dyn Iterator<Item = Result<JobSpec, SourceError>> + 'a>;
+
+/// Everything a run needs besides the policy.
+pub struct SimInput<'a> {
+    pub cluster: Cluster,
+    pub params: SchedParams,
+    pub jobs: JobSource<'a>,
+    pub actions: Vec<TimedAction>,
+    /// Stop at this time even if jobs remain.
+    pub horizon: Option<Time>,
+    /// Keep every job's pending-reason history (costs memory on big runs).
+    pub record_reasons: bool,
+}
+
+/// The cluster's load at one instant (recorded whenever it changes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sample {
+    pub t: Time,
+    pub alloc_gpus: u32,
+    /// Allocated GPU compute in sevenths of a GPU (MIG slices weigh less).
+    pub alloc_gpu_sevenths: u32,
+    pub alloc_cpus: u32,
+    /// GPUs on nodes that are not DOWN.
+    pub avail_gpus: u32,
+    pub running: u32,
+    pub pending: u32,
+}
+
+/// Time integrals of allocated and available resources.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// Allocated device-seconds per GPU type (index: `GpuTypeId`).
+    pub gpu_alloc_secs: Vec<u128>,
+    /// Available (not DOWN) device-seconds per GPU type.
+    pub gpu_avail_secs: Vec<u128>,
+    /// Allocated GPU compute-seconds in sevenths.
+    pub gpu_sevenths_alloc_secs: u128,
+    /// Available GPU compute-seconds in sevenths.
+    pub gpu_sevenths_avail_secs: u128,
+    pub cpu_alloc_secs: u128,
+    pub cpu_avail_secs: u128,
+    /// Integration window.
+    pub from: Time,
+    pub to: Time,
+}
+
+/// One pending-reason change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReasonChange {
+    pub t: Time,
+    pub reason: Reason,
+    pub desc: Option<String>,
+}
+
+/// The outcome of a run.
+#[derive(Debug)]
+pub struct SimOutput {
+    pub cluster: Cluster,
+    pub params: SchedParams,
+    pub policy: String,
+    pub specs: Vec<JobSpec>,
+    pub jobs: Vec<Job>,
+    /// Per job, its reason history (when recorded).
+    pub reasons: Option<Vec<Vec<ReasonChange>>>,
+    pub timeline: Vec<Sample>,
+    pub usage: Usage,
+    /// Time of the last event.
+    pub end_time: Time,
+    /// Events processed.
+    pub events: u64,
+    /// Whether the horizon stopped the run.
+    pub hit_horizon: bool,
+}
+
+impl SimOutput {
+    pub fn job(&self, idx: JobIdx) -> &Job {
+        &self.jobs[idx.idx()]
+    }
+}

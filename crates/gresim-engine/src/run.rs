@@ -1,0 +1,1009 @@
+//! The event loop and the job lifecycle.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use gresim_model::job::{DepKind, Job, JobSpec, Run, RunTime, Time};
+use gresim_model::{
+    Allocation, ClusterState, JobId, JobIdx, JobState, NodeAdminState, NodeId, PartId, Reason,
+};
+use gresim_sched::{select, PassCtx, Policy, Start};
+
+use crate::event::{EventKind, EventQueue, Phase};
+use crate::{Action, EngineError, JobSource, ReasonChange, Sample, SimInput, SimOutput, Usage};
+
+/// Priority/basic: the first job gets 0xFFFF0000 − 1, each later one one less.
+const BASIC_PRIORITY_TOP: u32 = 0xFFFF_0000 - 1;
+
+/// Per-submission bookkeeping (a plain job or a whole array).
+#[derive(Debug, Clone, Default)]
+struct SubState {
+    /// Index of the submission's first job record.
+    first: u32,
+    tasks: u32,
+    /// Tasks that ended for good.
+    done: u32,
+    /// Tasks that ended in a state other than COMPLETED.
+    not_ok: u32,
+    /// Tasks not yet started (for array job ids).
+    unstarted: u32,
+    running: u32,
+    started_any: bool,
+    rejected: bool,
+}
+
+/// Whether a dependency is met.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DepStatus {
+    Waiting,
+    Met,
+    Never,
+}
+
+/// The simulator for one run. Build with [`Engine::new`], then [`Engine::run`].
+pub struct Engine<'a> {
+    input_jobs: JobSource<'a>,
+    next_spec: Option<JobSpec>,
+    cluster: gresim_model::Cluster,
+    params: gresim_sched::SchedParams,
+    policy: Box<dyn Policy + 'a>,
+    actions: Vec<crate::TimedAction>,
+    horizon: Option<Time>,
+
+    now: Time,
+    queue: EventQueue,
+    state: ClusterState,
+    jobs: Vec<Job>,
+    specs: Vec<JobSpec>,
+    subs: Vec<SubState>,
+    array_running: Vec<u32>,
+    /// Subs waiting on each submission (dependents index).
+    dependents: Vec<Vec<u32>>,
+    /// Non-terminal jobs per (user, name), for singleton dependencies.
+    singletons: BTreeMap<(String, String), Vec<JobIdx>>,
+    node_jobs: Vec<Vec<JobIdx>>,
+    next_job_id: u32,
+    next_priority: u32,
+    main_at: Option<Time>,
+    bf_at: Option<Time>,
+
+    reasons: Option<Vec<Vec<ReasonChange>>>,
+    timeline: Vec<Sample>,
+    usage: Usage,
+    up_gpus_by_type: Vec<u64>,
+    up_gpu_sevenths: u64,
+    up_cpus: u64,
+    running: u32,
+    pending: u32,
+    last_t: Time,
+    events: u64,
+    prev_submit: Time,
+}
+
+/// Runs a simulation to its end.
+pub fn run<'a>(
+    input: SimInput<'a>,
+    policy: Box<dyn Policy + 'a>,
+) -> Result<SimOutput, EngineError> {
+    Engine::new(input, policy).run()
+}
+
+impl<'a> Engine<'a> {
+    pub fn new(input: SimInput<'a>, policy: Box<dyn Policy + 'a>) -> Self {
+        let cluster = input.cluster;
+        let state = ClusterState::new(&cluster);
+        let ntypes = cluster.gpu_types.len();
+        let mut e = Engine {
+            input_jobs: input.jobs,
+            next_spec: None,
+            node_jobs: vec![Vec::new(); cluster.nodes.len()],
+            state,
+            params: input.params,
+            policy,
+            actions: input.actions,
+            horizon: input.horizon,
+            now: 0,
+            queue: EventQueue::default(),
+            jobs: Vec::new(),
+            specs: Vec::new(),
+            subs: Vec::new(),
+            array_running: Vec::new(),
+            dependents: Vec::new(),
+            singletons: BTreeMap::new(),
+            next_job_id: 1,
+            next_priority: BASIC_PRIORITY_TOP,
+            main_at: None,
+            bf_at: None,
+            reasons: input.record_reasons.then(Vec::new),
+            timeline: Vec::new(),
+            usage: Usage {
+                gpu_alloc_secs: vec![0; ntypes],
+                gpu_avail_secs: vec![0; ntypes],
+                ..Usage::default()
+            },
+            up_gpus_by_type: vec![0; ntypes],
+            up_gpu_sevenths: 0,
+            up_cpus: 0,
+            running: 0,
+            pending: 0,
+            last_t: 0,
+            events: 0,
+            prev_submit: 0,
+            cluster,
+        };
+        for i in 0..e.cluster.nodes.len() {
+            if e.cluster.nodes[i].state != NodeAdminState::Down {
+                e.count_node_up(NodeId::from_idx(i), true);
+            }
+        }
+        e
+    }
+
+    fn count_node_up(&mut self, id: NodeId, up: bool) {
+        let node = &self.cluster.nodes[id.idx()];
+        for d in &node.gpus {
+            let sev = u64::from(self.cluster.gpu_type(d.ty).compute_sevenths());
+            if up {
+                self.up_gpus_by_type[d.ty.idx()] += 1;
+                self.up_gpu_sevenths += sev;
+            } else {
+                self.up_gpus_by_type[d.ty.idx()] -= 1;
+                self.up_gpu_sevenths -= sev;
+            }
+        }
+        if up {
+            self.up_cpus += u64::from(node.cpus());
+        } else {
+            self.up_cpus -= u64::from(node.cpus());
+        }
+    }
+
+    /// Runs until the workload is done or the horizon is reached.
+    pub fn run(mut self) -> Result<SimOutput, EngineError> {
+        for (i, a) in self.actions.iter().enumerate() {
+            self.queue
+                .push(a.at, Phase::Admin, EventKind::Action(i as u32));
+        }
+        self.pull_next_submission()?;
+        let first_t = self.queue.peek().map_or(0, |e| e.time);
+        self.now = first_t;
+        self.last_t = first_t;
+        self.usage.from = first_t;
+        let mut hit_horizon = false;
+        while let Some(ev) = self.queue.pop() {
+            if let Some(h) = self.horizon {
+                if ev.time > h {
+                    self.advance(h);
+                    hit_horizon = true;
+                    break;
+                }
+            }
+            if ev.time != self.now {
+                self.advance(ev.time);
+            }
+            self.events += 1;
+            match ev.kind {
+                EventKind::RunEnd { job, run } => self.on_run_end(job, run)?,
+                EventKind::Action(i) => self.on_action(i as usize)?,
+                EventKind::Submit => self.on_submit()?,
+                EventKind::Begin { job } => self.on_begin(job),
+                EventKind::MainPass => {
+                    if self.main_at == Some(ev.time) {
+                        self.main_at = None;
+                        self.pass(false)?;
+                    }
+                }
+                EventKind::BackfillPass => {
+                    if self.bf_at == Some(ev.time) {
+                        self.bf_at = None;
+                        self.pass(true)?;
+                    }
+                }
+            }
+        }
+        let end = self.now;
+        self.sample();
+        self.usage.to = end;
+        Ok(SimOutput {
+            policy: self.policy.name().to_string(),
+            cluster: self.cluster,
+            params: self.params,
+            specs: self.specs,
+            jobs: self.jobs,
+            reasons: self.reasons,
+            timeline: self.timeline,
+            usage: self.usage,
+            end_time: end,
+            events: self.events,
+            hit_horizon,
+        })
+    }
+
+    /// Moves the clock to `t`, integrating usage over the elapsed interval.
+    fn advance(&mut self, t: Time) {
+        self.sample();
+        let dt = u128::from(t.saturating_sub(self.last_t));
+        if dt > 0 {
+            let u = &mut self.usage;
+            for (i, a) in self.state.alloc_gpus_by_type().iter().enumerate() {
+                u.gpu_alloc_secs[i] += u128::from(*a) * dt;
+                u.gpu_avail_secs[i] += u128::from(self.up_gpus_by_type[i]) * dt;
+            }
+            u.gpu_sevenths_alloc_secs += u128::from(self.state.alloc_gpu_sevenths()) * dt;
+            u.gpu_sevenths_avail_secs += u128::from(self.up_gpu_sevenths) * dt;
+            u.cpu_alloc_secs += u128::from(self.state.alloc_cpus()) * dt;
+            u.cpu_avail_secs += u128::from(self.up_cpus) * dt;
+        }
+        self.last_t = t;
+        self.now = t;
+    }
+
+    /// Records the load at the current instant if it changed.
+    fn sample(&mut self) {
+        let s = Sample {
+            t: self.now,
+            alloc_gpus: self.state.alloc_gpus() as u32,
+            alloc_gpu_sevenths: self.state.alloc_gpu_sevenths() as u32,
+            alloc_cpus: self.state.alloc_cpus() as u32,
+            avail_gpus: self.up_gpus_by_type.iter().sum::<u64>() as u32,
+            running: self.running,
+            pending: self.pending,
+        };
+        match self.timeline.last_mut() {
+            Some(last) if last.t == s.t => *last = s,
+            Some(last) if Sample { t: s.t, ..*last } == s => {}
+            _ => self.timeline.push(s),
+        }
+    }
+
+    // ---- scheduling cadence ------------------------------------------------
+
+    /// The first tick of a period-`iv` timer at or after `t`.
+    fn next_tick(&self, t: Time, iv: u64) -> Time {
+        if iv <= 1 {
+            return t;
+        }
+        let phase = self.params.ctld_phase % iv;
+        if t <= phase {
+            return phase;
+        }
+        phase + (t - phase).div_ceil(iv) * iv
+    }
+
+    fn request_main(&mut self, at: Time) {
+        if self.main_at.is_none_or(|t| at < t) {
+            self.main_at = Some(at);
+            self.queue.push(at, Phase::MainPass, EventKind::MainPass);
+        }
+    }
+
+    fn request_backfill(&mut self, at: Time) {
+        if self.policy.has_backfill() && self.bf_at.is_none_or(|t| at < t) {
+            self.bf_at = Some(at);
+            self.queue
+                .push(at, Phase::Backfill, EventKind::BackfillPass);
+        }
+    }
+
+    /// Something changed that a pass could act on: run the periodic passes at their next ticks.
+    fn mark_dirty(&mut self) {
+        let m = self.next_tick(self.now, self.params.sched_interval);
+        self.request_main(m);
+        let b = self.next_tick(self.now, self.params.bf_interval);
+        self.request_backfill(b);
+    }
+
+    fn pass(&mut self, backfill: bool) -> Result<(), EngineError> {
+        if self.policy.queued() == 0 {
+            return Ok(());
+        }
+        let mut ctx = PassCtx {
+            now: self.now,
+            cluster: &self.cluster,
+            params: &self.params,
+            state: &mut self.state,
+            jobs: &self.jobs,
+            specs: &self.specs,
+            array_running: &self.array_running,
+            started: Vec::new(),
+            reasons: Vec::new(),
+        };
+        if backfill {
+            self.policy.backfill_pass(&mut ctx);
+        } else {
+            self.policy.main_pass(&mut ctx);
+        }
+        let PassCtx {
+            started, reasons, ..
+        } = ctx;
+        for (job, r, desc) in reasons {
+            self.set_reason(job, r, desc);
+        }
+        for s in started {
+            self.start_job(s)?;
+        }
+        if !backfill {
+            // What the main pass left behind, backfill may still start.
+            let b = self.next_tick(self.now, self.params.bf_interval);
+            self.request_backfill(b);
+        }
+        Ok(())
+    }
+
+    // ---- reasons -------------------------------------------------------------
+
+    fn set_reason(&mut self, job: JobIdx, r: Reason, desc: Option<String>) {
+        let j = &mut self.jobs[job.idx()];
+        if j.reason == r && j.reason_desc == desc {
+            return;
+        }
+        j.reason = r;
+        j.reason_desc = desc.clone();
+        if let Some(h) = self.reasons.as_mut() {
+            h[job.idx()].push(ReasonChange {
+                t: self.now,
+                reason: r,
+                desc,
+            });
+        }
+    }
+
+    // ---- submission ----------------------------------------------------------
+
+    fn pull_next_submission(&mut self) -> Result<(), EngineError> {
+        match self.input_jobs.next() {
+            None => self.next_spec = None,
+            Some(Err(e)) => return Err(EngineError::Source(e)),
+            Some(Ok(spec)) => {
+                let index = self.specs.len() as u32 + u32::from(self.next_spec.is_some());
+                if spec.submit < self.prev_submit {
+                    return Err(EngineError::Unsorted {
+                        index,
+                        key: spec.key.clone(),
+                        at: spec.submit,
+                        prev: self.prev_submit,
+                    });
+                }
+                self.prev_submit = spec.submit;
+                self.queue
+                    .push(spec.submit, Phase::Submit, EventKind::Submit);
+                self.next_spec = Some(spec);
+            }
+        }
+        Ok(())
+    }
+
+    fn on_submit(&mut self) -> Result<(), EngineError> {
+        let Some(spec) = self.next_spec.take() else {
+            return Err(EngineError::Internal(
+                "submit event without a submission".into(),
+            ));
+        };
+        let sub = self.specs.len() as u32;
+        let first = self.jobs.len() as u32;
+        let base_id = JobId(self.next_job_id);
+        self.next_job_id += 1;
+        let indices: Vec<Option<u32>> = match &spec.array {
+            Some(a) => a.indices.iter().map(|&i| Some(i)).collect(),
+            None => vec![None],
+        };
+        let reject = self.reject_reason(&spec);
+        let priority = self.next_priority;
+        if reject.is_none() {
+            self.next_priority = self.next_priority.saturating_sub(1).max(1);
+        }
+        let requeue = spec.requeue.unwrap_or(self.params.job_requeue);
+        for task in &indices {
+            let (job_id, array_job_id) = match task {
+                Some(_) => (None, Some(base_id)),
+                None => (Some(base_id), None),
+            };
+            let run_time = spec.run_time_of(*task);
+            self.jobs.push(Job {
+                sub,
+                task: *task,
+                request: Arc::clone(&spec.request),
+                job_id,
+                array_job_id,
+                submit: spec.submit,
+                first_submit: spec.submit,
+                eligible: None,
+                state: JobState::Pending,
+                reason: Reason::None,
+                reason_desc: None,
+                priority: if spec.hold { 0 } else { priority },
+                run_time,
+                exit_code: spec.exit_code,
+                runs: Vec::new(),
+                rejected: None,
+                held: spec.hold.then_some(true),
+                begin: spec.begin,
+                requeue,
+            });
+            if let Some(h) = self.reasons.as_mut() {
+                h.push(vec![ReasonChange {
+                    t: self.now,
+                    reason: Reason::None,
+                    desc: None,
+                }]);
+            }
+        }
+        let n = indices.len() as u32;
+        self.subs.push(SubState {
+            first,
+            tasks: n,
+            unstarted: n,
+            ..SubState::default()
+        });
+        self.array_running.push(0);
+        self.dependents.push(Vec::new());
+        if let Some(dep) = &spec.dependency {
+            for t in &dep.terms {
+                if let Some(target) = t.target {
+                    if let Some(d) = self.dependents.get_mut(target as usize) {
+                        d.push(sub);
+                    }
+                }
+            }
+        }
+        let singleton_key = (spec.user.clone(), spec.name.clone());
+        self.specs.push(spec);
+
+        if let Some(msg) = reject {
+            let s = &mut self.subs[sub as usize];
+            s.rejected = true;
+            s.done = n;
+            s.not_ok = n;
+            s.unstarted = 0;
+            for j in first..first + n {
+                let job = &mut self.jobs[j as usize];
+                job.state = JobState::Rejected;
+                job.reason = Reason::BadConstraints;
+                job.rejected = Some(msg.clone());
+            }
+            self.notify_dependents(sub);
+        } else {
+            self.pending += n;
+            let group = self.singletons.entry(singleton_key).or_default();
+            group.extend((first..first + n).map(JobIdx));
+            for j in first..first + n {
+                self.try_eligible(JobIdx(j));
+            }
+            if self.params.pass_on_submit {
+                self.request_main(self.now);
+            }
+        }
+        self.pull_next_submission()
+    }
+
+    /// Slurm refuses a submission that no node of its partitions could ever run.
+    fn reject_reason(&self, spec: &JobSpec) -> Option<String> {
+        let req = &spec.request;
+        let parts: Vec<PartId> = if req.partitions.is_empty() {
+            match self.cluster.default_partition() {
+                Some(p) => vec![p],
+                None => return Some("No partition specified or system default partition".into()),
+            }
+        } else {
+            req.partitions.clone()
+        };
+        let mut mem_only = true;
+        for &p in &parts {
+            let part = self.cluster.partition(p);
+            // Limits of the partition as a whole make the job pend, not fail.
+            if req.min_nodes as usize > part.nodes.len() {
+                return None;
+            }
+            if select::runnable_ever(&self.cluster, &self.params, req, p) {
+                return None;
+            }
+            let mem_need = match req.mem {
+                gresim_model::job::MemReq::PerNode(m) => Some(m),
+                _ => None,
+            };
+            let any_mem = part
+                .nodes
+                .iter()
+                .any(|n| mem_need.is_none_or(|m| m <= self.cluster.node(*n).memory_mib));
+            mem_only &= !any_mem;
+        }
+        Some(if mem_only {
+            "Memory specification can not be satisfied".into()
+        } else {
+            "Requested node configuration is not available".into()
+        })
+    }
+
+    // ---- eligibility ---------------------------------------------------------
+
+    fn dep_status(&self, sub: u32) -> DepStatus {
+        let Some(dep) = &self.specs[sub as usize].dependency else {
+            return DepStatus::Met;
+        };
+        let mut all_met = true;
+        let mut any_met = false;
+        let mut all_never = true;
+        let mut any_never = false;
+        for t in &dep.terms {
+            let s = self.term_status(sub, t);
+            all_met &= s == DepStatus::Met;
+            any_met |= s == DepStatus::Met;
+            all_never &= s == DepStatus::Never;
+            any_never |= s == DepStatus::Never;
+        }
+        if dep.any {
+            if any_met {
+                DepStatus::Met
+            } else if all_never {
+                DepStatus::Never
+            } else {
+                DepStatus::Waiting
+            }
+        } else if any_never {
+            DepStatus::Never
+        } else if all_met {
+            DepStatus::Met
+        } else {
+            DepStatus::Waiting
+        }
+    }
+
+    fn term_status(&self, sub: u32, t: &gresim_model::job::DepTerm) -> DepStatus {
+        if t.kind == DepKind::Singleton {
+            let spec = &self.specs[sub as usize];
+            let first = self.subs[sub as usize].first;
+            let key = (spec.user.clone(), spec.name.clone());
+            let blocked = self.singletons.get(&key).is_some_and(|g| {
+                g.iter().any(|&j| {
+                    let job = &self.jobs[j.idx()];
+                    job.state == JobState::Running || (job.is_pending() && j.0 < first)
+                })
+            });
+            return if blocked {
+                DepStatus::Waiting
+            } else {
+                DepStatus::Met
+            };
+        }
+        let Some(target) = t.target else {
+            return DepStatus::Met;
+        };
+        let Some(s) = self.subs.get(target as usize) else {
+            return DepStatus::Met;
+        };
+        // The state of the dependee: one task, or the whole submission.
+        let (done, not_ok, started, total) = match t.task {
+            Some(task) => {
+                let spec = &self.specs[target as usize];
+                let pos = spec
+                    .array
+                    .as_ref()
+                    .and_then(|a| a.indices.iter().position(|&i| i == task));
+                let Some(pos) = pos else {
+                    return DepStatus::Met;
+                };
+                let j = &self.jobs[s.first as usize + pos];
+                let done = u32::from(j.state.is_terminal());
+                let not_ok = u32::from(j.state.is_terminal() && j.state != JobState::Completed);
+                (done, not_ok, !j.runs.is_empty() || j.state.is_terminal(), 1)
+            }
+            None => (s.done, s.not_ok, s.started_any || s.done > 0, s.tasks),
+        };
+        match t.kind {
+            DepKind::After => {
+                if started {
+                    DepStatus::Met
+                } else {
+                    DepStatus::Waiting
+                }
+            }
+            DepKind::AfterAny => {
+                if done == total {
+                    DepStatus::Met
+                } else {
+                    DepStatus::Waiting
+                }
+            }
+            DepKind::AfterOk => {
+                if not_ok > 0 {
+                    DepStatus::Never
+                } else if done == total {
+                    DepStatus::Met
+                } else {
+                    DepStatus::Waiting
+                }
+            }
+            DepKind::AfterNotOk => {
+                if done == total {
+                    if not_ok > 0 {
+                        DepStatus::Met
+                    } else {
+                        DepStatus::Never
+                    }
+                } else {
+                    DepStatus::Waiting
+                }
+            }
+            DepKind::Singleton => DepStatus::Met,
+        }
+    }
+
+    /// Puts a pending job in the queue if nothing holds it back; otherwise sets the reason.
+    fn try_eligible(&mut self, job: JobIdx) {
+        let j = &self.jobs[job.idx()];
+        if j.state != JobState::Pending || j.eligible.is_some() {
+            return;
+        }
+        if let Some(user) = j.held {
+            let r = if user {
+                Reason::JobHeldUser
+            } else {
+                Reason::JobHeldAdmin
+            };
+            self.set_reason(job, r, None);
+            return;
+        }
+        if let Some(b) = j.begin {
+            if b > self.now {
+                self.set_reason(job, Reason::BeginTime, None);
+                self.queue
+                    .push(b, Phase::Eligible, EventKind::Begin { job });
+                return;
+            }
+        }
+        match self.dep_status(j.sub) {
+            DepStatus::Waiting => {
+                self.set_reason(job, Reason::Dependency, None);
+                return;
+            }
+            DepStatus::Never => {
+                self.set_reason(job, Reason::DependencyNeverSatisfied, None);
+                return;
+            }
+            DepStatus::Met => {}
+        }
+        self.jobs[job.idx()].eligible = Some(self.now);
+        if matches!(
+            self.jobs[job.idx()].reason,
+            Reason::Dependency | Reason::BeginTime
+        ) {
+            self.set_reason(job, Reason::None, None);
+        }
+        self.policy.enqueue(job, &self.jobs, &self.cluster);
+        self.mark_dirty();
+    }
+
+    fn on_begin(&mut self, job: JobIdx) {
+        let j = &self.jobs[job.idx()];
+        if j.state == JobState::Pending && j.begin.is_some_and(|b| b <= self.now) {
+            self.try_eligible(job);
+        }
+    }
+
+    /// Re-checks the jobs that wait on submission `sub`.
+    fn notify_dependents(&mut self, sub: u32) {
+        let deps = self.dependents[sub as usize].clone();
+        for d in deps {
+            self.recheck_sub(d);
+        }
+    }
+
+    fn recheck_sub(&mut self, sub: u32) {
+        let s = &self.subs[sub as usize];
+        let (first, n) = (s.first, s.tasks);
+        for j in first..first + n {
+            let job = &self.jobs[j as usize];
+            if job.state == JobState::Pending
+                && job.eligible.is_none()
+                && matches!(job.reason, Reason::Dependency | Reason::None)
+            {
+                self.try_eligible(JobIdx(j));
+            }
+        }
+    }
+
+    fn notify_singletons(&mut self, job: JobIdx) {
+        let spec = &self.specs[self.jobs[job.idx()].sub as usize];
+        let key = (spec.user.clone(), spec.name.clone());
+        let Some(group) = self.singletons.get(&key) else {
+            return;
+        };
+        let waiting: Vec<u32> = group
+            .iter()
+            .filter(|j| self.jobs[j.idx()].reason == Reason::Dependency)
+            .map(|j| self.jobs[j.idx()].sub)
+            .collect();
+        for s in waiting {
+            self.recheck_sub(s);
+        }
+    }
+
+    // ---- start and end -------------------------------------------------------
+
+    fn start_job(&mut self, s: Start) -> Result<(), EngineError> {
+        let Start {
+            job,
+            partition,
+            alloc,
+            ..
+        } = s;
+        let sub = self.jobs[job.idx()].sub as usize;
+        // Array tasks take a fresh job id when they start, except the last
+        // unstarted one, which keeps the array's id.
+        if self.jobs[job.idx()].job_id.is_none() {
+            let ss = &self.subs[sub];
+            let id = if ss.unstarted > 1 {
+                let id = JobId(self.next_job_id);
+                self.next_job_id += 1;
+                id
+            } else {
+                self.jobs[job.idx()].array_job_id.unwrap_or(JobId(0))
+            };
+            self.jobs[job.idx()].job_id = Some(id);
+        }
+        if self.jobs[job.idx()].runs.is_empty() {
+            self.subs[sub].unstarted -= 1;
+        }
+        self.subs[sub].started_any = true;
+        self.subs[sub].running += 1;
+        self.array_running[sub] += 1;
+        self.running += 1;
+        self.pending -= 1;
+        for n in alloc.node_ids() {
+            self.node_jobs[n.idx()].push(job);
+        }
+        let limit = {
+            let j = &self.jobs[job.idx()];
+            gresim_sched::time_limit_in(&self.cluster, j, partition)
+        };
+        let now = self.now;
+        let j = &mut self.jobs[job.idx()];
+        j.state = JobState::Running;
+        j.reason = Reason::None;
+        j.reason_desc = None;
+        let run = j.runs.len() as u32;
+        j.runs.push(Run {
+            start: now,
+            end: None,
+            state: JobState::Running,
+            partition,
+            alloc,
+        });
+        // When does this run end on its own?
+        let natural = match j.run_time {
+            RunTime::Secs(d) => Some(now + d),
+            RunTime::ToLimit => None,
+        };
+        let kill = limit.map(|l| {
+            let deadline = now + l;
+            let iv = self.params.timelimit_check_interval;
+            if iv == 0 {
+                deadline
+            } else {
+                let phase = self.params.ctld_phase % iv;
+                if deadline <= phase {
+                    phase
+                } else {
+                    phase + (deadline - phase).div_ceil(iv) * iv
+                }
+            }
+        });
+        let over_limit = match (natural, limit) {
+            (Some(n), Some(l)) => n > now + l,
+            (None, _) => true,
+            (Some(_), None) => false,
+        };
+        let end_at = match (over_limit, natural, kill) {
+            (false, Some(n), _) => Some(n),
+            (true, _, Some(k)) => Some(k),
+            // Runs to an unlimited limit: Slurm ends it after a year.
+            (true, _, None) => Some(now + 365 * 86400),
+            (false, None, _) => None,
+        };
+        if let Some(t) = end_at {
+            self.queue
+                .push(t, Phase::JobEnd, EventKind::RunEnd { job, run });
+        }
+        self.notify_dependents(sub as u32);
+        Ok(())
+    }
+
+    /// Frees the job's resources and closes its current run.
+    fn finish_run(&mut self, job: JobIdx, run_state: JobState) -> Result<(), EngineError> {
+        let now = self.now;
+        let j = &mut self.jobs[job.idx()];
+        let Some(run) = j.runs.last_mut() else {
+            return Err(EngineError::Internal(format!(
+                "job {} ends without a run",
+                j.display_id()
+            )));
+        };
+        run.end = Some(now);
+        run.state = run_state;
+        let alloc: Allocation = run.alloc.clone();
+        let sub = j.sub as usize;
+        self.state
+            .release(&self.cluster, &alloc)
+            .map_err(|e| EngineError::Internal(e.to_string()))?;
+        for n in alloc.node_ids() {
+            let v = &mut self.node_jobs[n.idx()];
+            if let Some(p) = v.iter().position(|x| *x == job) {
+                v.swap_remove(p);
+            }
+        }
+        self.subs[sub].running -= 1;
+        self.array_running[sub] -= 1;
+        self.running -= 1;
+        Ok(())
+    }
+
+    /// The job ended for good in `state`.
+    fn terminate(&mut self, job: JobIdx, state: JobState, reason: Reason) {
+        let j = &mut self.jobs[job.idx()];
+        let was_pending = j.state == JobState::Pending;
+        j.state = state;
+        j.reason = reason;
+        let sub = j.sub;
+        if was_pending {
+            self.pending -= 1;
+            if j.runs.is_empty() {
+                self.subs[sub as usize].unstarted -= 1;
+            }
+        }
+        let s = &mut self.subs[sub as usize];
+        s.done += 1;
+        if state != JobState::Completed {
+            s.not_ok += 1;
+        }
+        self.notify_dependents(sub);
+        self.notify_singletons(job);
+    }
+
+    fn on_run_end(&mut self, job: JobIdx, run: u32) -> Result<(), EngineError> {
+        let j = &self.jobs[job.idx()];
+        if j.state != JobState::Running || j.runs.len() as u32 != run + 1 {
+            return Ok(()); // stale: the run was cancelled or requeued
+        }
+        let r = &j.runs[run as usize];
+        let ran = self.now - r.start;
+        let limit = gresim_sched::time_limit_in(&self.cluster, j, r.partition);
+        let timed_out = match (j.run_time, limit) {
+            (RunTime::Secs(d), Some(l)) => d > l,
+            (RunTime::Secs(_), None) => false,
+            (RunTime::ToLimit, _) => true,
+        } && limit.is_none_or(|l| ran >= l);
+        let (state, reason) = if timed_out {
+            (JobState::Timeout, Reason::TimeLimit)
+        } else if j.exit_code != 0 {
+            (JobState::Failed, Reason::NonZeroExitCode)
+        } else {
+            (JobState::Completed, Reason::None)
+        };
+        self.finish_run(job, state)?;
+        self.terminate(job, state, reason);
+        self.mark_dirty();
+        if self.params.pass_on_end {
+            self.request_main(self.now);
+        }
+        Ok(())
+    }
+
+    /// Sends a running job back to the queue, as Slurm's requeue does.
+    fn requeue(&mut self, job: JobIdx, run_state: JobState) -> Result<(), EngineError> {
+        self.finish_run(job, run_state)?;
+        let now = self.now;
+        let delay = self.params.cred_expire + 1;
+        let j = &mut self.jobs[job.idx()];
+        j.state = JobState::Pending;
+        j.submit = now;
+        j.eligible = None;
+        j.begin = Some(now + delay);
+        self.pending += 1;
+        self.try_eligible(job);
+        Ok(())
+    }
+
+    // ---- admin actions -------------------------------------------------------
+
+    fn sub_jobs(&self, sub: u32) -> std::ops::Range<u32> {
+        let s = &self.subs[sub as usize];
+        s.first..s.first + s.tasks
+    }
+
+    fn on_action(&mut self, i: usize) -> Result<(), EngineError> {
+        let action = self.actions[i].action.clone();
+        match action {
+            Action::NodeDown(nodes) => {
+                for n in nodes {
+                    if self.state.node(n).admin != NodeAdminState::Down {
+                        self.state.set_admin(n, NodeAdminState::Down);
+                        self.count_node_up(n, false);
+                    }
+                    let mut victims = self.node_jobs[n.idx()].clone();
+                    victims.sort();
+                    for job in victims {
+                        if self.jobs[job.idx()].requeue {
+                            self.requeue(job, JobState::NodeFail)?;
+                        } else {
+                            self.finish_run(job, JobState::NodeFail)?;
+                            self.terminate(job, JobState::NodeFail, Reason::NodeDown);
+                        }
+                    }
+                }
+            }
+            Action::NodeUp(nodes) | Action::NodeResume(nodes) => {
+                for n in nodes {
+                    if self.state.node(n).admin == NodeAdminState::Down {
+                        self.count_node_up(n, true);
+                    }
+                    self.state.set_admin(n, NodeAdminState::Up);
+                }
+            }
+            Action::NodeDrain(nodes) => {
+                for n in nodes {
+                    if self.state.node(n).admin == NodeAdminState::Down {
+                        self.count_node_up(n, true);
+                    }
+                    self.state.set_admin(n, NodeAdminState::Drain);
+                }
+            }
+            Action::Hold { sub, admin } => {
+                for j in self.sub_jobs(sub) {
+                    let job = JobIdx(j);
+                    if self.jobs[j as usize].state != JobState::Pending {
+                        continue;
+                    }
+                    if self.jobs[j as usize].eligible.take().is_some() {
+                        self.policy.dequeue(job, &self.jobs, &self.cluster);
+                    }
+                    self.jobs[j as usize].held = Some(!admin);
+                    self.jobs[j as usize].priority = 0;
+                    let r = if admin {
+                        Reason::JobHeldAdmin
+                    } else {
+                        Reason::JobHeldUser
+                    };
+                    self.set_reason(job, r, None);
+                }
+            }
+            Action::Release { sub } => {
+                for j in self.sub_jobs(sub) {
+                    let jr = &mut self.jobs[j as usize];
+                    if jr.state == JobState::Pending && jr.held.take().is_some() {
+                        jr.priority = self.next_priority;
+                        self.next_priority = self.next_priority.saturating_sub(1).max(1);
+                        self.set_reason(JobIdx(j), Reason::None, None);
+                        self.try_eligible(JobIdx(j));
+                    }
+                }
+            }
+            Action::Cancel { sub } => {
+                for j in self.sub_jobs(sub) {
+                    let job = JobIdx(j);
+                    match self.jobs[j as usize].state {
+                        JobState::Pending => {
+                            if self.jobs[j as usize].eligible.take().is_some() {
+                                self.policy.dequeue(job, &self.jobs, &self.cluster);
+                            }
+                            self.terminate(job, JobState::Cancelled, Reason::None);
+                        }
+                        JobState::Running => {
+                            self.finish_run(job, JobState::Cancelled)?;
+                            self.terminate(job, JobState::Cancelled, Reason::None);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Action::Requeue { sub } => {
+                for j in self.sub_jobs(sub) {
+                    if self.jobs[j as usize].state == JobState::Running {
+                        self.requeue(JobIdx(j), JobState::Requeued)?;
+                    }
+                }
+            }
+        }
+        self.mark_dirty();
+        Ok(())
+    }
+}

@@ -1,0 +1,785 @@
+//! Turns a parsed scenario into the model: nodes, GPUs, MIG instances,
+//! partitions, job specs and timed actions, checking everything on the way.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use gresim_engine::{Action, TimedAction};
+use gresim_model::catalog::{self, MIG_COMPUTE_SLICES, MIG_MEMORY_SLICES};
+use gresim_model::cluster::{
+    NodeAdminState, PartitionState, MAX_CORES_PER_NODE, MAX_GPUS_PER_NODE,
+};
+use gresim_model::hostlist;
+use gresim_model::job::{JobRequest, JobSpec, MemReq, RunTime};
+use gresim_model::slurm_time::{parse_time_limit, Seconds};
+use gresim_model::units::parse_mem_mib;
+use gresim_model::{Cluster, GpuDevice, GpuType, GpuTypeId, MigInstance, Node, NodeId, Partition};
+
+use crate::error::InputError;
+use crate::slurm_opts;
+use crate::spec::{ClusterDef, EventDef, JobDef, NodeFields, NumOrStr, PartitionDef};
+
+/// Builds the cluster.
+pub fn build_cluster(
+    file: &Path,
+    def: &ClusterDef,
+    parts: &[PartitionDef],
+) -> Result<Cluster, InputError> {
+    let err = |path: String, msg: String| InputError::at(file, path, msg);
+    let mut nodes: Vec<Node> = Vec::new();
+    let mut types: Vec<GpuType> = Vec::new();
+    let mut type_ids: BTreeMap<String, GpuTypeId> = BTreeMap::new();
+    if def.nodes.is_empty() {
+        return Err(err(
+            "cluster.nodes".into(),
+            "expected at least one node group".into(),
+        ));
+    }
+    for (gi, g) in def.nodes.iter().enumerate() {
+        let gp = format!("cluster.nodes[{gi}]");
+        let names = hostlist::expand(&g.names).map_err(|e| {
+            err(
+                format!("{gp}.names"),
+                format!("bad hostlist '{}': {e}", g.names),
+            )
+        })?;
+        if names.is_empty() {
+            return Err(err(
+                format!("{gp}.names"),
+                "expected at least one node name".into(),
+            ));
+        }
+        let base = match &g.template {
+            Some(t) => def.node_templates.get(t).cloned().ok_or_else(|| {
+                let known: Vec<&String> = def.node_templates.keys().collect();
+                err(
+                    format!("{gp}.template"),
+                    format!("unknown template '{t}'; known: {known:?}"),
+                )
+            })?,
+            None => NodeFields::default(),
+        };
+        let over = g.fields();
+        let f = NodeFields {
+            sockets: over.sockets.or(base.sockets),
+            cores_per_socket: over.cores_per_socket.or(base.cores_per_socket),
+            threads_per_core: over.threads_per_core.or(base.threads_per_core),
+            memory: over.memory.or(base.memory),
+            features: over.features.or(base.features),
+            weight: over.weight.or(base.weight),
+            gpus: over.gpus.or(base.gpus),
+            gpu_links: over.gpu_links.or(base.gpu_links),
+        };
+        let sockets = f.sockets.unwrap_or(1);
+        let Some(cps) = f.cores_per_socket else {
+            return Err(err(
+                format!("{gp}.cores_per_socket"),
+                "expected cores_per_socket (here or in the template)".into(),
+            ));
+        };
+        let tpc = f.threads_per_core.unwrap_or(1);
+        if sockets == 0 || cps == 0 || tpc == 0 {
+            return Err(err(
+                gp.clone(),
+                "sockets, cores_per_socket and threads_per_core must be at least 1".into(),
+            ));
+        }
+        if usize::from(sockets) * usize::from(cps) > MAX_CORES_PER_NODE {
+            return Err(err(
+                gp.clone(),
+                format!("at most {MAX_CORES_PER_NODE} cores per node are supported"),
+            ));
+        }
+        let Some(mem) = &f.memory else {
+            return Err(err(
+                format!("{gp}.memory"),
+                "expected memory, e.g. \"512G\" (here or in the template)".into(),
+            ));
+        };
+        let memory_mib = mem_value(mem).map_err(|e| err(format!("{gp}.memory"), e))?;
+        let state = match g.state.as_deref().map(str::to_ascii_uppercase).as_deref() {
+            None | Some("UP") | Some("IDLE") => NodeAdminState::Up,
+            Some("DOWN") => NodeAdminState::Down,
+            Some("DRAIN") => NodeAdminState::Drain,
+            Some(o) => {
+                return Err(err(
+                    format!("{gp}.state"),
+                    format!("unknown state '{o}'; expected UP, DOWN or DRAIN"),
+                ))
+            }
+        };
+        // GPU devices of one node of this group.
+        let mut gpus: Vec<GpuDevice> = Vec::new();
+        let mut phys = 0u8;
+        for (ki, gg) in f.gpus.iter().flatten().enumerate() {
+            let kp = format!("{gp}.gpus[{ki}]");
+            let model = catalog::model_by_name(&gg.model).ok_or_else(|| {
+                err(
+                    format!("{kp}.model"),
+                    format!(
+                        "unknown GPU model '{}'; the catalog has: {}",
+                        gg.model,
+                        catalog::model_names().join(", ")
+                    ),
+                )
+            })?;
+            let m = catalog::model(model);
+            let prefix = gg.ty.clone().unwrap_or_else(|| m.short.to_string());
+            if prefix.is_empty() || prefix.contains([':', ',', ' ']) {
+                return Err(err(
+                    format!("{kp}.type"),
+                    format!("'{prefix}' is not a valid GRES type name"),
+                ));
+            }
+            if gg.count == 0 {
+                return Err(err(format!("{kp}.count"), "expected at least 1 GPU".into()));
+            }
+            let mut intern = |name: String,
+                              mig: Option<&'static catalog::MigProfile>|
+             -> Result<GpuTypeId, InputError> {
+                if let Some(&id) = type_ids.get(&name) {
+                    let t = &types[id.idx()];
+                    if t.model != model || t.mig != mig {
+                        return Err(err(format!("{kp}.type"), format!("GRES type '{name}' is already used for {}; give this group another type", t.model().name)));
+                    }
+                    return Ok(id);
+                }
+                let id = GpuTypeId::from_idx(types.len());
+                types.push(GpuType {
+                    name: name.clone(),
+                    model,
+                    mig,
+                });
+                type_ids.insert(name, id);
+                Ok(id)
+            };
+            for _ in 0..gg.count {
+                match &gg.mig {
+                    None => {
+                        let ty = intern(prefix.clone(), None)?;
+                        gpus.push(GpuDevice {
+                            ty,
+                            model,
+                            socket: gg.socket,
+                            phys,
+                            mig: None,
+                        });
+                    }
+                    Some(layout) => {
+                        for inst in place_mig(m, layout).map_err(|e| {
+                            err(
+                                format!("{kp}.mig"),
+                                format!("GPU {phys} of {}: {e}", g.names),
+                            )
+                        })? {
+                            let ty = intern(
+                                format!("{prefix}_{}", inst.profile.name),
+                                Some(inst.profile),
+                            )?;
+                            gpus.push(GpuDevice {
+                                ty,
+                                model,
+                                socket: gg.socket,
+                                phys,
+                                mig: Some(inst),
+                            });
+                        }
+                    }
+                }
+                phys = phys
+                    .checked_add(1)
+                    .ok_or_else(|| err(kp.clone(), "too many GPUs".into()))?;
+            }
+            if let Some(s) = gg.socket {
+                if s >= sockets {
+                    return Err(err(
+                        format!("{kp}.socket"),
+                        format!("socket {s} does not exist: the node has {sockets} socket(s)"),
+                    ));
+                }
+            }
+        }
+        if gpus.len() > MAX_GPUS_PER_NODE {
+            return Err(err(
+                format!("{gp}.gpus"),
+                format!(
+                    "{} GPU devices on one node; at most {MAX_GPUS_PER_NODE} are supported",
+                    gpus.len()
+                ),
+            ));
+        }
+        if let Some(l) = &f.gpu_links {
+            if l.len() != gpus.len() || l.iter().any(|r| r.len() != gpus.len()) {
+                return Err(err(
+                    format!("{gp}.gpu_links"),
+                    format!(
+                        "expected a {0}x{0} matrix (one row and column per GPU device)",
+                        gpus.len()
+                    ),
+                ));
+            }
+        }
+        for name in names {
+            nodes.push(Node {
+                name,
+                sockets,
+                cores_per_socket: cps,
+                threads_per_core: tpc,
+                memory_mib,
+                features: f.features.clone().unwrap_or_default(),
+                weight: f.weight.unwrap_or(1),
+                gpus: gpus.clone(),
+                gpu_links: f.gpu_links.clone(),
+                state,
+            });
+        }
+    }
+    // Slurm's node table is in natural name order.
+    nodes.sort_by(|a, b| hostlist::natural_cmp(&a.name, &b.name));
+    for w in nodes.windows(2) {
+        if w[0].name == w[1].name {
+            return Err(err(
+                "cluster.nodes".into(),
+                format!("node '{}' is defined twice", w[0].name),
+            ));
+        }
+    }
+    let by_name: BTreeMap<&str, NodeId> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.name.as_str(), NodeId::from_idx(i)))
+        .collect();
+    let mut partitions = Vec::new();
+    if parts.is_empty() {
+        partitions.push(Partition {
+            name: "main".into(),
+            nodes: (0..nodes.len()).map(NodeId::from_idx).collect(),
+            default: true,
+            max_time: None,
+            default_time: None,
+            priority_tier: 1,
+            priority_job_factor: 1,
+            min_nodes: 0,
+            max_nodes: None,
+            state: PartitionState::Up,
+        });
+    }
+    for (pi, p) in parts.iter().enumerate() {
+        let pp = format!("partitions[{pi}]");
+        if partitions.iter().any(|q: &Partition| q.name == p.name) {
+            return Err(err(
+                format!("{pp}.name"),
+                format!("partition '{}' is defined twice", p.name),
+            ));
+        }
+        if p.name.is_empty() || p.name.contains([',', ' ']) {
+            return Err(err(
+                format!("{pp}.name"),
+                format!("'{}' is not a valid partition name", p.name),
+            ));
+        }
+        let mut members: Vec<NodeId> = match p.nodes.as_deref() {
+            None | Some("ALL") => (0..nodes.len()).map(NodeId::from_idx).collect(),
+            Some(h) => {
+                let names = hostlist::expand(h)
+                    .map_err(|e| err(format!("{pp}.nodes"), format!("bad hostlist '{h}': {e}")))?;
+                names
+                    .iter()
+                    .map(|n| {
+                        by_name.get(n.as_str()).copied().ok_or_else(|| {
+                            err(
+                                format!("{pp}.nodes"),
+                                format!("node '{n}' is not in the cluster"),
+                            )
+                        })
+                    })
+                    .collect::<Result<_, _>>()?
+            }
+        };
+        members.sort();
+        members.dedup();
+        let max_time = p
+            .max_time
+            .as_ref()
+            .map(|t| time_value(t).map_err(|e| err(format!("{pp}.max_time"), e)))
+            .transpose()?
+            .flatten();
+        let default_time = p
+            .default_time
+            .as_ref()
+            .map(|t| time_value(t).map_err(|e| err(format!("{pp}.default_time"), e)))
+            .transpose()?
+            .flatten();
+        let state = match p.state.as_deref().map(str::to_ascii_uppercase).as_deref() {
+            None | Some("UP") => PartitionState::Up,
+            Some("DOWN") => PartitionState::Down,
+            Some("DRAIN") => PartitionState::Drain,
+            Some("INACTIVE") => PartitionState::Inactive,
+            Some(o) => {
+                return Err(err(
+                    format!("{pp}.state"),
+                    format!("unknown state '{o}'; expected UP, DOWN, DRAIN or INACTIVE"),
+                ))
+            }
+        };
+        partitions.push(Partition {
+            name: p.name.clone(),
+            nodes: members,
+            default: p.default,
+            max_time,
+            default_time,
+            priority_tier: p.priority_tier.unwrap_or(1),
+            priority_job_factor: p.priority_job_factor.unwrap_or(1),
+            min_nodes: p.min_nodes.unwrap_or(0),
+            max_nodes: p.max_nodes,
+            state,
+        });
+    }
+    if partitions.iter().filter(|p| p.default).count() > 1 {
+        return Err(err(
+            "partitions".into(),
+            "more than one partition has default: true".into(),
+        ));
+    }
+    Ok(Cluster::new(nodes, partitions, types))
+}
+
+/// Places MIG instances on one GPU. The instances keep the order given (it is
+/// their GRES index order); their positions are found by a small search, the
+/// largest profiles first, so any layout the slice model admits is found.
+fn place_mig(m: &'static catalog::GpuModel, layout: &[String]) -> Result<Vec<MigInstance>, String> {
+    if m.mig_profiles.is_empty() {
+        return Err(format!("{} does not support MIG", m.name));
+    }
+    let mut profiles = Vec::with_capacity(layout.len());
+    let mut compute = 0u8;
+    for name in layout {
+        let p = m.mig_profile(name).ok_or_else(|| {
+            let known: Vec<&str> = m.mig_profiles.iter().map(|p| p.name).collect();
+            format!(
+                "unknown MIG profile '{name}' for {}; expected one of {}",
+                m.name,
+                known.join(", ")
+            )
+        })?;
+        let count = profiles
+            .iter()
+            .filter(|q: &&&catalog::MigProfile| q.name == p.name)
+            .count();
+        if count >= usize::from(p.max_instances) {
+            return Err(format!(
+                "at most {} instance(s) of {} fit on one GPU",
+                p.max_instances, p.name
+            ));
+        }
+        compute += p.compute_slices;
+        if compute > MIG_COMPUTE_SLICES {
+            return Err(format!(
+                "the layout needs more than {MIG_COMPUTE_SLICES} compute slices (at profile {})",
+                p.name
+            ));
+        }
+        profiles.push(p);
+    }
+    let mut order: Vec<usize> = (0..profiles.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(profiles[i].memory_slices));
+    let mut starts = vec![0u8; profiles.len()];
+    fn search(
+        profiles: &[&'static catalog::MigProfile],
+        order: &[usize],
+        k: usize,
+        used: u8,
+        starts: &mut [u8],
+    ) -> bool {
+        let Some(&i) = order.get(k) else { return true };
+        let p = profiles[i];
+        let span = ((1u16 << p.memory_slices) - 1) as u8;
+        for &s in p.starts {
+            if s + p.memory_slices <= MIG_MEMORY_SLICES && used & (span << s) == 0 {
+                starts[i] = s;
+                if search(profiles, order, k + 1, used | (span << s), starts) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+    if !search(&profiles, &order, 0, 0, &mut starts) {
+        return Err(format!(
+            "the instances {layout:?} overlap: no placement of them fits the {MIG_MEMORY_SLICES} memory slices"
+        ));
+    }
+    Ok(profiles
+        .iter()
+        .zip(starts)
+        .map(|(p, start)| MigInstance { profile: p, start })
+        .collect())
+}
+
+/// A memory value: MiB as a number, or a string with a K/M/G/T suffix.
+pub fn mem_value(v: &NumOrStr) -> Result<u64, String> {
+    match v {
+        NumOrStr::Num(n) => Ok(*n),
+        NumOrStr::Str(s) => parse_mem_mib(s).map_err(|e| e.to_string()),
+    }
+}
+
+/// A time limit: minutes as a number (as sbatch reads `--time=N`), or any Slurm time string.
+/// `None` is unlimited.
+pub fn time_value(v: &NumOrStr) -> Result<Option<Seconds>, String> {
+    parse_time_limit(&v.as_string()).map_err(|e| e.to_string())
+}
+
+/// Builds every job spec. Jobs are sorted by submit time (stably), then
+/// dependencies are resolved against earlier submissions.
+pub fn build_jobs(
+    file: &Path,
+    what: &str,
+    defs: &[JobDef],
+    cluster: &Cluster,
+) -> Result<Vec<JobSpec>, InputError> {
+    let mut order: Vec<usize> = (0..defs.len()).collect();
+    order.sort_by_key(|&i| defs[i].submit);
+    let mut keys: BTreeMap<String, u32> = BTreeMap::new();
+    let mut specs = Vec::with_capacity(defs.len());
+    for (sub, &i) in order.iter().enumerate() {
+        let path = format!("{what}[{i}]");
+        let d = &defs[i];
+        let key = d.id.clone().unwrap_or_else(|| format!("job{}", i + 1));
+        let spec = build_job(file, &path, d, key.clone(), cluster, &keys, &specs)?;
+        if keys.insert(key.clone(), sub as u32).is_some() {
+            return Err(InputError::at(
+                file,
+                format!("{path}.id"),
+                format!("id '{key}' is used twice"),
+            ));
+        }
+        specs.push(spec);
+    }
+    Ok(specs)
+}
+
+/// One job definition to a spec. `keys` holds the submissions before it.
+pub fn build_job(
+    file: &Path,
+    path: &str,
+    d: &JobDef,
+    key: String,
+    cluster: &Cluster,
+    keys: &BTreeMap<String, u32>,
+    earlier: &[JobSpec],
+) -> Result<JobSpec, InputError> {
+    let err = |field: &str, msg: String| InputError::at(file, format!("{path}.{field}"), msg);
+    let mut r = JobRequest::default();
+    let nodes_given = d.nodes.is_some();
+    if let Some(n) = &d.nodes {
+        let (a, b) = slurm_opts::parse_nodes(&n.as_string()).map_err(|e| err("nodes", e))?;
+        r.min_nodes = a;
+        r.max_nodes = b;
+    }
+    let nz = |v: Option<u64>, field: &str| -> Result<Option<u32>, InputError> {
+        match v {
+            None => Ok(None),
+            Some(0) => Err(err(field, "expected a count of at least 1".into())),
+            Some(n) => u32::try_from(n)
+                .map(Some)
+                .map_err(|_| err(field, format!("{n} is too large"))),
+        }
+    };
+    r.ntasks = nz(d.ntasks, "ntasks")?;
+    r.ntasks_per_node = nz(d.ntasks_per_node, "ntasks_per_node")?;
+    r.cpus_per_task = nz(d.cpus_per_task, "cpus_per_task")?.unwrap_or(1);
+    r.cpus_per_gpu = nz(d.cpus_per_gpu, "cpus_per_gpu")?;
+    let mems = [
+        d.mem.is_some(),
+        d.mem_per_cpu.is_some(),
+        d.mem_per_gpu.is_some(),
+    ];
+    if mems.iter().filter(|x| **x).count() > 1 {
+        return Err(err(
+            "mem",
+            "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.".into(),
+        ));
+    }
+    if d.cpus_per_task.is_some() && d.cpus_per_gpu.is_some() {
+        return Err(err(
+            "cpus_per_gpu",
+            "--cpus-per-gpu is mutually exclusive with --cpus-per-task".into(),
+        ));
+    }
+    if let Some(m) = &d.mem {
+        let v = mem_value(m).map_err(|e| err("mem", e))?;
+        r.mem = if v == 0 {
+            MemReq::WholeNode
+        } else {
+            MemReq::PerNode(v)
+        };
+    }
+    if let Some(m) = &d.mem_per_cpu {
+        r.mem = MemReq::PerCpu(mem_value(m).map_err(|e| err("mem_per_cpu", e))?);
+    }
+    if let Some(m) = &d.mem_per_gpu {
+        r.mem = MemReq::PerGpu(mem_value(m).map_err(|e| err("mem_per_gpu", e))?);
+    }
+    if let Some(g) = &d.gres {
+        r.gpus_per_node = slurm_opts::parse_gres(g, cluster).map_err(|e| err("gres", e))?;
+    }
+    if let Some(g) = &d.gpus_per_node {
+        let g = slurm_opts::parse_gpu_count(&g.as_string(), cluster)
+            .map_err(|e| err("gpus_per_node", e))?;
+        r.gpus_per_node.retain(|x| x.ty != g.ty);
+        r.gpus_per_node.push(g);
+    }
+    if let Some(g) = &d.gpus {
+        r.gpus_per_job =
+            Some(slurm_opts::parse_gpu_count(&g.as_string(), cluster).map_err(|e| err("gpus", e))?);
+    }
+    if let Some(g) = &d.gpus_per_task {
+        r.gpus_per_task = Some(
+            slurm_opts::parse_gpu_count(&g.as_string(), cluster)
+                .map_err(|e| err("gpus_per_task", e))?,
+        );
+    }
+    if !r.wants_gpus() && (r.cpus_per_gpu.is_some() || matches!(r.mem, MemReq::PerGpu(_))) {
+        return Err(err(
+            "cpus_per_gpu",
+            "Requested cpus_per_tres / mem_per_tres but did not request any GPU.".into(),
+        ));
+    }
+    if let Some(g) = r.gpus_per_job {
+        if g.count < r.min_nodes {
+            return Err(err(
+                "gpus",
+                "Failed to validate job spec, --gpus < -N".into(),
+            ));
+        }
+        if !nodes_given {
+            // --gpus without -N may spread over as many nodes as it has GPUs.
+            r.max_nodes = g.count;
+        } else {
+            r.max_nodes = r.max_nodes.min(g.count);
+        }
+    }
+    if let Some(g) = r.gpus_per_task {
+        if r.ntasks.is_none() {
+            if nodes_given && r.min_nodes == r.max_nodes {
+                r.ntasks = Some(r.min_nodes * r.ntasks_per_node.unwrap_or(1));
+            } else if let Some(pj) = r.gpus_per_job {
+                if pj.count % g.count != 0 {
+                    return Err(err(
+                        "gpus_per_task",
+                        "Failed to validate job spec, --gpus not multiple of --gpus-per-task"
+                            .into(),
+                    ));
+                }
+                r.ntasks = Some(pj.count / g.count);
+            } else {
+                return Err(err(
+                    "gpus_per_task",
+                    "--gpus-per-task used without either --gpus or -n/--ntasks is not allowed."
+                        .into(),
+                ));
+            }
+        }
+    }
+    if let (Some(n), Some(tpn)) = (r.ntasks, r.ntasks_per_node) {
+        if !nodes_given && n > tpn {
+            let need = n.div_ceil(tpn);
+            r.min_nodes = need;
+            r.max_nodes = need;
+        }
+    }
+    if let Some(t) = &d.time {
+        let t =
+            time_value(t).map_err(|e| err("time", format!("Invalid --time specification: {e}")))?;
+        r.time_limit = Some(t);
+    }
+    if let Some(p) = &d.partition {
+        for name in p.split(',') {
+            let id = cluster.partition_id(name.trim()).ok_or_else(|| {
+                let known: Vec<&str> = cluster.partitions.iter().map(|p| p.name.as_str()).collect();
+                err(
+                    "partition",
+                    format!(
+                        "Invalid partition name specified: '{name}'; the cluster has: {}",
+                        known.join(", ")
+                    ),
+                )
+            })?;
+            if !r.partitions.contains(&id) {
+                r.partitions.push(id);
+            }
+        }
+    }
+    let node_ids = |field: &str, h: &str| -> Result<Vec<NodeId>, InputError> {
+        let names =
+            hostlist::expand(h).map_err(|e| err(field, format!("bad hostlist '{h}': {e}")))?;
+        let mut ids: Vec<NodeId> = names
+            .iter()
+            .map(|n| {
+                cluster
+                    .node_id(n)
+                    .ok_or_else(|| err(field, format!("node '{n}' is not in the cluster")))
+            })
+            .collect::<Result<_, _>>()?;
+        ids.sort();
+        ids.dedup();
+        Ok(ids)
+    };
+    if let Some(h) = &d.nodelist {
+        r.nodelist = node_ids("nodelist", h)?;
+        if r.nodelist.len() as u32 > r.max_nodes {
+            if nodes_given {
+                return Err(err(
+                    "nodelist",
+                    format!(
+                        "{} nodes listed but --nodes allows at most {}",
+                        r.nodelist.len(),
+                        r.max_nodes
+                    ),
+                ));
+            }
+            r.max_nodes = r.nodelist.len() as u32;
+        }
+        r.min_nodes = r.min_nodes.max(r.nodelist.len() as u32);
+    }
+    if let Some(h) = &d.exclude {
+        r.exclude = node_ids("exclude", h)?;
+    }
+    if let Some(c) = &d.constraint {
+        r.features = c
+            .split('&')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
+        for f in &r.features {
+            if !cluster.nodes.iter().any(|n| n.has_feature(f)) {
+                return Err(err(
+                    "constraint",
+                    format!("Invalid feature specification: no node has feature '{f}'"),
+                ));
+            }
+        }
+    }
+    r.exclusive = d.exclusive;
+    let array = d
+        .array
+        .as_deref()
+        .map(slurm_opts::parse_array)
+        .transpose()
+        .map_err(|e| err("array", e))?;
+    let mut task_run_times = Vec::new();
+    for (k, v) in d.task_run_times.iter().flatten() {
+        let idx: u32 = k
+            .parse()
+            .map_err(|_| err("task_run_times", format!("key '{k}' is not an array index")))?;
+        if !array.as_ref().is_some_and(|a| a.indices.contains(&idx)) {
+            return Err(err(
+                "task_run_times",
+                format!("index {idx} is not in the job's array"),
+            ));
+        }
+        task_run_times.push((idx, RunTime::Secs(*v)));
+    }
+    let dependency = match &d.dependency {
+        None => None,
+        Some(s) => Some(
+            slurm_opts::parse_dependency(s, |id| {
+                if let Some(&sub) = keys.get(id) {
+                    return Some((sub, None));
+                }
+                let (base, task) = id.rsplit_once('_')?;
+                let sub = *keys.get(base)?;
+                let task: u32 = task.parse().ok()?;
+                let a = earlier.get(sub as usize)?.array.as_ref()?;
+                a.indices.contains(&task).then_some((sub, Some(task)))
+            })
+            .map_err(|e| err("dependency", e))?,
+        ),
+    };
+    Ok(JobSpec {
+        name: d.name.clone().unwrap_or_else(|| key.clone()),
+        key,
+        user: d.user.clone().unwrap_or_else(|| "user".to_string()),
+        request: Arc::new(r),
+        submit: d.submit,
+        run_time: d.run_time.map_or(RunTime::ToLimit, RunTime::Secs),
+        task_run_times,
+        exit_code: d.exit_code.unwrap_or(0),
+        array,
+        requeue: d.requeue,
+        dependency,
+        begin: d.begin,
+        hold: d.hold,
+        nice: d.nice.unwrap_or(0),
+    })
+}
+
+/// Timed events to engine actions.
+pub fn build_actions(
+    file: &Path,
+    defs: &[EventDef],
+    cluster: &Cluster,
+    job_key: &dyn Fn(&str) -> Option<u32>,
+) -> Result<Vec<TimedAction>, InputError> {
+    let mut out = Vec::new();
+    for (i, e) in defs.iter().enumerate() {
+        let p = format!("events[{i}]");
+        let nodes = || -> Result<Vec<NodeId>, InputError> {
+            let h = e.nodes.as_deref().ok_or_else(|| {
+                InputError::at(
+                    file,
+                    format!("{p}.nodes"),
+                    format!("action '{}' needs nodes", e.action),
+                )
+            })?;
+            let names = hostlist::expand(h).map_err(|x| {
+                InputError::at(
+                    file,
+                    format!("{p}.nodes"),
+                    format!("bad hostlist '{h}': {x}"),
+                )
+            })?;
+            names
+                .iter()
+                .map(|n| {
+                    cluster.node_id(n).ok_or_else(|| {
+                        InputError::at(
+                            file,
+                            format!("{p}.nodes"),
+                            format!("node '{n}' is not in the cluster"),
+                        )
+                    })
+                })
+                .collect()
+        };
+        let sub = || -> Result<u32, InputError> {
+            let k = e.job.as_deref().ok_or_else(|| {
+                InputError::at(
+                    file,
+                    format!("{p}.job"),
+                    format!("action '{}' needs job", e.action),
+                )
+            })?;
+            job_key(k).ok_or_else(|| {
+                InputError::at(file, format!("{p}.job"), format!("no job has id '{k}'"))
+            })
+        };
+        let action = match e.action.as_str() {
+            "node_down" => Action::NodeDown(nodes()?),
+            "node_up" => Action::NodeUp(nodes()?),
+            "node_drain" => Action::NodeDrain(nodes()?),
+            "node_resume" => Action::NodeResume(nodes()?),
+            "hold" => Action::Hold { sub: sub()?, admin: e.admin },
+            "release" => Action::Release { sub: sub()? },
+            "cancel" => Action::Cancel { sub: sub()? },
+            "requeue" => Action::Requeue { sub: sub()? },
+            other => {
+                return Err(InputError::at(file, format!("{p}.action"), format!("unknown action '{other}'; expected node_down, node_up, node_drain, node_resume, hold, release, cancel or requeue")))
+            }
+        };
+        out.push(TimedAction { at: e.at, action });
+    }
+    Ok(out)
+}

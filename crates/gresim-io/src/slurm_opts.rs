@@ -1,0 +1,315 @@
+//! Parsers for sbatch option values: `--gres`, `--gpus`, `-N`, `--array`,
+//! `--dependency`. Each returns a message saying what was expected; callers
+//! add the file and position.
+
+use gresim_model::job::{ArraySpec, DepKind, DepTerm, Dependency, GpuReq};
+use gresim_model::units::parse_count;
+use gresim_model::Cluster;
+
+/// Slurm's MaxArraySize default: indices run from 0 to 1000.
+pub const MAX_ARRAY_INDEX: u32 = 1000;
+
+fn gpu_type(cluster: &Cluster, ty: &str) -> Result<gresim_model::GpuTypeId, String> {
+    if cluster.gpu_types.is_empty() {
+        return Err("requests GPUs, but the cluster has no GPUs".into());
+    }
+    cluster.gpu_type_id(ty).ok_or_else(|| {
+        let known: Vec<&str> = cluster.gpu_types.iter().map(|t| t.name.as_str()).collect();
+        format!(
+            "unknown GPU type '{ty}'; the cluster has: {}",
+            known.join(", ")
+        )
+    })
+}
+
+fn count(s: &str, what: &str) -> Result<u32, String> {
+    let n = parse_count(s).map_err(|e| format!("{what}: {e}"))?;
+    u32::try_from(n).map_err(|_| format!("{what}: count {n} is too large"))
+}
+
+/// `--gres=gpu[:type][:count][,…]`: GPUs per node. A count of 0 drops the token.
+pub fn parse_gres(s: &str, cluster: &Cluster) -> Result<Vec<GpuReq>, String> {
+    let mut out: Vec<GpuReq> = Vec::new();
+    for tok in s.split(',').map(str::trim) {
+        if tok.is_empty() {
+            return Err(format!(
+                "empty GRES token in '{s}'; expected gpu[:type][:count]"
+            ));
+        }
+        if tok == "none" {
+            continue;
+        }
+        let tok = tok.strip_prefix("gres/").unwrap_or(tok);
+        let mut parts: Vec<&str> = tok.split(':').collect();
+        let name = parts.remove(0);
+        if name != "gpu" {
+            return Err(format!(
+                "unknown GRES name '{name}' in '{s}'; expected gpu (GresTypes=gpu)"
+            ));
+        }
+        let (ty, n) = match parts.as_slice() {
+            [] => (None, 1),
+            [c] if c.chars().next().is_some_and(|ch| ch.is_ascii_digit()) => (None, count(c, tok)?),
+            [""] => {
+                return Err(format!(
+                    "'{tok}' has an empty count; expected gpu[:type][:count]"
+                ))
+            }
+            [t] => (Some(*t), 1),
+            [t, c] => (Some(*t), count(c, tok)?),
+            _ => {
+                return Err(format!(
+                    "'{tok}' has too many fields; expected gpu[:type][:count]"
+                ))
+            }
+        };
+        if n == 0 {
+            continue;
+        }
+        let ty = match ty {
+            Some(t) => Some(gpu_type(cluster, t)?),
+            None => {
+                gpu_type(cluster, "")
+                    .err()
+                    .filter(|e| e.contains("no GPUs"))
+                    .map_or(Ok(()), Err)?;
+                None
+            }
+        };
+        // Repeated same name+type tokens merge; the last value wins.
+        match out.iter_mut().find(|g| g.ty == ty) {
+            Some(g) => g.count = n,
+            None => out.push(GpuReq { ty, count: n }),
+        }
+    }
+    if out.iter().any(|g| g.ty.is_none()) && out.iter().any(|g| g.ty.is_some()) {
+        return Err(format!(
+            "'{s}': Invalid GRES specification (with and without type identification)"
+        ));
+    }
+    Ok(out)
+}
+
+/// `--gpus`, `--gpus-per-node`, `--gpus-per-task`: `[type:]N`.
+pub fn parse_gpu_count(s: &str, cluster: &Cluster) -> Result<GpuReq, String> {
+    let s = s.trim();
+    let s = s.strip_prefix("gpu:").unwrap_or(s);
+    let (ty, n) = match s.rsplit_once(':') {
+        Some((t, c)) => (Some(t), c),
+        None => (None, s),
+    };
+    let n = count(n, s)?;
+    if n == 0 {
+        return Err(format!("'{s}': a GPU count must be at least 1"));
+    }
+    let ty = match ty {
+        Some(t) => Some(gpu_type(cluster, t)?),
+        None => {
+            if cluster.gpu_types.is_empty() {
+                return Err("requests GPUs, but the cluster has no GPUs".into());
+            }
+            None
+        }
+    };
+    Ok(GpuReq { ty, count: n })
+}
+
+/// `-N min[-max]`.
+pub fn parse_nodes(s: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("\"{s}\" is not a valid node count; expected N or MIN-MAX, N >= 1");
+    let one = |x: &str| -> Result<u32, String> {
+        let n = count(x.trim(), "node count").map_err(|_| bad())?;
+        if n == 0 {
+            return Err(bad());
+        }
+        Ok(n)
+    };
+    match s.split_once('-') {
+        Some((a, b)) => {
+            let (a, b) = (one(a)?, one(b)?);
+            if b < a {
+                return Err(bad());
+            }
+            Ok((a, b))
+        }
+        None => {
+            let n = one(s)?;
+            Ok((n, n))
+        }
+    }
+}
+
+/// `--array=a[-b[:s]][,…][%N]`.
+pub fn parse_array(s: &str) -> Result<ArraySpec, String> {
+    let bad = |why: &str| format!("Invalid job array specification '{s}': {why}");
+    let (body, throttle) = match s.split_once('%') {
+        Some((b, t)) => {
+            let t: u32 = t
+                .trim()
+                .parse()
+                .map_err(|_| bad("the throttle after % must be a number"))?;
+            (b, Some(t))
+        }
+        None => (s, None),
+    };
+    let body = body.trim();
+    let body = body
+        .strip_prefix('[')
+        .and_then(|b| b.strip_suffix(']'))
+        .unwrap_or(body);
+    let mut indices: Vec<u32> = Vec::new();
+    let mut step = None;
+    for tok in body.split(',') {
+        let tok = tok.trim();
+        let num = |x: &str| -> Result<u32, String> {
+            x.trim()
+                .parse::<u32>()
+                .map_err(|_| bad(&format!("'{x}' is not an index")))
+        };
+        let (range, st) = match tok.split_once(':') {
+            Some((r, st)) => (r, num(st)?),
+            None => (tok, 1),
+        };
+        if st == 0 || st > MAX_ARRAY_INDEX {
+            return Err(bad("the step must be between 1 and 1000"));
+        }
+        let (a, b) = match range.split_once('-') {
+            Some((a, b)) => (num(a)?, num(b)?),
+            None => {
+                let a = num(range)?;
+                (a, a)
+            }
+        };
+        if b < a {
+            return Err(bad("a range goes backwards"));
+        }
+        if b > MAX_ARRAY_INDEX {
+            return Err(bad("indices must be at most 1000 (MaxArraySize=1001)"));
+        }
+        if step.is_none() && tok.contains(':') {
+            step = Some(st);
+        }
+        let mut i = a;
+        while i <= b {
+            indices.push(i);
+            i += st;
+        }
+    }
+    indices.sort_unstable();
+    indices.dedup();
+    if indices.is_empty() {
+        return Err(bad("no indices"));
+    }
+    if throttle == Some(0) {
+        return Err(bad("the throttle must be at least 1"));
+    }
+    Ok(ArraySpec {
+        indices,
+        throttle,
+        step: step.unwrap_or(1),
+    })
+}
+
+/// `--dependency`: `type:id[:id…][,type:id…]`, `?` for OR, or `singleton`.
+/// `resolve` maps an id (`train` or `train_3` for one array task) to a submission index.
+pub fn parse_dependency(
+    s: &str,
+    resolve: impl Fn(&str) -> Option<(u32, Option<u32>)>,
+) -> Result<Dependency, String> {
+    let any = s.contains('?');
+    if any && s.contains(',') {
+        return Err(format!(
+            "'{s}': use either ',' (all) or '?' (any), not both"
+        ));
+    }
+    let mut terms = Vec::new();
+    for part in s.split([',', '?']).map(str::trim) {
+        if part == "singleton" {
+            terms.push(DepTerm {
+                kind: DepKind::Singleton,
+                target: None,
+                task: None,
+            });
+            continue;
+        }
+        let Some((kind, ids)) = part.split_once(':') else {
+            return Err(format!(
+                "'{part}' in '{s}': expected TYPE:ID[:ID…] (after, afterany, afterok, afternotok) or singleton"
+            ));
+        };
+        let kind = match kind {
+            "after" => DepKind::After,
+            "afterany" => DepKind::AfterAny,
+            "afterok" => DepKind::AfterOk,
+            "afternotok" => DepKind::AfterNotOk,
+            other => {
+                return Err(format!(
+                    "unknown dependency type '{other}'; expected after, afterany, afterok, afternotok or singleton"
+                ))
+            }
+        };
+        for id in ids.split(':') {
+            let Some((target, task)) = resolve(id.trim()) else {
+                return Err(format!(
+                    "Job dependency problem: no earlier submission has id '{id}'"
+                ));
+            };
+            terms.push(DepTerm {
+                kind,
+                target: Some(target),
+                task,
+            });
+        }
+    }
+    Ok(Dependency { terms, any })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arrays() {
+        let a = parse_array("0-15:4%2").unwrap();
+        assert_eq!(a.indices, vec![0, 4, 8, 12]);
+        assert_eq!((a.throttle, a.step), (Some(2), 4));
+        assert_eq!(parse_array("1,3,5-6").unwrap().indices, vec![1, 3, 5, 6]);
+        assert!(parse_array("5-3").is_err());
+        assert!(parse_array("0-1001").is_err());
+        assert!(parse_array("a-b").is_err());
+        assert!(parse_array("1-3%0").is_err());
+    }
+
+    #[test]
+    fn nodes() {
+        assert_eq!(parse_nodes("2"), Ok((2, 2)));
+        assert_eq!(parse_nodes("1-4"), Ok((1, 4)));
+        assert!(parse_nodes("0").is_err());
+        assert!(parse_nodes("4-1").is_err());
+        assert!(parse_nodes("-1").is_err());
+    }
+
+    #[test]
+    fn dependencies() {
+        let r = |id: &str| match id {
+            "a" => Some((0, None)),
+            "b_3" => Some((1, Some(3))),
+            _ => None,
+        };
+        let d = parse_dependency("afterok:a:b_3,singleton", r).unwrap();
+        assert!(!d.any);
+        assert_eq!(d.terms.len(), 3);
+        assert_eq!(
+            d.terms[1],
+            DepTerm {
+                kind: DepKind::AfterOk,
+                target: Some(1),
+                task: Some(3)
+            }
+        );
+        assert!(parse_dependency("afterok:zz", r).is_err());
+        assert!(parse_dependency("afterok:a?afterany:a,singleton", r).is_err());
+        assert!(parse_dependency("before:a", r).is_err());
+        assert!(parse_dependency("afterany:a?afternotok:a", r).unwrap().any);
+    }
+}

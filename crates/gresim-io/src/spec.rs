@@ -1,0 +1,376 @@
+//! The scenario file's JSON schema (version 1), as serde types.
+//!
+//! Every struct rejects unknown fields. Values that Slurm writes as strings
+//! (`"128G"`, `"2:00:00"`, `"gpu:a100:4"`) are strings here too; plain
+//! counts and seconds are numbers. docs/scenario-format.md documents each field.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+/// A number or a string (`"nodes": 2` or `"nodes": "1-2"`).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum NumOrStr {
+    Num(u64),
+    Str(String),
+}
+
+impl NumOrStr {
+    pub fn as_string(&self) -> String {
+        match self {
+            NumOrStr::Num(n) => n.to_string(),
+            NumOrStr::Str(s) => s.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioDef {
+    pub schema_version: u32,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub seed: Option<u64>,
+    pub cluster: ClusterDef,
+    #[serde(default)]
+    pub partitions: Vec<PartitionDef>,
+    #[serde(default)]
+    pub scheduler: SchedulerDef,
+    pub workload: WorkloadDef,
+    #[serde(default)]
+    pub events: Vec<EventDef>,
+    /// Stop the simulation at this time (seconds).
+    #[serde(default)]
+    pub horizon: Option<u64>,
+    #[serde(default)]
+    pub outputs: OutputsDef,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterDef {
+    #[serde(default)]
+    pub node_templates: BTreeMap<String, NodeFields>,
+    pub nodes: Vec<NodeGroupDef>,
+}
+
+/// Node hardware; every field optional so templates and groups can share it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeFields {
+    #[serde(default)]
+    pub sockets: Option<u16>,
+    #[serde(default)]
+    pub cores_per_socket: Option<u16>,
+    #[serde(default)]
+    pub threads_per_core: Option<u16>,
+    /// `"512G"`, or a number of MiB.
+    #[serde(default)]
+    pub memory: Option<NumOrStr>,
+    #[serde(default)]
+    pub features: Option<Vec<String>>,
+    #[serde(default)]
+    pub weight: Option<u32>,
+    #[serde(default)]
+    pub gpus: Option<Vec<GpuGroupDef>>,
+    /// gres.conf `Links=` as a matrix over the node's GPU devices.
+    #[serde(default)]
+    pub gpu_links: Option<Vec<Vec<u8>>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeGroupDef {
+    /// A hostlist expression: `gpu[01-16]`.
+    pub names: String,
+    #[serde(default)]
+    pub template: Option<String>,
+    /// `UP` (default), `DOWN` or `DRAIN`.
+    #[serde(default)]
+    pub state: Option<String>,
+    #[serde(default)]
+    pub sockets: Option<u16>,
+    #[serde(default)]
+    pub cores_per_socket: Option<u16>,
+    #[serde(default)]
+    pub threads_per_core: Option<u16>,
+    #[serde(default)]
+    pub memory: Option<NumOrStr>,
+    #[serde(default)]
+    pub features: Option<Vec<String>>,
+    #[serde(default)]
+    pub weight: Option<u32>,
+    #[serde(default)]
+    pub gpus: Option<Vec<GpuGroupDef>>,
+    #[serde(default)]
+    pub gpu_links: Option<Vec<Vec<u8>>>,
+}
+
+impl NodeGroupDef {
+    pub fn fields(&self) -> NodeFields {
+        NodeFields {
+            sockets: self.sockets,
+            cores_per_socket: self.cores_per_socket,
+            threads_per_core: self.threads_per_core,
+            memory: self.memory.clone(),
+            features: self.features.clone(),
+            weight: self.weight,
+            gpus: self.gpus.clone(),
+            gpu_links: self.gpu_links.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuGroupDef {
+    /// A catalog model: `A100-SXM4-80GB`, `H100-SXM5-80GB`, `L40S` …
+    pub model: String,
+    /// The GRES type name; defaults to the model's short name (`a100`).
+    #[serde(default, rename = "type")]
+    pub ty: Option<String>,
+    /// Physical GPUs in this group.
+    pub count: u32,
+    /// The CPU socket the GPUs are attached to (gres.conf `Cores=`).
+    #[serde(default)]
+    pub socket: Option<u16>,
+    /// MIG layout applied to each GPU of the group: profile names, e.g. `["3g.40gb", "1g.10gb"]`.
+    #[serde(default)]
+    pub mig: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartitionDef {
+    pub name: String,
+    /// Hostlist, or `ALL`.
+    #[serde(default)]
+    pub nodes: Option<String>,
+    #[serde(default)]
+    pub default: bool,
+    #[serde(default)]
+    pub max_time: Option<NumOrStr>,
+    #[serde(default)]
+    pub default_time: Option<NumOrStr>,
+    #[serde(default)]
+    pub priority_tier: Option<u16>,
+    #[serde(default)]
+    pub priority_job_factor: Option<u16>,
+    #[serde(default)]
+    pub min_nodes: Option<u32>,
+    #[serde(default)]
+    pub max_nodes: Option<u32>,
+    #[serde(default)]
+    pub state: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchedulerDef {
+    #[serde(default)]
+    pub policy: Option<String>,
+    #[serde(default)]
+    pub sched_interval: Option<u64>,
+    #[serde(default)]
+    pub bf_interval: Option<u64>,
+    #[serde(default)]
+    pub pass_on_submit: Option<bool>,
+    #[serde(default)]
+    pub pass_on_end: Option<bool>,
+    #[serde(default)]
+    pub timelimit_check_interval: Option<u64>,
+    #[serde(default)]
+    pub def_mem_per_cpu: Option<NumOrStr>,
+    #[serde(default)]
+    pub job_requeue: Option<bool>,
+    #[serde(default)]
+    pub cred_expire: Option<u64>,
+    /// Minutes, as Slurm's bf_window.
+    #[serde(default)]
+    pub bf_window: Option<u64>,
+    #[serde(default)]
+    pub bf_resolution: Option<u64>,
+    #[serde(default)]
+    pub bf_max_job_test: Option<u32>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadDef {
+    #[serde(default)]
+    pub jobs: Option<Vec<JobDef>>,
+    /// Path to a JSON array or JSON Lines file of jobs, relative to the scenario.
+    #[serde(default)]
+    pub trace: Option<String>,
+    #[serde(default)]
+    pub synthetic: Option<SyntheticDef>,
+}
+
+/// One submission, in sbatch's vocabulary.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobDef {
+    /// The scenario's name for the submission, used by dependencies and events.
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub user: Option<String>,
+    /// Submit time in seconds.
+    #[serde(default)]
+    pub submit: u64,
+    /// Actual run time in seconds; absent means it runs until its time limit.
+    #[serde(default)]
+    pub run_time: Option<u64>,
+    /// Per-array-task run times: `{"3": 20}`.
+    #[serde(default)]
+    pub task_run_times: Option<BTreeMap<String, u64>>,
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    /// `--time`, in any Slurm time format, or a number of minutes.
+    #[serde(default)]
+    pub time: Option<NumOrStr>,
+    #[serde(default)]
+    pub partition: Option<String>,
+    /// `-N`: `2` or `"1-2"`.
+    #[serde(default)]
+    pub nodes: Option<NumOrStr>,
+    #[serde(default)]
+    pub ntasks: Option<u64>,
+    #[serde(default)]
+    pub ntasks_per_node: Option<u64>,
+    #[serde(default)]
+    pub cpus_per_task: Option<u64>,
+    #[serde(default)]
+    pub mem: Option<NumOrStr>,
+    #[serde(default)]
+    pub mem_per_cpu: Option<NumOrStr>,
+    #[serde(default)]
+    pub mem_per_gpu: Option<NumOrStr>,
+    /// `--gres`: `gpu:a100:4`, `gpu:2`.
+    #[serde(default)]
+    pub gres: Option<String>,
+    /// `--gpus`: `8` or `"a100:8"`.
+    #[serde(default)]
+    pub gpus: Option<NumOrStr>,
+    #[serde(default)]
+    pub gpus_per_node: Option<NumOrStr>,
+    #[serde(default)]
+    pub gpus_per_task: Option<NumOrStr>,
+    #[serde(default)]
+    pub cpus_per_gpu: Option<u64>,
+    #[serde(default)]
+    pub nodelist: Option<String>,
+    #[serde(default)]
+    pub exclude: Option<String>,
+    /// `--constraint`: features joined by `&`.
+    #[serde(default)]
+    pub constraint: Option<String>,
+    #[serde(default)]
+    pub exclusive: bool,
+    /// `--array`: `0-99%10`.
+    #[serde(default)]
+    pub array: Option<String>,
+    #[serde(default)]
+    pub requeue: Option<bool>,
+    /// `--dependency`, naming other submissions by their `id`.
+    #[serde(default)]
+    pub dependency: Option<String>,
+    /// `--begin`, in seconds.
+    #[serde(default)]
+    pub begin: Option<u64>,
+    #[serde(default)]
+    pub hold: bool,
+    #[serde(default)]
+    pub nice: Option<i32>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SyntheticDef {
+    /// Number of submissions.
+    pub jobs: u64,
+    /// Mean seconds between submissions (Poisson arrivals).
+    pub mean_interarrival: f64,
+    /// Run times: lognormal with this median (seconds) and sigma.
+    pub run_time_median: f64,
+    pub run_time_sigma: f64,
+    /// Run times are clipped to [run_time_min, run_time_max].
+    #[serde(default)]
+    pub run_time_min: Option<u64>,
+    #[serde(default)]
+    pub run_time_max: Option<u64>,
+    /// Time limit = run time × this factor, rounded up to minutes (default 2).
+    #[serde(default)]
+    pub time_limit_factor: Option<f64>,
+    /// Share of jobs that run until their limit (default 0).
+    #[serde(default)]
+    pub runs_to_limit_share: Option<f64>,
+    /// The discrete mix of job shapes.
+    pub mix: Vec<MixEntryDef>,
+    #[serde(default)]
+    pub partition: Option<String>,
+    /// Users are `user1` … `userN` (default 8).
+    #[serde(default)]
+    pub users: Option<u32>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MixEntryDef {
+    /// Relative weight of this shape.
+    pub weight: f64,
+    #[serde(default)]
+    pub name: Option<String>,
+    /// GPUs per node.
+    #[serde(default)]
+    pub gpus: u32,
+    /// GPU type; absent = any.
+    #[serde(default, rename = "type")]
+    pub ty: Option<String>,
+    #[serde(default)]
+    pub nodes: Option<u32>,
+    #[serde(default)]
+    pub cpus_per_gpu: Option<u32>,
+    /// CPUs per task when the shape has no GPUs (default 1).
+    #[serde(default)]
+    pub cpus: Option<u32>,
+    #[serde(default)]
+    pub mem_per_gpu: Option<String>,
+    #[serde(default)]
+    pub mem: Option<String>,
+    /// Multiplies this shape's run times (default 1).
+    #[serde(default)]
+    pub run_time_scale: Option<f64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventDef {
+    /// Seconds.
+    pub at: u64,
+    /// `node_down`, `node_up`, `node_drain`, `node_resume`, `hold`, `release`, `cancel`, `requeue`.
+    pub action: String,
+    /// For node actions: a hostlist.
+    #[serde(default)]
+    pub nodes: Option<String>,
+    /// For job actions: the submission's `id`.
+    #[serde(default)]
+    pub job: Option<String>,
+    /// For `hold`: an admin hold (JobHeldAdmin) rather than a user hold.
+    #[serde(default)]
+    pub admin: bool,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputsDef {
+    /// Where outputs go (relative to the working directory); `--out` overrides.
+    #[serde(default)]
+    pub dir: Option<String>,
+}

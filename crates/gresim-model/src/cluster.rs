@@ -1,0 +1,236 @@
+//! The static description of a cluster: nodes, their GPUs, partitions.
+//!
+//! Built once from a scenario (or slurm.conf + gres.conf) and never changed
+//! during a run; the dynamic side lives in [`crate::state::ClusterState`].
+
+use std::collections::BTreeMap;
+
+use crate::catalog::{self, GpuModel, MigProfile};
+use crate::ids::{GpuModelId, GpuTypeId, NodeId, PartId};
+use crate::slurm_time::Seconds;
+
+/// One GPU device as Slurm's GRES sees it: a whole GPU or one MIG instance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuDevice {
+    /// The GRES type name's id (`a100`, `a100_3g.40gb`).
+    pub ty: GpuTypeId,
+    /// The physical GPU model.
+    pub model: GpuModelId,
+    /// The CPU socket the device is close to (gres.conf `Cores=`); `None`
+    /// when unknown, which Slurm treats as close to every socket.
+    pub socket: Option<u16>,
+    /// Index of the physical GPU on the node. MIG instances of one GPU share it.
+    pub phys: u8,
+    /// The MIG instance, when this device is one.
+    pub mig: Option<MigInstance>,
+}
+
+/// A MIG GPU instance placed on a physical GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MigInstance {
+    pub profile: &'static MigProfile,
+    /// Start position in memory slices.
+    pub start: u8,
+}
+
+/// A GRES type name known to the cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuType {
+    /// The name as jobs request it: `a100`, `h100`, `a100_1g.10gb`.
+    pub name: String,
+    pub model: GpuModelId,
+    /// Set for MIG instance types.
+    pub mig: Option<&'static MigProfile>,
+}
+
+impl GpuType {
+    /// Share of a full GPU's compute this device gives, in sevenths
+    /// (7 for a whole GPU, 1 for a `1g` slice). Used for SM-weighted utilization.
+    pub fn compute_sevenths(&self) -> u32 {
+        self.mig.map_or(7, |p| u32::from(p.compute_slices))
+    }
+
+    /// Device memory in MiB.
+    pub fn memory_mib(&self) -> u64 {
+        self.mig
+            .map_or(catalog::model(self.model).memory_mib, |p| p.memory_mib)
+    }
+
+    pub fn model(&self) -> &'static GpuModel {
+        catalog::model(self.model)
+    }
+}
+
+/// Administrative node state as configured or set by timed events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum NodeAdminState {
+    #[default]
+    Up,
+    Down,
+    Drain,
+}
+
+/// One node's hardware and configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    pub name: String,
+    pub sockets: u16,
+    pub cores_per_socket: u16,
+    pub threads_per_core: u16,
+    pub memory_mib: u64,
+    pub features: Vec<String>,
+    /// Slurm `Weight`: lower is preferred.
+    pub weight: u32,
+    /// GPU devices in GRES index order.
+    pub gpus: Vec<GpuDevice>,
+    /// gres.conf `Links=`: `links[i][j]` is the link count between devices i and j.
+    pub gpu_links: Option<Vec<Vec<u8>>>,
+    pub state: NodeAdminState,
+}
+
+/// The most cores one node may have (the width of [`crate::state::CoreSet`]).
+pub const MAX_CORES_PER_NODE: usize = 256;
+/// The most GPU devices (whole GPUs plus MIG instances) one node may have.
+pub const MAX_GPUS_PER_NODE: usize = 64;
+
+impl Node {
+    pub fn cores(&self) -> u32 {
+        u32::from(self.sockets) * u32::from(self.cores_per_socket)
+    }
+    pub fn cpus(&self) -> u32 {
+        self.cores() * u32::from(self.threads_per_core)
+    }
+    /// Socket of core `c`.
+    pub fn socket_of_core(&self, c: u32) -> u16 {
+        (c / u32::from(self.cores_per_socket.max(1))) as u16
+    }
+    pub fn has_feature(&self, f: &str) -> bool {
+        self.features.iter().any(|x| x == f)
+    }
+}
+
+/// Partition `State=`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PartitionState {
+    #[default]
+    Up,
+    Down,
+    Drain,
+    Inactive,
+}
+
+/// A Slurm partition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Partition {
+    pub name: String,
+    /// Member nodes in node-table order.
+    pub nodes: Vec<NodeId>,
+    pub default: bool,
+    /// `MaxTime`; `None` is UNLIMITED.
+    pub max_time: Option<Seconds>,
+    /// `DefaultTime`; `None` falls back to MaxTime.
+    pub default_time: Option<Seconds>,
+    pub priority_tier: u16,
+    pub priority_job_factor: u16,
+    pub min_nodes: u32,
+    /// `MaxNodes`; `None` is UNLIMITED.
+    pub max_nodes: Option<u32>,
+    pub state: PartitionState,
+}
+
+impl Partition {
+    /// The time limit a job without `--time` gets.
+    pub fn effective_default_time(&self) -> Option<Seconds> {
+        self.default_time.or(self.max_time)
+    }
+}
+
+/// The whole static cluster.
+#[derive(Debug, Clone, Default)]
+pub struct Cluster {
+    /// Nodes sorted by natural name order: Slurm's node-table order.
+    pub nodes: Vec<Node>,
+    pub partitions: Vec<Partition>,
+    pub gpu_types: Vec<GpuType>,
+    node_by_name: BTreeMap<String, NodeId>,
+    type_by_name: BTreeMap<String, GpuTypeId>,
+    /// For each partition, a membership bitmap over nodes.
+    part_members: Vec<Vec<bool>>,
+}
+
+impl Cluster {
+    /// Builds the cluster. Nodes are sorted into natural name order; partition
+    /// node lists must already use the sorted ids (see [`Cluster::sort_nodes`]).
+    pub fn new(nodes: Vec<Node>, partitions: Vec<Partition>, gpu_types: Vec<GpuType>) -> Self {
+        let node_by_name = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.clone(), NodeId::from_idx(i)))
+            .collect();
+        let type_by_name = gpu_types
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name.clone(), GpuTypeId::from_idx(i)))
+            .collect();
+        let part_members = partitions
+            .iter()
+            .map(|p| {
+                let mut m = vec![false; nodes.len()];
+                for n in &p.nodes {
+                    m[n.idx()] = true;
+                }
+                m
+            })
+            .collect();
+        Cluster {
+            nodes,
+            partitions,
+            gpu_types,
+            node_by_name,
+            type_by_name,
+            part_members,
+        }
+    }
+
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id.idx()]
+    }
+    pub fn node_id(&self, name: &str) -> Option<NodeId> {
+        self.node_by_name.get(name).copied()
+    }
+    pub fn partition(&self, id: PartId) -> &Partition {
+        &self.partitions[id.idx()]
+    }
+    pub fn partition_id(&self, name: &str) -> Option<PartId> {
+        self.partitions
+            .iter()
+            .position(|p| p.name == name)
+            .map(PartId::from_idx)
+    }
+    pub fn default_partition(&self) -> Option<PartId> {
+        self.partitions
+            .iter()
+            .position(|p| p.default)
+            .map(PartId::from_idx)
+    }
+    pub fn in_partition(&self, part: PartId, node: NodeId) -> bool {
+        self.part_members[part.idx()][node.idx()]
+    }
+    pub fn gpu_type(&self, id: GpuTypeId) -> &GpuType {
+        &self.gpu_types[id.idx()]
+    }
+    pub fn gpu_type_id(&self, name: &str) -> Option<GpuTypeId> {
+        self.type_by_name.get(name).copied()
+    }
+    pub fn total_gpus(&self) -> u64 {
+        self.nodes.iter().map(|n| n.gpus.len() as u64).sum()
+    }
+    pub fn total_cpus(&self) -> u64 {
+        self.nodes.iter().map(|n| u64::from(n.cpus())).sum()
+    }
+    pub fn node_names<'a>(&'a self, ids: impl IntoIterator<Item = &'a NodeId>) -> Vec<&'a str> {
+        ids.into_iter()
+            .map(|id| self.nodes[id.idx()].name.as_str())
+            .collect()
+    }
+}

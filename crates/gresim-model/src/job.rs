@@ -1,0 +1,381 @@
+//! Job requests in Slurm's vocabulary, and the states and reasons a job goes through.
+
+use std::sync::Arc;
+
+use crate::ids::{GpuTypeId, NodeId, PartId};
+use crate::slurm_time::Seconds;
+
+/// Simulated time in whole seconds since the scenario's t0 (Slurm keeps whole seconds).
+pub type Time = u64;
+
+/// A GPU count, optionally restricted to one GRES type (`gpu:a100:4` vs `gpu:4`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GpuReq {
+    pub ty: Option<GpuTypeId>,
+    pub count: u32,
+}
+
+/// How the job asked for memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MemReq {
+    /// No memory option: DefMemPerCPU if configured, else the whole node's memory.
+    #[default]
+    Default,
+    /// `--mem=N` (MiB per node). `--mem=0` is [`MemReq::WholeNode`].
+    PerNode(u64),
+    /// `--mem-per-cpu`.
+    PerCpu(u64),
+    /// `--mem-per-gpu`.
+    PerGpu(u64),
+    /// `--mem=0`: all memory of each node.
+    WholeNode,
+}
+
+/// The resources a job asks for, already resolved against the cluster's names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobRequest {
+    /// `-N min[-max]`.
+    pub min_nodes: u32,
+    pub max_nodes: u32,
+    /// `-n`; `None` when not given (then one task per node, or ntasks-per-node × nodes).
+    pub ntasks: Option<u32>,
+    pub ntasks_per_node: Option<u32>,
+    /// `-c`.
+    pub cpus_per_task: u32,
+    pub mem: MemReq,
+    /// `--gres=gpu[:type]:N` and `--gpus-per-node`, per node. At most one untyped entry.
+    pub gpus_per_node: Vec<GpuReq>,
+    /// `--gpus` (`-G`), for the whole job.
+    pub gpus_per_job: Option<GpuReq>,
+    /// `--gpus-per-task`.
+    pub gpus_per_task: Option<GpuReq>,
+    /// `--cpus-per-gpu`.
+    pub cpus_per_gpu: Option<u32>,
+    /// `--time`; `None` takes the partition's DefaultTime. `Some(None)` is UNLIMITED.
+    pub time_limit: Option<Option<Seconds>>,
+    /// `-p a,b`; empty means the default partition.
+    pub partitions: Vec<PartId>,
+    /// `-w`.
+    pub nodelist: Vec<NodeId>,
+    /// `-x`.
+    pub exclude: Vec<NodeId>,
+    /// `-C` as a plain AND of features.
+    pub features: Vec<String>,
+    pub exclusive: bool,
+}
+
+impl Default for JobRequest {
+    fn default() -> Self {
+        JobRequest {
+            min_nodes: 1,
+            max_nodes: 1,
+            ntasks: None,
+            ntasks_per_node: None,
+            cpus_per_task: 1,
+            mem: MemReq::Default,
+            gpus_per_node: Vec::new(),
+            gpus_per_job: None,
+            gpus_per_task: None,
+            cpus_per_gpu: None,
+            time_limit: None,
+            partitions: Vec::new(),
+            nodelist: Vec::new(),
+            exclude: Vec::new(),
+            features: Vec::new(),
+            exclusive: false,
+        }
+    }
+}
+
+impl JobRequest {
+    /// True when the job asks for any GPU at all.
+    pub fn wants_gpus(&self) -> bool {
+        !self.gpus_per_node.is_empty()
+            || self.gpus_per_job.is_some()
+            || self.gpus_per_task.is_some()
+    }
+
+    /// Total tasks for a given node count.
+    pub fn total_tasks(&self, nodes: u32) -> u32 {
+        match (self.ntasks, self.ntasks_per_node) {
+            (Some(n), _) => n,
+            (None, Some(tpn)) => tpn * nodes,
+            (None, None) => nodes,
+        }
+    }
+}
+
+/// Dependency kinds (`--dependency`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum DepKind {
+    After,
+    AfterAny,
+    AfterOk,
+    AfterNotOk,
+    Singleton,
+}
+
+impl DepKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DepKind::After => "after",
+            DepKind::AfterAny => "afterany",
+            DepKind::AfterOk => "afterok",
+            DepKind::AfterNotOk => "afternotok",
+            DepKind::Singleton => "singleton",
+        }
+    }
+}
+
+/// One term of a dependency: a kind and the submission it waits on
+/// (`None` for singleton). `task` narrows an array dependency to one task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DepTerm {
+    pub kind: DepKind,
+    /// Index of the dependee submission in the workload.
+    pub target: Option<u32>,
+    pub task: Option<u32>,
+}
+
+/// `--dependency`: terms joined by `,` (all) or `?` (any).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dependency {
+    pub terms: Vec<DepTerm>,
+    pub any: bool,
+}
+
+/// A job array's index set and throttle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArraySpec {
+    pub indices: Vec<u32>,
+    /// `%N`: the most tasks that may run at once.
+    pub throttle: Option<u32>,
+    /// The step of the first `a-b:s` token, for SLURM_ARRAY_TASK_STEP.
+    pub step: u32,
+}
+
+/// What a simulated job does once started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunTime {
+    /// Runs this many seconds (then COMPLETED or FAILED by exit code, or TIMEOUT past the limit).
+    Secs(Seconds),
+    /// Runs until killed at its time limit.
+    ToLimit,
+}
+
+/// A submission: one job, or one job array, as the user wrote it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobSpec {
+    /// The scenario's own name for the submission (used by dependencies).
+    pub key: String,
+    /// `--job-name`.
+    pub name: String,
+    pub user: String,
+    pub request: Arc<JobRequest>,
+    pub submit: Time,
+    /// Run time; for arrays, the default for every task.
+    pub run_time: RunTime,
+    /// Per-task run times of an array, overriding `run_time`: (task index, run time).
+    pub task_run_times: Vec<(u32, RunTime)>,
+    pub exit_code: i32,
+    pub array: Option<ArraySpec>,
+    /// `--requeue` / `--no-requeue`; `None` takes the cluster's JobRequeue.
+    pub requeue: Option<bool>,
+    pub dependency: Option<Dependency>,
+    /// `--begin`.
+    pub begin: Option<Time>,
+    /// `--hold`.
+    pub hold: bool,
+    /// `--nice`.
+    pub nice: i32,
+}
+
+impl JobSpec {
+    pub fn run_time_of(&self, task: Option<u32>) -> RunTime {
+        if let Some(t) = task {
+            if let Some((_, rt)) = self.task_run_times.iter().find(|(i, _)| *i == t) {
+                return *rt;
+            }
+        }
+        self.run_time
+    }
+}
+
+/// Slurm job states (base states; `squeue -t` names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum JobState {
+    Pending,
+    Running,
+    Completed,
+    Failed,
+    Timeout,
+    Cancelled,
+    NodeFail,
+    /// The state recorded for a run that ended in a requeue.
+    Requeued,
+    OutOfMemory,
+    /// Refused at submission (sbatch printed an error; no job ran). Not a
+    /// Slurm state: Slurm keeps such a record as FAILED with BadConstraints.
+    Rejected,
+}
+
+impl JobState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobState::Pending => "PENDING",
+            JobState::Running => "RUNNING",
+            JobState::Completed => "COMPLETED",
+            JobState::Failed => "FAILED",
+            JobState::Timeout => "TIMEOUT",
+            JobState::Cancelled => "CANCELLED",
+            JobState::NodeFail => "NODE_FAIL",
+            JobState::Requeued => "REQUEUED",
+            JobState::OutOfMemory => "OUT_OF_MEMORY",
+            JobState::Rejected => "REJECTED",
+        }
+    }
+    pub fn is_terminal(self) -> bool {
+        !matches!(self, JobState::Pending | JobState::Running)
+    }
+    pub const ALL: [JobState; 10] = [
+        JobState::Pending,
+        JobState::Running,
+        JobState::Completed,
+        JobState::Failed,
+        JobState::Timeout,
+        JobState::Cancelled,
+        JobState::NodeFail,
+        JobState::Requeued,
+        JobState::OutOfMemory,
+        JobState::Rejected,
+    ];
+}
+
+/// Pending reasons, printed exactly as squeue prints them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Reason {
+    None,
+    Priority,
+    Resources,
+    ReqNodeNotAvail,
+    PartitionConfig,
+    PartitionDown,
+    PartitionInactive,
+    PartitionNodeLimit,
+    PartitionTimeLimit,
+    JobArrayTaskLimit,
+    Dependency,
+    DependencyNeverSatisfied,
+    BeginTime,
+    JobHeldUser,
+    JobHeldAdmin,
+    BadConstraints,
+    NodeDown,
+    TimeLimit,
+    NonZeroExitCode,
+}
+
+impl Reason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::None => "None",
+            Reason::Priority => "Priority",
+            Reason::Resources => "Resources",
+            Reason::ReqNodeNotAvail => "ReqNodeNotAvail",
+            Reason::PartitionConfig => "PartitionConfig",
+            Reason::PartitionDown => "PartitionDown",
+            Reason::PartitionInactive => "PartitionInactive",
+            Reason::PartitionNodeLimit => "PartitionNodeLimit",
+            Reason::PartitionTimeLimit => "PartitionTimeLimit",
+            Reason::JobArrayTaskLimit => "JobArrayTaskLimit",
+            Reason::Dependency => "Dependency",
+            Reason::DependencyNeverSatisfied => "DependencyNeverSatisfied",
+            Reason::BeginTime => "BeginTime",
+            Reason::JobHeldUser => "JobHeldUser",
+            Reason::JobHeldAdmin => "JobHeldAdmin",
+            Reason::BadConstraints => "BadConstraints",
+            Reason::NodeDown => "NodeDown",
+            Reason::TimeLimit => "TimeLimit",
+            Reason::NonZeroExitCode => "NonZeroExitCode",
+        }
+    }
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::fmt::Display for JobState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One run of a job: each requeue starts a new one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Run {
+    pub start: Time,
+    pub end: Option<Time>,
+    /// How the run ended (RUNNING while it goes on).
+    pub state: JobState,
+    pub partition: PartId,
+    pub alloc: crate::state::Allocation,
+}
+
+/// The record of one job or array task while the simulation runs.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// Index of the submission (in the workload) this job came from.
+    pub sub: u32,
+    /// Array task index, for array tasks.
+    pub task: Option<u32>,
+    pub request: Arc<JobRequest>,
+    /// Slurm job id; array tasks get theirs when they start (see [`Job::array_job_id`]).
+    pub job_id: Option<crate::ids::JobId>,
+    /// For array tasks: the array's id (`%A`).
+    pub array_job_id: Option<crate::ids::JobId>,
+    /// When the job was (last) submitted: a requeue resets it, as in Slurm.
+    pub submit: Time,
+    /// When it was first submitted.
+    pub first_submit: Time,
+    /// When it last became eligible to run.
+    pub eligible: Option<Time>,
+    pub state: JobState,
+    pub reason: Reason,
+    /// Extra text Slurm prints after the reason (`UnavailableNodes:gpu02`).
+    pub reason_desc: Option<String>,
+    pub priority: u32,
+    pub run_time: RunTime,
+    pub exit_code: i32,
+    /// Runs so far; the last one is the current or final run.
+    pub runs: Vec<Run>,
+    /// Message of a rejected submission.
+    pub rejected: Option<String>,
+    /// Held by the user (true) or an admin.
+    pub held: Option<bool>,
+    pub begin: Option<Time>,
+    pub requeue: bool,
+}
+
+impl Job {
+    pub fn restarts(&self) -> u32 {
+        (self.runs.len() as u32).saturating_sub(1)
+    }
+    pub fn current_run(&self) -> Option<&Run> {
+        self.runs.last()
+    }
+    pub fn is_pending(&self) -> bool {
+        self.state == JobState::Pending
+    }
+    /// The `%A_%a` or plain job id as sacct prints it.
+    pub fn display_id(&self) -> String {
+        match (self.array_job_id, self.task) {
+            (Some(a), Some(t)) => format!("{a}_{t}"),
+            _ => self
+                .job_id
+                .map_or_else(|| "?".to_string(), |j| j.to_string()),
+        }
+    }
+}

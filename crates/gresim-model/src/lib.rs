@@ -1,0 +1,19 @@
+//! The cluster model of gresim.
+//!
+//! Pure data and arithmetic: no I/O, no randomness, no clock. Everything the
+//! scheduler and the engine need to describe a Slurm GPU cluster and to keep
+//! exact account of what is allocated lives here.
+
+pub mod catalog;
+pub mod cluster;
+pub mod hostlist;
+pub mod ids;
+pub mod job;
+pub mod slurm_time;
+pub mod state;
+pub mod units;
+
+pub use cluster::{Cluster, GpuDevice, GpuType, MigInstance, Node, NodeAdminState, Partition};
+pub use ids::{GpuIndex, GpuModelId, GpuTypeId, JobId, JobIdx, NodeId, PartId};
+pub use job::{JobRequest, JobSpec, JobState, Reason, Time};
+pub use state::{Allocation, ClusterState, CoreSet, NodeAlloc};

@@ -1,0 +1,451 @@
+//! The dynamic side of the cluster: what is free, what is allocated.
+//!
+//! [`ClusterState::allocate`] and [`ClusterState::release`] are the only ways
+//! to change allocations, and they refuse anything that would over-allocate a
+//! core, a MiB of memory or a GPU. Every scheduler goes through them.
+
+use crate::cluster::{Cluster, NodeAdminState, MAX_CORES_PER_NODE};
+use crate::ids::{GpuIndex, NodeId};
+
+/// A set of core ids on one node (at most [`MAX_CORES_PER_NODE`]).
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct CoreSet([u64; MAX_CORES_PER_NODE / 64]);
+
+impl CoreSet {
+    /// Cores `0..n`.
+    pub fn first(n: u32) -> Self {
+        let mut s = CoreSet::default();
+        for c in 0..n.min(MAX_CORES_PER_NODE as u32) {
+            s.insert(c);
+        }
+        s
+    }
+    #[inline]
+    pub fn contains(&self, c: u32) -> bool {
+        let c = c as usize;
+        c < MAX_CORES_PER_NODE && self.0[c / 64] & (1 << (c % 64)) != 0
+    }
+    #[inline]
+    pub fn insert(&mut self, c: u32) {
+        let c = c as usize;
+        if c < MAX_CORES_PER_NODE {
+            self.0[c / 64] |= 1 << (c % 64);
+        }
+    }
+    #[inline]
+    pub fn remove(&mut self, c: u32) {
+        let c = c as usize;
+        if c < MAX_CORES_PER_NODE {
+            self.0[c / 64] &= !(1 << (c % 64));
+        }
+    }
+    #[inline]
+    pub fn count(&self) -> u32 {
+        self.0.iter().map(|w| w.count_ones()).sum()
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|w| *w == 0)
+    }
+    pub fn is_subset(&self, other: &CoreSet) -> bool {
+        self.0.iter().zip(other.0.iter()).all(|(a, b)| a & !b == 0)
+    }
+    pub fn union_with(&mut self, other: &CoreSet) {
+        for (a, b) in self.0.iter_mut().zip(other.0.iter()) {
+            *a |= b;
+        }
+    }
+    pub fn difference_with(&mut self, other: &CoreSet) {
+        for (a, b) in self.0.iter_mut().zip(other.0.iter()) {
+            *a &= !b;
+        }
+    }
+    /// Cores in increasing order.
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.0.iter().enumerate().flat_map(|(w, &bits)| {
+            let mut b = bits;
+            std::iter::from_fn(move || {
+                if b == 0 {
+                    return None;
+                }
+                let t = b.trailing_zeros();
+                b &= b - 1;
+                Some(w as u32 * 64 + t)
+            })
+        })
+    }
+}
+
+impl std::fmt::Debug for CoreSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_set().entries(self.iter()).finish()
+    }
+}
+
+/// Iterates the set bits of a GPU mask, lowest index first.
+pub fn gpu_indices(mask: u64) -> impl Iterator<Item = GpuIndex> {
+    let mut b = mask;
+    std::iter::from_fn(move || {
+        if b == 0 {
+            return None;
+        }
+        let t = b.trailing_zeros();
+        b &= b - 1;
+        Some(t as GpuIndex)
+    })
+}
+
+/// What one job holds on one node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeAlloc {
+    pub node: NodeId,
+    pub cores: CoreSet,
+    /// CPUs (cores × threads per core) the job holds on the node.
+    pub cpus: u32,
+    pub mem_mib: u64,
+    /// GPU devices, as a bitmask over the node's GRES indices.
+    pub gpus: u64,
+    /// Tasks placed on this node.
+    pub tasks: u32,
+}
+
+impl NodeAlloc {
+    pub fn gpu_count(&self) -> u32 {
+        self.gpus.count_ones()
+    }
+}
+
+/// Everything one job holds.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Allocation {
+    /// Per node, in node-table order.
+    pub nodes: Vec<NodeAlloc>,
+    /// The job holds its nodes exclusively.
+    pub exclusive: bool,
+}
+
+impl Allocation {
+    pub fn gpu_count(&self) -> u32 {
+        self.nodes.iter().map(NodeAlloc::gpu_count).sum()
+    }
+    pub fn cpu_count(&self) -> u32 {
+        self.nodes.iter().map(|n| n.cpus).sum()
+    }
+    pub fn node_ids(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.nodes.iter().map(|n| n.node)
+    }
+}
+
+/// The dynamic state of one node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeUsage {
+    pub free_cores: CoreSet,
+    pub free_mem: u64,
+    pub free_gpus: u64,
+    /// Running jobs on the node.
+    pub jobs: u32,
+    /// Held by an exclusive job.
+    pub exclusive: bool,
+    pub admin: NodeAdminState,
+}
+
+impl NodeUsage {
+    #[inline]
+    pub fn free_core_count(&self) -> u32 {
+        self.free_cores.count()
+    }
+    #[inline]
+    pub fn free_gpu_count(&self) -> u32 {
+        self.free_gpus.count_ones()
+    }
+    /// Slurm's "avail": not DOWN, not DRAIN.
+    #[inline]
+    pub fn schedulable(&self) -> bool {
+        self.admin == NodeAdminState::Up
+    }
+}
+
+/// Why an allocation was refused. Seeing one is a scheduler bug.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AllocError {
+    #[error("node {node}: {what} already allocated or absent")]
+    Conflict { node: String, what: &'static str },
+    #[error("node {node} is not schedulable")]
+    Unavailable { node: String },
+    #[error("release of resources that were not allocated on node {node}: {what}")]
+    DoubleFree { node: String, what: &'static str },
+}
+
+/// Free and allocated resources of every node, plus running totals.
+#[derive(Debug, Clone)]
+pub struct ClusterState {
+    nodes: Vec<NodeUsage>,
+    alloc_cpus: u64,
+    alloc_gpus: u64,
+    /// Allocated GPU devices by GRES type id.
+    alloc_gpus_by_type: Vec<u64>,
+    /// Allocated compute in sevenths of a GPU (SM-weighted).
+    alloc_gpu_sevenths: u64,
+}
+
+impl ClusterState {
+    pub fn new(cluster: &Cluster) -> Self {
+        let nodes = cluster
+            .nodes
+            .iter()
+            .map(|n| NodeUsage {
+                free_cores: CoreSet::first(n.cores()),
+                free_mem: n.memory_mib,
+                free_gpus: full_mask(n.gpus.len()),
+                jobs: 0,
+                exclusive: false,
+                admin: n.state,
+            })
+            .collect();
+        ClusterState {
+            nodes,
+            alloc_cpus: 0,
+            alloc_gpus: 0,
+            alloc_gpus_by_type: vec![0; cluster.gpu_types.len()],
+            alloc_gpu_sevenths: 0,
+        }
+    }
+
+    #[inline]
+    pub fn node(&self, id: NodeId) -> &NodeUsage {
+        &self.nodes[id.idx()]
+    }
+    pub fn nodes(&self) -> &[NodeUsage] {
+        &self.nodes
+    }
+    pub fn set_admin(&mut self, id: NodeId, s: NodeAdminState) {
+        self.nodes[id.idx()].admin = s;
+    }
+    pub fn alloc_cpus(&self) -> u64 {
+        self.alloc_cpus
+    }
+    pub fn alloc_gpus(&self) -> u64 {
+        self.alloc_gpus
+    }
+    pub fn alloc_gpus_by_type(&self) -> &[u64] {
+        &self.alloc_gpus_by_type
+    }
+    pub fn alloc_gpu_sevenths(&self) -> u64 {
+        self.alloc_gpu_sevenths
+    }
+
+    /// Takes the resources of `alloc`, or changes nothing and says why not.
+    pub fn allocate(&mut self, cluster: &Cluster, alloc: &Allocation) -> Result<(), AllocError> {
+        for na in &alloc.nodes {
+            let u = &self.nodes[na.node.idx()];
+            let name = || cluster.node(na.node).name.clone();
+            if !u.schedulable() {
+                return Err(AllocError::Unavailable { node: name() });
+            }
+            if u.exclusive || (alloc.exclusive && u.jobs > 0) {
+                return Err(AllocError::Conflict {
+                    node: name(),
+                    what: "the whole node",
+                });
+            }
+            if !na.cores.is_subset(&u.free_cores) {
+                return Err(AllocError::Conflict {
+                    node: name(),
+                    what: "a core",
+                });
+            }
+            if na.mem_mib > u.free_mem {
+                return Err(AllocError::Conflict {
+                    node: name(),
+                    what: "memory",
+                });
+            }
+            if na.gpus & !u.free_gpus != 0 {
+                return Err(AllocError::Conflict {
+                    node: name(),
+                    what: "a GPU",
+                });
+            }
+        }
+        for na in &alloc.nodes {
+            let node = cluster.node(na.node);
+            let u = &mut self.nodes[na.node.idx()];
+            u.free_cores.difference_with(&na.cores);
+            u.free_mem -= na.mem_mib;
+            u.free_gpus &= !na.gpus;
+            u.jobs += 1;
+            u.exclusive |= alloc.exclusive;
+            self.alloc_cpus += u64::from(na.cpus);
+            self.alloc_gpus += u64::from(na.gpu_count());
+            for g in gpu_indices(na.gpus) {
+                let ty = node.gpus[g as usize].ty;
+                self.alloc_gpus_by_type[ty.idx()] += 1;
+                self.alloc_gpu_sevenths += u64::from(cluster.gpu_type(ty).compute_sevenths());
+            }
+        }
+        Ok(())
+    }
+
+    /// Gives back the resources of `alloc`.
+    pub fn release(&mut self, cluster: &Cluster, alloc: &Allocation) -> Result<(), AllocError> {
+        for na in &alloc.nodes {
+            let u = &self.nodes[na.node.idx()];
+            let name = || cluster.node(na.node).name.clone();
+            let mut overlap = na.cores;
+            overlap.difference_with(&CoreSet::default());
+            if na.cores.iter().any(|c| u.free_cores.contains(c)) {
+                return Err(AllocError::DoubleFree {
+                    node: name(),
+                    what: "a core",
+                });
+            }
+            if na.gpus & u.free_gpus != 0 {
+                return Err(AllocError::DoubleFree {
+                    node: name(),
+                    what: "a GPU",
+                });
+            }
+            if u.jobs == 0 || u.free_mem + na.mem_mib > cluster.node(na.node).memory_mib {
+                return Err(AllocError::DoubleFree {
+                    node: name(),
+                    what: "memory",
+                });
+            }
+        }
+        for na in &alloc.nodes {
+            let node = cluster.node(na.node);
+            let u = &mut self.nodes[na.node.idx()];
+            u.free_cores.union_with(&na.cores);
+            u.free_mem += na.mem_mib;
+            u.free_gpus |= na.gpus;
+            u.jobs -= 1;
+            if alloc.exclusive {
+                u.exclusive = false;
+            }
+            self.alloc_cpus -= u64::from(na.cpus);
+            self.alloc_gpus -= u64::from(na.gpu_count());
+            for g in gpu_indices(na.gpus) {
+                let ty = node.gpus[g as usize].ty;
+                self.alloc_gpus_by_type[ty.idx()] -= 1;
+                self.alloc_gpu_sevenths -= u64::from(cluster.gpu_type(ty).compute_sevenths());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A mask with the lowest `n` bits set.
+#[inline]
+pub fn full_mask(n: usize) -> u64 {
+    if n >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << n) - 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::model_by_name;
+    use crate::cluster::{GpuDevice, GpuType, Node};
+    use crate::ids::GpuTypeId;
+
+    fn one_node() -> Cluster {
+        let model = model_by_name("A100-SXM4-80GB").unwrap();
+        let gpu = |i: u16| GpuDevice {
+            ty: GpuTypeId(0),
+            model,
+            socket: Some(i / 2),
+            phys: i as u8,
+            mig: None,
+        };
+        Cluster::new(
+            vec![Node {
+                name: "gpu01".into(),
+                sockets: 2,
+                cores_per_socket: 4,
+                threads_per_core: 2,
+                memory_mib: 1000,
+                features: vec![],
+                weight: 1,
+                gpus: (0..4).map(gpu).collect(),
+                gpu_links: None,
+                state: NodeAdminState::Up,
+            }],
+            vec![],
+            vec![GpuType {
+                name: "a100".into(),
+                model,
+                mig: None,
+            }],
+        )
+    }
+
+    fn alloc(cores: &[u32], mem: u64, gpus: u64) -> Allocation {
+        let mut cs = CoreSet::default();
+        for &c in cores {
+            cs.insert(c);
+        }
+        Allocation {
+            nodes: vec![NodeAlloc {
+                node: NodeId(0),
+                cores: cs,
+                cpus: cores.len() as u32 * 2,
+                mem_mib: mem,
+                gpus,
+                tasks: 1,
+            }],
+            exclusive: false,
+        }
+    }
+
+    #[test]
+    fn refuses_over_allocation_and_double_free() {
+        let c = one_node();
+        let mut s = ClusterState::new(&c);
+        let a = alloc(&[0, 1], 600, 0b0011);
+        s.allocate(&c, &a).unwrap();
+        assert_eq!((s.alloc_gpus(), s.alloc_cpus()), (2, 4));
+        // Same GPU, other cores.
+        assert!(s.allocate(&c, &alloc(&[2], 10, 0b0010)).is_err());
+        // Same core.
+        assert!(s.allocate(&c, &alloc(&[1], 10, 0b0100)).is_err());
+        // Too much memory.
+        assert!(s.allocate(&c, &alloc(&[2], 401, 0b0100)).is_err());
+        // A failed attempt changes nothing.
+        assert_eq!(s.node(NodeId(0)).free_mem, 400);
+        let b = alloc(&[2, 3], 400, 0b1100);
+        s.allocate(&c, &b).unwrap();
+        assert_eq!(s.node(NodeId(0)).free_gpus, 0);
+        s.release(&c, &a).unwrap();
+        assert!(s.release(&c, &a).is_err(), "double free must be refused");
+        s.release(&c, &b).unwrap();
+        assert_eq!(s.node(NodeId(0)).free_core_count(), 8);
+        assert_eq!(
+            (s.alloc_gpus(), s.alloc_cpus(), s.alloc_gpu_sevenths()),
+            (0, 0, 0)
+        );
+    }
+
+    #[test]
+    fn exclusive_needs_an_empty_node() {
+        let c = one_node();
+        let mut s = ClusterState::new(&c);
+        s.allocate(&c, &alloc(&[0], 1, 0)).unwrap();
+        let mut ex = alloc(&[1], 1, 0b1);
+        ex.exclusive = true;
+        assert!(s.allocate(&c, &ex).is_err());
+    }
+
+    #[test]
+    fn coreset_iterates_in_order() {
+        let mut s = CoreSet::default();
+        for c in [200, 3, 64, 0] {
+            s.insert(c);
+        }
+        assert_eq!(s.iter().collect::<Vec<_>>(), vec![0, 3, 64, 200]);
+        assert_eq!(s.count(), 4);
+        assert_eq!(gpu_indices(0b1010_0001).collect::<Vec<_>>(), vec![0, 5, 7]);
+    }
+}

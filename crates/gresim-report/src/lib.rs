@@ -1,0 +1,387 @@
+//! gresim's outputs: per-job records (JSON, CSV), a run summary (JSON and a
+//! terminal table) and a GPU-utilization chart (SVG).
+//!
+//! Everything here is a pure function of a [`SimOutput`]: the same run gives
+//! byte-identical files.
+
+pub mod plot;
+pub mod records;
+pub mod summary;
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use gresim_engine::SimOutput;
+
+pub use plot::utilization_svg;
+pub use records::{job_records, records_csv, records_json, JobRecord};
+pub use summary::{round6, Stats, Summary};
+
+/// The files [`write_outputs`] writes.
+pub const OUTPUT_FILES: [&str; 4] = [
+    "records.json",
+    "records.csv",
+    "summary.json",
+    "utilization.svg",
+];
+
+/// Writes records.json, records.csv, summary.json and utilization.svg into
+/// `dir` atomically: everything is first written into a fresh temporary
+/// directory `dir/.gresim-tmp-<pid>` and then each file is renamed into
+/// place, so a failure leaves no half-written output.
+///
+/// `dir` is created if needed. Each file is replaced atomically (a rename
+/// within one file system); if rendering or writing fails, no file in `dir`
+/// has been touched and the temporary directory is removed.
+pub fn write_outputs(out: &SimOutput, scenario_name: &str, dir: &Path) -> io::Result<Summary> {
+    let records = job_records(out);
+    let summary = Summary::compute(out, scenario_name);
+    let title = format!("{scenario_name} ({}): GPUs over time", out.policy);
+    let svg = utilization_svg(out, &title).map_err(io::Error::other)?;
+    let contents: [(&str, String); 4] = [
+        (OUTPUT_FILES[0], records_json(&records)),
+        (OUTPUT_FILES[1], records_csv(&records)),
+        (OUTPUT_FILES[2], summary.to_json()),
+        (OUTPUT_FILES[3], svg),
+    ];
+
+    fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(".gresim-tmp-{}", std::process::id()));
+    // A leftover from a crashed run that had the same pid.
+    if tmp.exists() {
+        fs::remove_dir_all(&tmp)?;
+    }
+    fs::create_dir(&tmp)?;
+    let result = write_and_move(&tmp, dir, &contents);
+    // Best effort: the directory is empty on success, and on failure the
+    // original error matters more than a cleanup error.
+    let _ = fs::remove_dir_all(&tmp);
+    result.map(|()| summary)
+}
+
+fn write_and_move(tmp: &Path, dir: &Path, contents: &[(&str, String)]) -> io::Result<()> {
+    let mut staged: Vec<(PathBuf, PathBuf)> = Vec::with_capacity(contents.len());
+    for (name, text) in contents {
+        let path = tmp.join(name);
+        let mut f = fs::File::create(&path)?;
+        io::Write::write_all(&mut f, text.as_bytes())?;
+        f.sync_all()?;
+        staged.push((path, dir.join(name)));
+    }
+    // A rename onto a directory would fail midway: refuse before moving anything.
+    for (_, to) in &staged {
+        if to.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!("{} is a directory", to.display()),
+            ));
+        }
+    }
+    for (from, to) in staged {
+        fs::rename(from, to)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    //! A tiny hand-made run shared by the tests.
+
+    use std::sync::Arc;
+
+    use gresim_engine::{Sample, SimOutput, Usage};
+    use gresim_model::catalog::model_by_name;
+    use gresim_model::job::{Job, JobRequest, JobSpec, Run, RunTime};
+    use gresim_model::state::{Allocation, CoreSet, NodeAlloc};
+    use gresim_model::{
+        Cluster, GpuDevice, GpuType, GpuTypeId, JobId, JobState, Node, NodeAdminState, NodeId,
+        PartId, Partition, Reason,
+    };
+    use gresim_sched::SchedParams;
+
+    fn cluster() -> Cluster {
+        let model = model_by_name("A100-SXM4-80GB").unwrap();
+        let gpu = |i: u8| GpuDevice {
+            ty: GpuTypeId(0),
+            model,
+            socket: Some(0),
+            phys: i,
+            mig: None,
+        };
+        Cluster::new(
+            vec![Node {
+                name: "gpu01".into(),
+                sockets: 2,
+                cores_per_socket: 4,
+                threads_per_core: 2,
+                memory_mib: 64_000,
+                features: vec![],
+                weight: 1,
+                gpus: vec![gpu(0), gpu(1)],
+                gpu_links: None,
+                state: NodeAdminState::Up,
+            }],
+            vec![Partition {
+                name: "gpu".into(),
+                nodes: vec![NodeId(0)],
+                default: true,
+                max_time: Some(3600),
+                default_time: None,
+                priority_tier: 1,
+                priority_job_factor: 1,
+                min_nodes: 0,
+                max_nodes: None,
+                state: Default::default(),
+            }],
+            vec![GpuType {
+                name: "a100".into(),
+                model,
+                mig: None,
+            }],
+        )
+    }
+
+    fn spec(key: &str, name: &str, user: &str, req: &Arc<JobRequest>, submit: u64) -> JobSpec {
+        JobSpec {
+            key: key.into(),
+            name: name.into(),
+            user: user.into(),
+            request: req.clone(),
+            submit,
+            run_time: RunTime::Secs(100),
+            task_run_times: vec![],
+            exit_code: 0,
+            array: None,
+            requeue: None,
+            dependency: None,
+            begin: None,
+            hold: false,
+            nice: 0,
+        }
+    }
+
+    fn alloc(cpus: u32, mem_mib: u64, gpus: u64) -> Allocation {
+        Allocation {
+            nodes: vec![NodeAlloc {
+                node: NodeId(0),
+                cores: CoreSet::first(cpus / 2),
+                cpus,
+                mem_mib,
+                gpus,
+                tasks: 1,
+            }],
+            exclusive: false,
+        }
+    }
+
+    fn run(start: u64, end: Option<u64>, state: JobState, a: Allocation) -> Run {
+        Run {
+            start,
+            end,
+            state,
+            partition: PartId(0),
+            alloc: a,
+        }
+    }
+
+    fn job(sub: u32, req: &Arc<JobRequest>, submit: u64, state: JobState, runs: Vec<Run>) -> Job {
+        Job {
+            sub,
+            task: None,
+            request: req.clone(),
+            job_id: Some(JobId(sub + 1)),
+            array_job_id: None,
+            submit,
+            first_submit: submit,
+            eligible: Some(submit),
+            state,
+            reason: Reason::None,
+            reason_desc: None,
+            priority: 1,
+            run_time: RunTime::Secs(100),
+            exit_code: 0,
+            runs,
+            rejected: None,
+            held: None,
+            begin: None,
+            requeue: false,
+        }
+    }
+
+    /// One node `gpu01` with 2 A100s, partition `gpu` (MaxTime 1 h):
+    ///
+    /// * job 1 `train` (alice): submitted 0, ran 10–110 on GPUs 0-1, COMPLETED;
+    /// * job 2 `eval, "quick"` (bob, `--time=100`): submitted 5, ran 110–150 on
+    ///   GPU 0 (requeued), then 200–300 on GPU 1, TIMEOUT, exit code 1;
+    /// * array task 3_4 `sweep` (carol, `--time=UNLIMITED`): submitted 20, PENDING (Priority).
+    pub fn sample_output() -> SimOutput {
+        let plain = Arc::new(JobRequest::default());
+        let limited = Arc::new(JobRequest {
+            time_limit: Some(Some(100)),
+            ..JobRequest::default()
+        });
+        let unlimited = Arc::new(JobRequest {
+            time_limit: Some(None),
+            ..JobRequest::default()
+        });
+        let specs = vec![
+            spec("a", "train", "alice", &plain, 0),
+            spec("b", "eval, \"quick\"", "bob", &limited, 5),
+            spec("c", "sweep", "carol", &unlimited, 20),
+        ];
+        let j0 = job(
+            0,
+            &plain,
+            0,
+            JobState::Completed,
+            vec![run(
+                10,
+                Some(110),
+                JobState::Completed,
+                alloc(4, 1000, 0b11),
+            )],
+        );
+        let mut j1 = job(
+            1,
+            &limited,
+            5,
+            JobState::Timeout,
+            vec![
+                run(110, Some(150), JobState::Requeued, alloc(2, 500, 0b01)),
+                run(200, Some(300), JobState::Timeout, alloc(2, 500, 0b10)),
+            ],
+        );
+        j1.exit_code = 1;
+        j1.submit = 180;
+        let mut j2 = job(2, &unlimited, 20, JobState::Pending, vec![]);
+        j2.job_id = None;
+        j2.array_job_id = Some(JobId(3));
+        j2.task = Some(4);
+        j2.reason = Reason::Priority;
+        j2.eligible = None;
+
+        let s = |t, alloc_gpus: u32, alloc_cpus, running, pending| Sample {
+            t,
+            alloc_gpus,
+            alloc_gpu_sevenths: alloc_gpus * 7,
+            alloc_cpus,
+            avail_gpus: 2,
+            running,
+            pending,
+        };
+        let timeline = vec![
+            s(0, 0, 0, 0, 1),
+            s(10, 2, 4, 1, 1),
+            s(110, 1, 2, 1, 1),
+            s(150, 0, 0, 0, 2),
+            s(200, 1, 2, 1, 1),
+            s(300, 0, 0, 0, 1),
+        ];
+        let usage = Usage {
+            gpu_alloc_secs: vec![2 * 100 + 40 + 100],
+            gpu_avail_secs: vec![2 * 300],
+            gpu_sevenths_alloc_secs: 7 * 340,
+            gpu_sevenths_avail_secs: 7 * 600,
+            cpu_alloc_secs: 960,
+            cpu_avail_secs: 16 * 300,
+            from: 0,
+            to: 300,
+        };
+        SimOutput {
+            cluster: cluster(),
+            params: SchedParams::default(),
+            policy: "fifo".into(),
+            specs,
+            jobs: vec![j0, j1, j2],
+            reasons: None,
+            timeline,
+            usage,
+            end_time: 300,
+            events: 42,
+            hit_horizon: false,
+        }
+    }
+
+    /// [`sample_output`] with another timeline and end time.
+    pub fn with_timeline(timeline: Vec<Sample>, end_time: u64) -> SimOutput {
+        SimOutput {
+            timeline,
+            end_time,
+            ..sample_output()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_all_files_and_no_temp_dir() {
+        let out = test_support::sample_output();
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("results").join("tiny");
+        let s = write_outputs(&out, "tiny", &dir).unwrap();
+        assert_eq!(s, Summary::compute(&out, "tiny"));
+        let mut names: Vec<String> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                "records.csv",
+                "records.json",
+                "summary.json",
+                "utilization.svg"
+            ]
+        );
+        assert_eq!(
+            fs::read_to_string(dir.join("records.csv")).unwrap(),
+            records_csv(&job_records(&out))
+        );
+        assert_eq!(
+            fs::read_to_string(dir.join("summary.json")).unwrap(),
+            s.to_json()
+        );
+        assert!(fs::read_to_string(dir.join("utilization.svg"))
+            .unwrap()
+            .contains("<svg"));
+
+        // Writing again replaces the files in place.
+        let s2 = write_outputs(&out, "again", &dir).unwrap();
+        assert!(fs::read_to_string(dir.join("summary.json"))
+            .unwrap()
+            .contains("\"again\""));
+        assert_eq!(s2.scenario, "again");
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 4);
+    }
+
+    #[test]
+    fn failure_leaves_nothing_behind() {
+        let out = test_support::sample_output();
+        let root = tempfile::tempdir().unwrap();
+        // `dir` is a file: nothing can be written under it.
+        let dir = root.path().join("not-a-dir");
+        fs::write(&dir, "x").unwrap();
+        assert!(write_outputs(&out, "tiny", &dir).is_err());
+        assert_eq!(fs::read_to_string(&dir).unwrap(), "x");
+
+        // A name taken by a directory: refused before any file is moved, and
+        // the temporary directory is removed.
+        let dir = root.path().join("blocked");
+        fs::create_dir_all(dir.join("summary.json").join("sub")).unwrap();
+        assert!(write_outputs(&out, "tiny", &dir).is_err());
+        let names: Vec<String> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            names,
+            ["summary.json"],
+            "no file moved, no temporary directory left"
+        );
+    }
+}

@@ -1,0 +1,386 @@
+//! Per-job records: one row per job or array task, as `sacct` would list it.
+
+use gresim_engine::SimOutput;
+use gresim_model::hostlist;
+use gresim_model::job::{Job, JobState, Run, Time};
+use gresim_model::state::gpu_indices;
+use gresim_model::PartId;
+
+/// The outcome of one job (or array task) at the end of a run.
+///
+/// Times are simulated seconds since the scenario's t0. Fields that describe
+/// "the run" refer to the job's last run (the current one if it was still
+/// running when the simulation stopped).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct JobRecord {
+    /// [`Job::display_id`]: `%A_%a` for array tasks, else the job id.
+    pub job_id: String,
+    /// `--job-name`.
+    pub name: String,
+    pub user: String,
+    /// Partition of the last run; else the first requested partition; else
+    /// the default partition; `""` if there is none.
+    pub partition: String,
+    /// Final state ([`JobState::as_str`]); PENDING or RUNNING when the run
+    /// stopped at a horizon.
+    pub state: String,
+    /// Final pending reason ([`gresim_model::Reason::as_str`]); `"None"` for
+    /// jobs that are not pending.
+    pub reason: String,
+    /// When the job was first submitted.
+    pub submit: u64,
+    /// When it last became eligible.
+    pub eligible: Option<u64>,
+    /// Start of the last run.
+    pub start: Option<u64>,
+    /// End of the last run (`None` while it runs).
+    pub end: Option<u64>,
+    /// Start of the first run minus the first submission.
+    pub wait: Option<u64>,
+    /// Length of the last run (up to the end of the simulation while it runs).
+    pub elapsed: Option<u64>,
+    /// Time limit in seconds in the partition of [`JobRecord::partition`];
+    /// `None` (null) when UNLIMITED.
+    pub time_limit: Option<u64>,
+    /// Hostlist-compressed nodes of the last run (`""` if it never ran).
+    pub nodes: String,
+    /// GPU indices per node of the last run, `gpu01:0-3;gpu02:0,2`; `""` if none.
+    pub gpus: String,
+    /// GPU devices of the last run.
+    pub gpu_count: u32,
+    /// CPUs of the last run.
+    pub cpus: u32,
+    /// Memory (MiB, all nodes) of the last run.
+    pub mem_mib: u64,
+    /// Number of runs minus one.
+    pub restarts: u32,
+    pub exit_code: i32,
+    /// Sum over all runs of GPU devices × run length (seconds).
+    pub gpu_seconds: u64,
+}
+
+/// The CSV header: the field names of [`JobRecord`] in order.
+const CSV_HEADER: [&str; 21] = [
+    "job_id",
+    "name",
+    "user",
+    "partition",
+    "state",
+    "reason",
+    "submit",
+    "eligible",
+    "start",
+    "end",
+    "wait",
+    "elapsed",
+    "time_limit",
+    "nodes",
+    "gpus",
+    "gpu_count",
+    "cpus",
+    "mem_mib",
+    "restarts",
+    "exit_code",
+    "gpu_seconds",
+];
+
+/// The partition a job is reported in: that of its last run, else the first
+/// one it asked for, else the cluster's default partition.
+pub(crate) fn job_partition(out: &SimOutput, job: &Job) -> Option<PartId> {
+    job.runs
+        .last()
+        .map(|r| r.partition)
+        .or_else(|| job.request.partitions.first().copied())
+        .or_else(|| out.cluster.default_partition())
+}
+
+/// How long a run lasted (up to the end of the simulation if it still runs).
+pub(crate) fn run_length(run: &Run, end_time: Time) -> u64 {
+    run.end.unwrap_or(end_time).saturating_sub(run.start)
+}
+
+/// Compresses sorted GPU indices into ranges: `0-3,5`.
+fn compress_indices(idx: impl Iterator<Item = u8>) -> String {
+    let mut ranges: Vec<(u8, u8)> = Vec::new();
+    for i in idx {
+        match ranges.last_mut() {
+            Some((_, hi)) if u16::from(*hi) + 1 == u16::from(i) => *hi = i,
+            _ => ranges.push((i, i)),
+        }
+    }
+    ranges
+        .iter()
+        .map(|&(lo, hi)| {
+            if lo == hi {
+                lo.to_string()
+            } else {
+                format!("{lo}-{hi}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn record(out: &SimOutput, job: &Job) -> JobRecord {
+    let cluster = &out.cluster;
+    let spec = out.specs.get(job.sub as usize);
+    let last = job.runs.last();
+    let part = job_partition(out, job);
+    let time_limit = match part {
+        Some(p) if p.idx() < cluster.partitions.len() => {
+            gresim_sched::time_limit_in(cluster, job, p)
+        }
+        _ => job.request.time_limit.flatten(),
+    };
+    let (nodes, gpus, gpu_count, cpus, mem_mib) = match last {
+        Some(r) => {
+            let names: Vec<&str> = cluster.node_names(r.alloc.nodes.iter().map(|n| &n.node));
+            let gpus = r
+                .alloc
+                .nodes
+                .iter()
+                .filter(|n| n.gpus != 0)
+                .map(|n| {
+                    format!(
+                        "{}:{}",
+                        cluster.node(n.node).name,
+                        compress_indices(gpu_indices(n.gpus))
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(";");
+            (
+                hostlist::compress(&names),
+                gpus,
+                r.alloc.gpu_count(),
+                r.alloc.cpu_count(),
+                r.alloc.nodes.iter().map(|n| n.mem_mib).sum(),
+            )
+        }
+        None => (String::new(), String::new(), 0, 0, 0),
+    };
+    JobRecord {
+        job_id: job.display_id(),
+        name: spec.map_or_else(String::new, |s| s.name.clone()),
+        user: spec.map_or_else(String::new, |s| s.user.clone()),
+        partition: part
+            .and_then(|p| cluster.partitions.get(p.idx()))
+            .map_or_else(String::new, |p| p.name.clone()),
+        state: job.state.as_str().to_string(),
+        reason: if job.state == JobState::Pending {
+            job.reason.as_str()
+        } else {
+            "None"
+        }
+        .to_string(),
+        submit: job.first_submit,
+        eligible: job.eligible,
+        start: last.map(|r| r.start),
+        end: last.and_then(|r| r.end),
+        wait: job
+            .runs
+            .first()
+            .map(|r| r.start.saturating_sub(job.first_submit)),
+        elapsed: last.map(|r| run_length(r, out.end_time)),
+        time_limit,
+        nodes,
+        gpus,
+        gpu_count,
+        cpus,
+        mem_mib,
+        restarts: job.restarts(),
+        exit_code: job.exit_code,
+        gpu_seconds: job
+            .runs
+            .iter()
+            .map(|r| u64::from(r.alloc.gpu_count()) * run_length(r, out.end_time))
+            .sum(),
+    }
+}
+
+/// One record per job, in job-table order.
+pub fn job_records(out: &SimOutput) -> Vec<JobRecord> {
+    out.jobs.iter().map(|j| record(out, j)).collect()
+}
+
+/// The records as a pretty-printed JSON array, with a trailing newline.
+pub fn records_json(records: &[JobRecord]) -> String {
+    let mut s = serde_json::to_string_pretty(records).expect("records always serialise");
+    s.push('\n');
+    s
+}
+
+/// Quotes a CSV field when it holds `,`, `"`, CR or LF (RFC 4180).
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn opt(v: Option<u64>) -> String {
+    v.map_or_else(String::new, |v| v.to_string())
+}
+
+/// The records as CSV: a header line, then one line per record (lines end
+/// with `\n`). `None` is an empty field.
+pub fn records_csv(records: &[JobRecord]) -> String {
+    let mut s = CSV_HEADER.join(",");
+    s.push('\n');
+    for r in records {
+        let fields = [
+            csv_field(&r.job_id),
+            csv_field(&r.name),
+            csv_field(&r.user),
+            csv_field(&r.partition),
+            csv_field(&r.state),
+            csv_field(&r.reason),
+            r.submit.to_string(),
+            opt(r.eligible),
+            opt(r.start),
+            opt(r.end),
+            opt(r.wait),
+            opt(r.elapsed),
+            opt(r.time_limit),
+            csv_field(&r.nodes),
+            csv_field(&r.gpus),
+            r.gpu_count.to_string(),
+            r.cpus.to_string(),
+            r.mem_mib.to_string(),
+            r.restarts.to_string(),
+            r.exit_code.to_string(),
+            r.gpu_seconds.to_string(),
+        ];
+        s.push_str(&fields.join(","));
+        s.push('\n');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::sample_output;
+
+    #[test]
+    fn records_have_exact_fields() {
+        let out = sample_output();
+        let r = job_records(&out);
+        assert_eq!(r.len(), 3);
+
+        let a = &r[0];
+        assert_eq!(a.job_id, "1");
+        assert_eq!(a.name, "train");
+        assert_eq!(a.user, "alice");
+        assert_eq!(a.partition, "gpu");
+        assert_eq!(a.state, "COMPLETED");
+        assert_eq!(a.reason, "None");
+        assert_eq!((a.submit, a.eligible), (0, Some(0)));
+        assert_eq!((a.start, a.end), (Some(10), Some(110)));
+        assert_eq!(a.wait, Some(10));
+        assert_eq!(a.elapsed, Some(100));
+        // No --time: the partition's DefaultTime falls back to MaxTime.
+        assert_eq!(a.time_limit, Some(3600));
+        assert_eq!(a.nodes, "gpu01");
+        assert_eq!(a.gpus, "gpu01:0-1");
+        assert_eq!((a.gpu_count, a.cpus, a.mem_mib), (2, 4, 1000));
+        assert_eq!((a.restarts, a.exit_code, a.gpu_seconds), (0, 0, 200));
+
+        let b = &r[1];
+        assert_eq!(b.job_id, "2");
+        assert_eq!(b.state, "TIMEOUT");
+        assert_eq!((b.start, b.end), (Some(200), Some(300)));
+        // Wait counts to the FIRST run, elapsed is the LAST run.
+        assert_eq!(b.wait, Some(105));
+        assert_eq!(b.elapsed, Some(100));
+        assert_eq!(b.time_limit, Some(100));
+        assert_eq!(b.gpus, "gpu01:1");
+        assert_eq!(b.gpu_count, 1);
+        assert_eq!(b.restarts, 1);
+        assert_eq!(b.exit_code, 1);
+        // 1 GPU × 40 s (first run) + 1 GPU × 100 s (second run).
+        assert_eq!(b.gpu_seconds, 140);
+
+        let c = &r[2];
+        assert_eq!(c.job_id, "3_4");
+        assert_eq!(c.state, "PENDING");
+        assert_eq!(c.reason, "Priority");
+        assert_eq!(c.partition, "gpu");
+        assert_eq!(
+            (c.start, c.end, c.wait, c.elapsed),
+            (None, None, None, None)
+        );
+        assert_eq!((c.nodes.as_str(), c.gpus.as_str()), ("", ""));
+        assert_eq!(c.time_limit, None, "--time=UNLIMITED");
+        assert_eq!(c.gpu_seconds, 0);
+    }
+
+    #[test]
+    fn running_job_elapsed_runs_to_end_time() {
+        let mut out = sample_output();
+        out.jobs[1].runs[1].end = None;
+        out.jobs[1].runs[1].state = JobState::Running;
+        out.jobs[1].state = JobState::Running;
+        out.end_time = 250;
+        let r = &job_records(&out)[1];
+        assert_eq!(r.state, "RUNNING");
+        assert_eq!((r.end, r.elapsed), (None, Some(50)));
+        assert_eq!(r.gpu_seconds, 40 + 50);
+    }
+
+    #[test]
+    fn gpu_index_ranges() {
+        assert_eq!(compress_indices([0u8, 1, 2, 3, 5].into_iter()), "0-3,5");
+        assert_eq!(compress_indices([0u8, 2].into_iter()), "0,2");
+        assert_eq!(compress_indices([7u8].into_iter()), "7");
+        assert_eq!(compress_indices(std::iter::empty()), "");
+        assert_eq!(compress_indices([254u8, 255].into_iter()), "254-255");
+    }
+
+    #[test]
+    fn csv_quotes_and_empties() {
+        let out = sample_output();
+        let csv = records_csv(&job_records(&out));
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 4);
+        assert_eq!(
+            lines[0],
+            "job_id,name,user,partition,state,reason,submit,eligible,start,end,wait,elapsed,\
+             time_limit,nodes,gpus,gpu_count,cpus,mem_mib,restarts,exit_code,gpu_seconds"
+        );
+        assert_eq!(
+            lines[1],
+            "1,train,alice,gpu,COMPLETED,None,0,0,10,110,10,100,3600,gpu01,gpu01:0-1,2,4,1000,0,0,200"
+        );
+        // The name holds a comma and quotes: quoted, inner quotes doubled.
+        assert!(
+            lines[2].starts_with("2,\"eval, \"\"quick\"\"\",bob,gpu,TIMEOUT,None,5,"),
+            "{}",
+            lines[2]
+        );
+        // A pending job: empty Option fields.
+        assert_eq!(
+            lines[3],
+            "3_4,sweep,carol,gpu,PENDING,Priority,20,,,,,,,,,0,0,0,0,0,0"
+        );
+        assert!(csv.ends_with('\n'));
+        assert_eq!(csv_field("a\nb"), "\"a\nb\"");
+        assert_eq!(csv_field("plain"), "plain");
+    }
+
+    #[test]
+    fn json_is_an_array_with_nulls() {
+        let out = sample_output();
+        let json = records_json(&job_records(&out));
+        assert!(json.ends_with("]\n"));
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let arr = v.as_array().unwrap();
+        assert_eq!(arr.len(), 3);
+        assert_eq!(arr[0]["gpus"], "gpu01:0-1");
+        assert_eq!(arr[0]["wait"], 10);
+        assert!(arr[2]["time_limit"].is_null());
+        assert!(arr[2]["start"].is_null());
+        assert_eq!(arr[1]["name"], "eval, \"quick\"");
+    }
+}

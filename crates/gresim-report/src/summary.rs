@@ -1,0 +1,427 @@
+//! Whole-run summary: job counts, wait/JCT/slowdown statistics, utilization.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use gresim_engine::SimOutput;
+use serde::Serializer;
+
+use crate::records::run_length;
+
+/// Feitelson's bounded-slowdown threshold τ in seconds.
+pub const SLOWDOWN_TAU: u64 = 10;
+
+/// Rounds to 6 decimal places so that JSON output is stable and readable.
+/// Non-finite values become 0 and `-0` becomes `0`.
+pub fn round6(x: f64) -> f64 {
+    if !x.is_finite() {
+        return 0.0;
+    }
+    if x.abs() >= 1e15 {
+        // No fractional digits left to round at this magnitude.
+        return x;
+    }
+    let r = (x * 1e6).round() / 1e6;
+    if r == 0.0 {
+        0.0
+    } else {
+        r
+    }
+}
+
+fn ser_f64<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(round6(*x))
+}
+
+fn ser_f64_map<S: Serializer>(m: &BTreeMap<String, f64>, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(m.iter().map(|(k, v)| (k, round6(*v))))
+}
+
+/// Count, mean and nearest-rank percentiles of a sample.
+///
+/// Floats are rounded to 6 decimal places when serialised (see [`round6`]).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, Default)]
+pub struct Stats {
+    pub count: u64,
+    #[serde(serialize_with = "ser_f64")]
+    pub mean: f64,
+    /// Nearest-rank 50th percentile: the value at rank ⌈0.5·n⌉.
+    #[serde(serialize_with = "ser_f64")]
+    pub median: f64,
+    /// Nearest-rank 95th percentile: the value at rank ⌈0.95·n⌉.
+    #[serde(serialize_with = "ser_f64")]
+    pub p95: f64,
+    #[serde(serialize_with = "ser_f64")]
+    pub max: f64,
+}
+
+impl Stats {
+    /// Statistics of `values` (sorted in place). An empty slice gives all zeros.
+    pub fn of(values: &mut [f64]) -> Stats {
+        let n = values.len();
+        if n == 0 {
+            return Stats::default();
+        }
+        values.sort_by(f64::total_cmp);
+        // Nearest rank ⌈p·n/100⌉ in exact integer arithmetic, clamped to 1..=n.
+        let rank = |pct: usize| (pct * n).div_ceil(100).clamp(1, n);
+        Stats {
+            count: n as u64,
+            mean: values.iter().sum::<f64>() / n as f64,
+            median: values[rank(50) - 1],
+            p95: values[rank(95) - 1],
+            max: values[n - 1],
+        }
+    }
+}
+
+/// The summary of a run.
+///
+/// Definitions (all times in simulated seconds; "first/last run" are a job's
+/// first and last entries in `Job::runs`):
+///
+/// * `wait`: over jobs that started at least once, `first run start − first_submit`.
+/// * `jct` (job completion time): over *ended* jobs (terminal state and at
+///   least one run with an end), `last run end − first_submit`.
+/// * `bounded_slowdown`: over ended jobs,
+///   `max(1, (wait + run) / max(run, τ))` with τ = 10 s ([`SLOWDOWN_TAU`]),
+///   `run = last run end − last run start` and
+///   `wait = last run start − first_submit` (so time lost in earlier,
+///   requeued runs counts as waiting, and `wait + run` equals the JCT).
+/// * `makespan`: the latest end of a last run among jobs that ran (a run still
+///   going at the horizon ends at `end_time`), minus the earliest
+///   `first_submit` of all jobs; 0 if no job ran.
+/// * utilizations: allocated over available resource-seconds of
+///   [`gresim_engine::Usage`]; 0 when nothing was available.
+///
+/// Floats are rounded to 6 decimal places when serialised (see [`round6`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Summary {
+    pub scenario: String,
+    pub policy: String,
+    pub jobs: u64,
+    /// Jobs per final state ([`gresim_model::JobState::as_str`]); states with no job are left out.
+    pub by_state: BTreeMap<String, u64>,
+    pub wait: Stats,
+    pub jct: Stats,
+    pub bounded_slowdown: Stats,
+    pub makespan: u64,
+    #[serde(serialize_with = "ser_f64")]
+    pub gpu_utilization: f64,
+    /// Per GRES type name (`a100`, `a100_1g.10gb`).
+    #[serde(serialize_with = "ser_f64_map")]
+    pub gpu_utilization_by_type: BTreeMap<String, f64>,
+    /// Utilization weighted by compute share (a `1g` MIG slice is 1/7 of a GPU).
+    #[serde(serialize_with = "ser_f64")]
+    pub gpu_sm_weighted_utilization: f64,
+    #[serde(serialize_with = "ser_f64")]
+    pub cpu_utilization: f64,
+    /// Allocated GPU device-hours (all types).
+    #[serde(serialize_with = "ser_f64")]
+    pub gpu_hours_allocated: f64,
+    pub end_time: u64,
+    pub events: u64,
+}
+
+fn ratio(num: u128, den: u128) -> f64 {
+    if den == 0 {
+        0.0
+    } else {
+        num as f64 / den as f64
+    }
+}
+
+impl Summary {
+    /// Summarises a run.
+    pub fn compute(out: &SimOutput, scenario_name: &str) -> Summary {
+        let mut by_state: BTreeMap<String, u64> = BTreeMap::new();
+        let mut waits = Vec::new();
+        let mut jcts = Vec::new();
+        let mut slowdowns = Vec::new();
+        let mut last_end: Option<u64> = None;
+        for job in &out.jobs {
+            *by_state.entry(job.state.as_str().to_string()).or_default() += 1;
+            let (Some(first), Some(last)) = (job.runs.first(), job.runs.last()) else {
+                continue;
+            };
+            waits.push(first.start.saturating_sub(job.first_submit) as f64);
+            let end = last.end.unwrap_or(out.end_time).max(last.start);
+            last_end = Some(last_end.map_or(end, |e: u64| e.max(end)));
+            if let (true, Some(end)) = (job.state.is_terminal(), last.end) {
+                let jct = end.saturating_sub(job.first_submit);
+                let run = run_length(last, out.end_time);
+                let wait = last.start.saturating_sub(job.first_submit);
+                jcts.push(jct as f64);
+                let sd = (wait + run) as f64 / run.max(SLOWDOWN_TAU) as f64;
+                slowdowns.push(sd.max(1.0));
+            }
+        }
+        let first_submit = out.jobs.iter().map(|j| j.first_submit).min();
+        let makespan = match (last_end, first_submit) {
+            (Some(e), Some(s)) => e.saturating_sub(s),
+            _ => 0,
+        };
+
+        let u = &out.usage;
+        let alloc: u128 = u.gpu_alloc_secs.iter().sum();
+        let avail: u128 = u.gpu_avail_secs.iter().sum();
+        let gpu_utilization_by_type = out
+            .cluster
+            .gpu_types
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let a = u.gpu_alloc_secs.get(i).copied().unwrap_or(0);
+                let v = u.gpu_avail_secs.get(i).copied().unwrap_or(0);
+                (t.name.clone(), ratio(a, v))
+            })
+            .collect();
+
+        Summary {
+            scenario: scenario_name.to_string(),
+            policy: out.policy.clone(),
+            jobs: out.jobs.len() as u64,
+            by_state,
+            wait: Stats::of(&mut waits),
+            jct: Stats::of(&mut jcts),
+            bounded_slowdown: Stats::of(&mut slowdowns),
+            makespan,
+            gpu_utilization: ratio(alloc, avail),
+            gpu_utilization_by_type,
+            gpu_sm_weighted_utilization: ratio(
+                u.gpu_sevenths_alloc_secs,
+                u.gpu_sevenths_avail_secs,
+            ),
+            cpu_utilization: ratio(u.cpu_alloc_secs, u.cpu_avail_secs),
+            gpu_hours_allocated: alloc as f64 / 3600.0,
+            end_time: out.end_time,
+            events: out.events,
+        }
+    }
+
+    /// Pretty-printed JSON with a trailing newline.
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("a summary always serialises");
+        s.push('\n');
+        s
+    }
+
+    /// A short human-readable table for the terminal.
+    pub fn table(&self) -> String {
+        let mut s = String::new();
+        let states = if self.by_state.is_empty() {
+            "-".to_string()
+        } else {
+            self.by_state
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let _ = writeln!(
+            s,
+            "{:<10} {:<13} policy {}",
+            "scenario", self.scenario, self.policy
+        );
+        let _ = writeln!(s, "{:<10} {:<13} {}", "jobs", self.jobs, states);
+        let _ = writeln!(s, "{:<10} {}", "wait  (s)", stats_line(&self.wait, 1));
+        let _ = writeln!(s, "{:<10} {}", "JCT   (s)", stats_line(&self.jct, 1));
+        let _ = writeln!(
+            s,
+            "{:<10} {}  (bounded, tau={SLOWDOWN_TAU} s)",
+            "slowdown",
+            stats_line(&self.bounded_slowdown, 2)
+        );
+        let _ = writeln!(s, "{:<10} {} s", "makespan", self.makespan);
+        let by_type = if self.gpu_utilization_by_type.is_empty() {
+            String::new()
+        } else {
+            let parts: Vec<String> = self
+                .gpu_utilization_by_type
+                .iter()
+                .map(|(k, v)| format!("{k} {}", pct(*v)))
+                .collect();
+            format!("  ({})", parts.join(", "))
+        };
+        let _ = writeln!(
+            s,
+            "{:<10} {}{}   SM-weighted {}",
+            "GPU util",
+            pct(self.gpu_utilization),
+            by_type,
+            pct(self.gpu_sm_weighted_utilization)
+        );
+        let _ = writeln!(s, "{:<10} {}", "CPU util", pct(self.cpu_utilization));
+        let _ = writeln!(
+            s,
+            "{:<10} {:.2} allocated   end {} s, {} events",
+            "GPU hours", self.gpu_hours_allocated, self.end_time, self.events
+        );
+        s
+    }
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+/// A number with no decimals when it is whole, else `decimals` of them.
+fn num(x: f64, decimals: usize) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.decimals$}")
+    }
+}
+
+fn stats_line(st: &Stats, decimals: usize) -> String {
+    if st.count == 0 {
+        return "n 0".to_string();
+    }
+    format!(
+        "n {}  mean {:.decimals$}  median {}  p95 {}  max {}",
+        st.count,
+        st.mean,
+        num(st.median, decimals),
+        num(st.p95, decimals),
+        num(st.max, decimals)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::sample_output;
+
+    #[test]
+    fn stats_nearest_rank() {
+        let mut v: Vec<f64> = (1..=20).rev().map(f64::from).collect();
+        let s = Stats::of(&mut v);
+        assert_eq!(s.count, 20);
+        assert_eq!(s.median, 10.0);
+        assert_eq!(s.p95, 19.0);
+        assert_eq!(s.max, 20.0);
+        assert!((s.mean - 10.5).abs() < 1e-12);
+        // Sorted in place.
+        assert_eq!(v[0], 1.0);
+
+        assert_eq!(Stats::of(&mut []), Stats::default());
+        let one = Stats::of(&mut [7.0]);
+        assert_eq!(
+            (one.count, one.median, one.p95, one.max, one.mean),
+            (1, 7.0, 7.0, 7.0, 7.0)
+        );
+        // n = 2: median is the lower value (rank 1), p95 the upper (rank 2).
+        let two = Stats::of(&mut [105.0, 10.0]);
+        assert_eq!((two.median, two.p95, two.mean), (10.0, 105.0, 57.5));
+    }
+
+    #[test]
+    fn rounding() {
+        assert_eq!(round6(1.0 / 3.0), 0.333333);
+        assert_eq!(round6(2.0 / 3.0), 0.666667);
+        assert_eq!(round6(-1e-9), 0.0);
+        assert!(round6(-1e-9).is_sign_positive());
+        assert_eq!(round6(f64::NAN), 0.0);
+        assert_eq!(round6(1e20), 1e20);
+    }
+
+    #[test]
+    fn summary_from_hand_made_output() {
+        let out = sample_output();
+        let s = Summary::compute(&out, "tiny");
+        assert_eq!(s.scenario, "tiny");
+        assert_eq!(s.policy, "fifo");
+        assert_eq!(s.jobs, 3);
+        let states: Vec<(&str, u64)> = s.by_state.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        assert_eq!(
+            states,
+            vec![("COMPLETED", 1), ("PENDING", 1), ("TIMEOUT", 1)]
+        );
+        // Waits to first start: 10 and 105.
+        assert_eq!(s.wait.count, 2);
+        assert_eq!(
+            (s.wait.mean, s.wait.median, s.wait.max),
+            (57.5, 10.0, 105.0)
+        );
+        // JCTs: 110 - 0 and 300 - 5.
+        assert_eq!((s.jct.count, s.jct.median, s.jct.max), (2, 110.0, 295.0));
+        // Slowdowns: 110/100 and 295/100.
+        assert_eq!(s.bounded_slowdown.count, 2);
+        assert!((s.bounded_slowdown.median - 1.1).abs() < 1e-12);
+        assert!((s.bounded_slowdown.max - 2.95).abs() < 1e-12);
+        assert_eq!(s.makespan, 300);
+        // Usage: 340 of 600 GPU-seconds.
+        assert!((s.gpu_utilization - 340.0 / 600.0).abs() < 1e-12);
+        assert_eq!(s.gpu_utilization_by_type.len(), 1);
+        assert!((s.gpu_utilization_by_type["a100"] - 340.0 / 600.0).abs() < 1e-12);
+        assert!((s.gpu_sm_weighted_utilization - 340.0 / 600.0).abs() < 1e-12);
+        assert!((s.cpu_utilization - 0.2).abs() < 1e-12);
+        assert!((s.gpu_hours_allocated - 340.0 / 3600.0).abs() < 1e-12);
+        assert_eq!((s.end_time, s.events), (300, 42));
+
+        let json = s.to_json();
+        assert!(json.ends_with("}\n"));
+        assert!(json.contains("\"gpu_utilization\": 0.566667,"), "{json}");
+        assert!(json.contains("\"a100\": 0.566667"), "{json}");
+        assert!(
+            json.contains("\"gpu_hours_allocated\": 0.094444,"),
+            "{json}"
+        );
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v["bounded_slowdown"]["mean"], 2.025);
+        assert_eq!(v["by_state"]["TIMEOUT"], 1);
+
+        let t = s.table();
+        assert!(
+            t.starts_with("scenario   tiny          policy fifo\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("jobs       3             COMPLETED 1, PENDING 1, TIMEOUT 1\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("wait  (s)  n 2  mean 57.5  median 10  p95 105  max 105\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("GPU util   56.7%  (a100 56.7%)   SM-weighted 56.7%\n"),
+            "{t}"
+        );
+        assert!(t.contains("CPU util   20.0%\n"), "{t}");
+        assert!(t.contains("makespan   300 s\n"), "{t}");
+    }
+
+    #[test]
+    fn slowdown_is_bounded_for_short_jobs() {
+        let mut out = sample_output();
+        // Job 0 runs 2 s after waiting 10 s: (10 + 2) / max(2, 10) = 1.2.
+        out.jobs[0].runs[0].end = Some(12);
+        // Job 1's last run lasts 1 s, started at once: max(1, ...) keeps it at >= 1.
+        out.jobs[1].first_submit = 200;
+        out.jobs[1].runs[0].start = 200;
+        out.jobs[1].runs[0].end = Some(200);
+        out.jobs[1].runs.truncate(1);
+        out.jobs[1].runs[0].state = gresim_model::JobState::Completed;
+        out.jobs[1].state = gresim_model::JobState::Completed;
+        let s = Summary::compute(&out, "x");
+        assert_eq!(s.bounded_slowdown.count, 2);
+        assert!((s.bounded_slowdown.max - 1.2).abs() < 1e-12);
+        assert_eq!(s.bounded_slowdown.median, 1.0);
+    }
+
+    #[test]
+    fn empty_output_is_all_zeros() {
+        let mut out = sample_output();
+        out.jobs.clear();
+        out.usage = gresim_engine::Usage::default();
+        let s = Summary::compute(&out, "empty");
+        assert_eq!(s.jobs, 0);
+        assert_eq!(s.makespan, 0);
+        assert_eq!(s.wait, Stats::default());
+        assert_eq!(s.gpu_utilization, 0.0);
+        assert_eq!(s.gpu_utilization_by_type["a100"], 0.0);
+        assert!(s.table().contains("jobs       0             -\n"));
+    }
+}

@@ -1,0 +1,192 @@
+//! The main scheduler with strict per-partition blocking, and no backfill.
+//!
+//! Records are visited in queue order. A record that fits starts. The first
+//! record of a partition that does not fit for lack of free resources
+//! (Resources) marks its partition failed and takes the partition's nodes out
+//! of the rest of the pass, so no lower-priority job starts ahead of it on
+//! those nodes; later records of a failed partition get reason Priority.
+//! Records blocked by partition limits or unavailable nodes do not block.
+
+use std::collections::BTreeSet;
+
+use gresim_model::job::Job;
+use gresim_model::{Cluster, JobIdx, PartId, Reason};
+
+use crate::queue::{job_partitions, QueueKey};
+use crate::select::{select, SelectFail};
+use crate::{PassCtx, Policy};
+
+/// FIFO (priority order) with strict per-partition blocking.
+#[derive(Debug, Default)]
+pub struct Fifo {
+    queue: BTreeSet<QueueKey>,
+    /// Each job's queue records, to remove them.
+    keys: Vec<Vec<QueueKey>>,
+    /// Pass number in which each job was last visited or started.
+    visited: Vec<u32>,
+    pass: u32,
+    /// Jobs queued since the last pass and jobs last given `Resources`:
+    /// the only ones whose reason a pass that stops early must still fix.
+    watch: Vec<JobIdx>,
+}
+
+impl Fifo {
+    fn ensure(&mut self, job: JobIdx) {
+        if self.keys.len() <= job.idx() {
+            self.keys.resize_with(job.idx() + 1, Vec::new);
+            self.visited.resize(job.idx() + 1, 0);
+        }
+    }
+
+    fn remove_job(&mut self, job: JobIdx) {
+        if let Some(ks) = self.keys.get_mut(job.idx()) {
+            for k in ks.drain(..) {
+                self.queue.remove(&k);
+            }
+        }
+    }
+}
+
+/// Reasons that come from partition limits, checked before selection. These
+/// records never block their partition.
+pub fn partition_limit_reason(ctx: &PassCtx<'_>, job: JobIdx, part: PartId) -> Option<Reason> {
+    use gresim_model::cluster::PartitionState;
+    let p = ctx.cluster.partition(part);
+    let j = &ctx.jobs[job.idx()];
+    match p.state {
+        PartitionState::Down => return Some(Reason::PartitionDown),
+        PartitionState::Inactive => return Some(Reason::PartitionInactive),
+        PartitionState::Up | PartitionState::Drain => {}
+    }
+    let req = &j.request;
+    if req.min_nodes as usize > p.nodes.len()
+        || p.max_nodes.is_some_and(|m| req.min_nodes > m)
+        || req.min_nodes < p.min_nodes
+    {
+        return Some(Reason::PartitionNodeLimit);
+    }
+    if let (Some(Some(limit)), Some(max)) = (req.time_limit, p.max_time) {
+        if limit > max {
+            return Some(Reason::PartitionTimeLimit);
+        }
+    }
+    if let (Some(None), Some(_)) = (req.time_limit, p.max_time) {
+        return Some(Reason::PartitionTimeLimit);
+    }
+    None
+}
+
+impl Policy for Fifo {
+    fn name(&self) -> &'static str {
+        "fifo"
+    }
+
+    fn enqueue(&mut self, job: JobIdx, jobs: &[Job], cluster: &Cluster) {
+        self.ensure(job);
+        let j = &jobs[job.idx()];
+        let parts: Vec<PartId> = job_partitions(cluster, j).collect();
+        for part in parts {
+            let k = QueueKey::new(cluster, j, job, part);
+            self.queue.insert(k);
+            self.keys[job.idx()].push(k);
+        }
+        self.watch.push(job);
+    }
+
+    fn dequeue(&mut self, job: JobIdx, _jobs: &[Job], _cluster: &Cluster) {
+        self.remove_job(job);
+    }
+
+    fn main_pass(&mut self, ctx: &mut PassCtx<'_>) {
+        self.pass = self.pass.wrapping_add(1).max(1);
+        let pass = self.pass;
+        let nparts = ctx.cluster.partitions.len();
+        let mut failed = vec![false; nparts];
+        let mut nfailed = 0;
+        let mut avoid: Option<Vec<bool>> = None;
+        let mut started: Vec<JobIdx> = Vec::new();
+        let watch = std::mem::take(&mut self.watch);
+        let mut resources: Vec<JobIdx> = Vec::new();
+
+        for k in self.queue.iter() {
+            if nfailed == nparts {
+                break;
+            }
+            let (job, part) = (k.job, k.part);
+            if self.visited[job.idx()] == pass && started.contains(&job) {
+                continue;
+            }
+            self.visited[job.idx()] = pass;
+            if failed[part.idx()] {
+                let r = ctx.jobs[job.idx()].reason;
+                if matches!(r, Reason::None | Reason::Resources) {
+                    ctx.set_reason(job, Reason::Priority, None);
+                }
+                continue;
+            }
+            if let Some(r) = partition_limit_reason(ctx, job, part) {
+                ctx.set_reason(job, r, None);
+                continue;
+            }
+            if !ctx.throttle_allows(job) {
+                ctx.set_reason(job, Reason::JobArrayTaskLimit, None);
+                continue;
+            }
+            let req = &ctx.jobs[job.idx()].request;
+            match select(
+                ctx.cluster,
+                ctx.params,
+                ctx.state,
+                req,
+                part,
+                avoid.as_deref(),
+            ) {
+                Ok(alloc) => {
+                    if ctx.start(job, part, alloc, false).is_ok() {
+                        started.push(job);
+                    }
+                }
+                Err(SelectFail::Busy) => {
+                    ctx.set_reason(job, Reason::Resources, None);
+                    resources.push(job);
+                    failed[part.idx()] = true;
+                    nfailed += 1;
+                    let a = avoid.get_or_insert_with(|| vec![false; ctx.cluster.nodes.len()]);
+                    for n in &ctx.cluster.partition(part).nodes {
+                        a[n.idx()] = true;
+                    }
+                }
+                Err(SelectFail::Unavailable(nodes)) => {
+                    let names = gresim_model::hostlist::compress(&ctx.cluster.node_names(&nodes));
+                    ctx.set_reason(
+                        job,
+                        Reason::ReqNodeNotAvail,
+                        Some(format!("UnavailableNodes:{names}")),
+                    );
+                }
+                Err(SelectFail::Never) => {
+                    ctx.set_reason(job, Reason::BadConstraints, None);
+                }
+            }
+        }
+        // A pass that stopped early did not visit every record: the ones it
+        // skipped stand behind a failed partition, as Slurm would have said.
+        for job in watch {
+            let j = &ctx.jobs[job.idx()];
+            if self.visited[job.idx()] != pass
+                && !self.keys[job.idx()].is_empty()
+                && matches!(j.reason, Reason::None | Reason::Resources)
+            {
+                ctx.set_reason(job, Reason::Priority, None);
+            }
+        }
+        for job in started {
+            self.remove_job(job);
+        }
+        self.watch = resources;
+    }
+
+    fn queued(&self) -> usize {
+        self.queue.len()
+    }
+}

@@ -1,0 +1,186 @@
+//! Schedulers for gresim.
+//!
+//! The engine drives a scheduler only through the [`Policy`] trait: it tells
+//! the policy which jobs are queued and asks it to run its main and backfill
+//! passes. A pass reads the cluster and the job table and starts jobs through
+//! [`PassCtx::start`], which does the resource accounting.
+//!
+//! Node and GPU choice ([`select`]) and queue order ([`queue`]) are shared by
+//! every policy.
+
+pub mod fifo;
+pub mod queue;
+pub mod select;
+
+use gresim_model::job::{Job, JobSpec, Time};
+use gresim_model::slurm_time::Seconds;
+use gresim_model::{Allocation, Cluster, ClusterState, JobIdx, PartId, Reason};
+
+pub use fifo::Fifo;
+
+/// Slurm settings the schedulers and the engine honour. Defaults are Slurm's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchedParams {
+    /// `sched_interval` in seconds: period of the full main pass.
+    pub sched_interval: u64,
+    /// `bf_interval` in seconds: period of the backfill pass.
+    pub bf_interval: u64,
+    /// Run a main pass right after a job is submitted.
+    pub pass_on_submit: bool,
+    /// Run a main pass right after a job ends.
+    pub pass_on_end: bool,
+    /// Period of the time-limit check (Slurm's PERIODIC_TIMEOUT, 30 s). 0 kills exactly at the limit.
+    pub timelimit_check_interval: u64,
+    /// Offset of the controller's periodic work (the recording's `ctld_start`).
+    pub ctld_phase: u64,
+    /// `DefMemPerCPU` in MiB; `None` means a job without a memory option takes the whole node.
+    pub def_mem_per_cpu: Option<u64>,
+    /// `JobRequeue`: whether jobs without `--requeue`/`--no-requeue` are requeued on node failure.
+    pub job_requeue: bool,
+    /// AuthInfo `cred_expire`: a requeued job is eligible again `cred_expire + 1` s later.
+    pub cred_expire: u64,
+    /// `bf_window` in seconds.
+    pub bf_window: u64,
+    /// `bf_resolution` in seconds.
+    pub bf_resolution: u64,
+    /// `bf_max_job_test`.
+    pub bf_max_job_test: u32,
+}
+
+impl Default for SchedParams {
+    fn default() -> Self {
+        SchedParams {
+            sched_interval: 60,
+            bf_interval: 30,
+            pass_on_submit: true,
+            pass_on_end: true,
+            timelimit_check_interval: 30,
+            ctld_phase: 0,
+            def_mem_per_cpu: None,
+            job_requeue: true,
+            cred_expire: 120,
+            bf_window: 1440 * 60,
+            bf_resolution: 60,
+            bf_max_job_test: 500,
+        }
+    }
+}
+
+/// A job the policy started in this pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Start {
+    pub job: JobIdx,
+    pub partition: PartId,
+    pub alloc: Allocation,
+    /// Which pass started it.
+    pub by_backfill: bool,
+}
+
+/// Everything a pass may read, and the one thing it may change: allocations.
+pub struct PassCtx<'a> {
+    pub now: Time,
+    pub cluster: &'a Cluster,
+    pub params: &'a SchedParams,
+    pub state: &'a mut ClusterState,
+    pub jobs: &'a [Job],
+    pub specs: &'a [JobSpec],
+    /// Running tasks per submission (for array throttles).
+    pub array_running: &'a [u32],
+    /// Jobs started in this pass, in start order.
+    pub started: Vec<Start>,
+    /// Reason changes decided in this pass.
+    pub reasons: Vec<(JobIdx, Reason, Option<String>)>,
+}
+
+impl<'a> PassCtx<'a> {
+    /// Starts `job` on `alloc`. Fails, changing nothing, if the allocation
+    /// conflicts with what is already allocated (a policy bug).
+    pub fn start(
+        &mut self,
+        job: JobIdx,
+        partition: PartId,
+        alloc: Allocation,
+        by_backfill: bool,
+    ) -> Result<(), gresim_model::state::AllocError> {
+        self.state.allocate(self.cluster, &alloc)?;
+        self.started.push(Start {
+            job,
+            partition,
+            alloc,
+            by_backfill,
+        });
+        Ok(())
+    }
+
+    /// Records a new pending reason for `job` if it differs from the current one.
+    pub fn set_reason(&mut self, job: JobIdx, reason: Reason, desc: Option<String>) {
+        let j = &self.jobs[job.idx()];
+        if j.reason != reason || j.reason_desc != desc {
+            self.reasons.push((job, reason, desc));
+        }
+    }
+
+    /// The time limit `job` runs with in `part`: `None` is unlimited.
+    pub fn time_limit(&self, job: JobIdx, part: PartId) -> Option<Seconds> {
+        time_limit_in(self.cluster, &self.jobs[job.idx()], part)
+    }
+
+    /// True when the job's array throttle lets one more task start.
+    pub fn throttle_allows(&self, job: JobIdx) -> bool {
+        let j = &self.jobs[job.idx()];
+        match self.specs[j.sub as usize]
+            .array
+            .as_ref()
+            .and_then(|a| a.throttle)
+        {
+            Some(max) => self.array_running[j.sub as usize] < max,
+            None => true,
+        }
+    }
+}
+
+/// The time limit a job gets in a partition (its `--time`, else the partition's DefaultTime).
+pub fn time_limit_in(cluster: &Cluster, job: &Job, part: PartId) -> Option<Seconds> {
+    match job.request.time_limit {
+        Some(l) => l,
+        None => cluster.partition(part).effective_default_time(),
+    }
+}
+
+/// A scheduling policy. The engine knows schedulers only through this trait.
+pub trait Policy: Send {
+    /// The policy's name, as `--policy` and reports spell it.
+    fn name(&self) -> &'static str;
+
+    /// `job` became eligible: it joins the queue.
+    fn enqueue(&mut self, job: JobIdx, jobs: &[Job], cluster: &Cluster);
+
+    /// `job` left the queue without being started by the policy (held,
+    /// cancelled). Jobs a pass starts are removed by the policy itself.
+    fn dequeue(&mut self, job: JobIdx, jobs: &[Job], cluster: &Cluster);
+
+    /// The main scheduling pass.
+    fn main_pass(&mut self, ctx: &mut PassCtx<'_>);
+
+    /// The backfill pass. Policies without backfill do nothing.
+    fn backfill_pass(&mut self, _ctx: &mut PassCtx<'_>) {}
+
+    /// Whether [`Policy::backfill_pass`] does anything (the engine skips its cadence otherwise).
+    fn has_backfill(&self) -> bool {
+        false
+    }
+
+    /// Jobs in the queue, for reports and checks.
+    fn queued(&self) -> usize;
+}
+
+/// The names [`policy_by_name`] knows.
+pub const POLICY_NAMES: &[&str] = &["fifo"];
+
+/// Builds a policy by name.
+pub fn policy_by_name(name: &str) -> Option<Box<dyn Policy>> {
+    match name {
+        "fifo" => Some(Box::new(Fifo::default())),
+        _ => None,
+    }
+}
