@@ -1,1 +1,162 @@
-//! Benchmarks live in benches/benches.
+//! Benchmarks live in benches/benches; this library holds the scenarios they
+//! share with the profiling examples in benches/examples.
+
+use std::path::Path;
+
+use gresim_io::Scenario;
+
+/// Nodes in the benchmark cluster.
+pub const NODES: u32 = 1_000;
+/// GPUs per node.
+pub const GPUS_PER_NODE: u32 = 8;
+/// Offered GPU load the arrival rate is tuned for.
+pub const TARGET_LOAD: f64 = 0.85;
+/// Median run time in seconds (lognormal).
+pub const RUN_TIME_MEDIAN: f64 = 1_800.0;
+/// Lognormal sigma of the run time.
+pub const RUN_TIME_SIGMA: f64 = 1.0;
+/// Run times are clipped to `[RUN_TIME_MIN, RUN_TIME_MAX]` seconds.
+pub const RUN_TIME_MIN: u64 = 60;
+pub const RUN_TIME_MAX: u64 = 172_800;
+/// The seed of the benchmark runs.
+pub const SEED: u64 = 1;
+
+/// The job mix: (name, weight, GPUs per node, nodes).
+pub const MIX: &[(&str, f64, u32, u32)] = &[
+    ("gpu1", 40.0, 1, 1),
+    ("gpu2", 20.0, 2, 1),
+    ("gpu4", 15.0, 4, 1),
+    ("gpu8", 15.0, 8, 1),
+    ("gpu16", 6.0, 8, 2),
+    ("gpu32", 4.0, 8, 4),
+];
+
+/// Mean GPUs per job of [`MIX`].
+pub fn mean_gpus_per_job() -> f64 {
+    let w: f64 = MIX.iter().map(|m| m.1).sum();
+    MIX.iter()
+        .map(|&(_, wt, g, n)| wt * f64::from(g * n))
+        .sum::<f64>()
+        / w
+}
+
+/// Mean run time in seconds of the lognormal, `median · exp(σ²/2)` (clipping
+/// at [`RUN_TIME_MIN`]/[`RUN_TIME_MAX`] changes it by well under 1 %).
+pub fn mean_run_time() -> f64 {
+    RUN_TIME_MEDIAN * (RUN_TIME_SIGMA * RUN_TIME_SIGMA / 2.0).exp()
+}
+
+/// Mean seconds between submissions for [`TARGET_LOAD`]: mean GPU-seconds
+/// per job / (GPUs in the cluster × load).
+pub fn mean_interarrival() -> f64 {
+    mean_interarrival_at(TARGET_LOAD)
+}
+
+/// Mean seconds between submissions for an offered GPU load of `load`.
+pub fn mean_interarrival_at(load: f64) -> f64 {
+    let gpus = f64::from(NODES * GPUS_PER_NODE);
+    mean_gpus_per_job() * mean_run_time() / (gpus * load)
+}
+
+/// The benchmark scenario as JSON: [`NODES`] nodes `gpu[0001-1000]` of
+/// 2 sockets × 32 cores, 1000G and 8 × A100-SXM4-80GB (4 per socket), one
+/// default partition, FIFO with DefMemPerCPU=4G, and `jobs` synthetic jobs
+/// offered at [`TARGET_LOAD`].
+pub fn scenario_json(jobs: u64) -> String {
+    scenario_json_at(jobs, TARGET_LOAD)
+}
+
+/// [`scenario_json`] with an offered GPU load of `load` (1.0 = every GPU busy on average).
+pub fn scenario_json_at(jobs: u64, load: f64) -> String {
+    let mix: Vec<String> = MIX
+        .iter()
+        .map(|&(name, weight, gpus, nodes)| {
+            format!(
+                r#"{{"name": "{name}", "weight": {weight}, "gpus": {gpus}, "nodes": {nodes}, "cpus_per_gpu": 8, "mem_per_gpu": "100G"}}"#
+            )
+        })
+        .collect();
+    format!(
+        r#"{{
+  "schema_version": 1,
+  "name": "bench_{jobs}_jobs_1000x8",
+  "seed": {SEED},
+  "cluster": {{
+    "nodes": [
+      {{"names": "gpu[0001-{NODES:04}]", "sockets": 2, "cores_per_socket": 32, "memory": "1000G",
+        "gpus": [
+          {{"model": "A100-SXM4-80GB", "count": 4, "socket": 0}},
+          {{"model": "A100-SXM4-80GB", "count": 4, "socket": 1}}
+        ]}}
+    ]
+  }},
+  "partitions": [
+    {{"name": "gpu", "nodes": "ALL", "default": true, "max_time": "7-00:00:00"}}
+  ],
+  "scheduler": {{"policy": "fifo", "def_mem_per_cpu": "4G"}},
+  "workload": {{
+    "synthetic": {{
+      "jobs": {jobs},
+      "mean_interarrival": {ia},
+      "run_time_median": {RUN_TIME_MEDIAN},
+      "run_time_sigma": {RUN_TIME_SIGMA},
+      "run_time_min": {RUN_TIME_MIN},
+      "run_time_max": {RUN_TIME_MAX},
+      "time_limit_factor": 2.0,
+      "users": 50,
+      "mix": [
+        {mix}
+      ]
+    }}
+  }}
+}}"#,
+        ia = mean_interarrival_at(load),
+        mix = mix.join(",\n        "),
+    )
+}
+
+/// The benchmark scenario with `jobs` jobs, parsed by `gresim_io::parse_scenario`.
+pub fn scenario(jobs: u64) -> Scenario {
+    scenario_at(jobs, TARGET_LOAD)
+}
+
+/// [`scenario`] with an offered GPU load of `load`.
+pub fn scenario_at(jobs: u64, load: f64) -> Scenario {
+    let text = scenario_json_at(jobs, load);
+    match gresim_io::parse_scenario(Path::new("bench.json"), &text) {
+        Ok(s) => s,
+        Err(e) => panic!("the benchmark scenario does not parse: {e}\n{text}"),
+    }
+}
+
+/// Runs `scen` once with its policy and `seed`.
+pub fn run_once(scen: &Scenario, seed: u64) -> gresim_engine::SimOutput {
+    let policy = match gresim_sched::policy_by_name(&scen.policy) {
+        Some(p) => p,
+        None => panic!("unknown policy {}", scen.policy),
+    };
+    match gresim_engine::run(scen.sim_input(seed), policy) {
+        Ok(out) => out,
+        Err(e) => panic!("the benchmark run failed: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interarrival_matches_the_load() {
+        // 4.84 GPUs/job × 1800·e^0.5 s / 6800 GPUs ≈ 2.112 s.
+        assert!((mean_gpus_per_job() - 4.84).abs() < 1e-9);
+        assert!((mean_interarrival() - 2.1124).abs() < 1e-3);
+    }
+
+    #[test]
+    fn small_scenario_runs() {
+        let s = scenario(200);
+        assert_eq!(s.cluster.nodes.len(), NODES as usize);
+        let out = run_once(&s, SEED);
+        assert_eq!(out.jobs.len(), 200);
+    }
+}

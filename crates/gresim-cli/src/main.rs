@@ -27,6 +27,21 @@ enum Command {
     /// Run a scenario and write per-job records, a summary and a utilization plot.
     #[command(after_help = EXAMPLES)]
     Run(RunArgs),
+    /// Simulate a conformance case (the real-Slurm harness's format) and write the outcome
+    /// in the recording schema; compare with CASE.result.json when it sits beside the case.
+    Conformance(ConformanceArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct ConformanceArgs {
+    /// The case file (harness scenario format).
+    case: PathBuf,
+    /// Where to write the simulated recording (default: stdout).
+    #[arg(long, short)]
+    output: Option<PathBuf>,
+    /// Scheduling policy (default: slurm).
+    #[arg(long, default_value = "slurm")]
+    policy: String,
 }
 
 #[derive(clap::Args, Debug)]
@@ -79,7 +94,7 @@ impl Failure {
 
 /// `sim FILE …` is short for `sim run FILE …`.
 fn normalise_args(mut args: Vec<OsString>) -> Vec<OsString> {
-    const SUBCOMMANDS: &[&str] = &["run", "help"];
+    const SUBCOMMANDS: &[&str] = &["run", "conformance", "help"];
     if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
         if !first.starts_with('-') && !SUBCOMMANDS.contains(&first) {
             args.insert(1, OsString::from("run"));
@@ -99,6 +114,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.cmd {
         Command::Run(args) => cmd_run(&args),
+        Command::Conformance(args) => cmd_conformance(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -131,15 +147,24 @@ fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
         Failure::internal(format!("cannot write outputs to {}: {e}", dir.display()))
     })?;
     if !args.quiet {
-        match args.format {
-            Format::Table => {
-                print!("{}", summary.table());
-                println!("outputs    {}", dir.display());
-            }
-            Format::Json => print!("{}", summary.to_json()),
-        }
+        let text = match args.format {
+            Format::Table => format!("{}outputs    {}\n", summary.table(), dir.display()),
+            Format::Json => summary.to_json(),
+        };
+        print_stdout(&text)?;
     }
     Ok(())
+}
+
+/// Prints to stdout; a closed pipe (`sim … | head`) is not an error.
+fn print_stdout(text: &str) -> Result<(), Failure> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Failure::internal(format!("cannot write to stdout: {e}"))),
+    }
 }
 
 fn out_dir(args: &RunArgs, scenario: &gresim_io::Scenario) -> PathBuf {
@@ -150,4 +175,61 @@ fn out_dir(args: &RunArgs, scenario: &gresim_io::Scenario) -> PathBuf {
         return o.clone();
     }
     Path::new("out").join(&scenario.name)
+}
+
+fn cmd_conformance(args: &ConformanceArgs) -> Result<(), Failure> {
+    let case = gresim_io::conformance::load_case(&args.case).map_err(Failure::input)?;
+    let policy = gresim_sched::policy_by_name(&args.policy).ok_or_else(|| {
+        Failure::input(format!(
+            "unknown policy '{}'; expected one of {}",
+            args.policy,
+            gresim_sched::POLICY_NAMES.join(", ")
+        ))
+    })?;
+    let mut input = case.scenario.sim_input(case.scenario.seed);
+    input.record_reasons = true;
+    let out = gresim_engine::run(input, policy).map_err(|e| match e {
+        gresim_engine::EngineError::Internal(_) => Failure::internal(e),
+        other => Failure::input(format!("{}: {other}", args.case.display())),
+    })?;
+    let rec = gresim_io::conformance::recording(&case, &out);
+    let text = serde_json::to_string_pretty(&rec).map_err(Failure::internal)? + "\n";
+    match &args.output {
+        Some(p) => write_atomic(p, &text)?,
+        None => print_stdout(&text)?,
+    }
+    // Compare with the recording beside the case, if there is one.
+    let stem = args
+        .case
+        .to_string_lossy()
+        .trim_end_matches(".json")
+        .to_string();
+    let recorded = PathBuf::from(format!("{stem}.result.json"));
+    if recorded.exists() {
+        let text = std::fs::read_to_string(&recorded)
+            .map_err(|e| Failure::input(format!("{}: {e}", recorded.display())))?;
+        let rec_json: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| Failure::input(format!("{}: {e}", recorded.display())))?;
+        let lines = gresim_io::conformance::diff(&rec_json, &rec);
+        let mut report = format!(
+            "diff against {}: {} task(s) differ\n",
+            recorded.display(),
+            lines.len()
+        );
+        for l in &lines {
+            report.push_str("  ");
+            report.push_str(l);
+            report.push('\n');
+        }
+        eprint!("{report}");
+    }
+    Ok(())
+}
+
+/// Writes a file through a temporary name, so a failure leaves nothing half-written.
+fn write_atomic(path: &Path, text: &str) -> Result<(), Failure> {
+    let tmp = path.with_extension("tmp-gresim");
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| Failure::internal(format!("cannot write {}: {e}", path.display())))
 }

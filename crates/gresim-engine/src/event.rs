@@ -13,20 +13,31 @@ use gresim_model::job::Time;
 use gresim_model::JobIdx;
 
 /// Order of events within one second.
+///
+/// The order follows what recordings of real Slurm show when its loops run
+/// every second: the main pass runs first in a second, then submissions and
+/// admin actions arrive, then backfill runs; jobs end later in the second
+/// (their scripts start a fraction of a second after the start second). So a
+/// job submitted in second T is first seen by backfill in T and by the main
+/// pass in T + 1, and resources freed in T are used in T + 1 unless the end
+/// itself triggers a pass (`pass_on_end`). See docs/slurm-fidelity.md.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Phase {
-    /// Jobs end (completion, time-limit kill).
-    JobEnd = 0,
-    /// Timed admin actions: node state changes, holds, cancels, requeues.
+    /// The main scheduling pass.
+    MainPass = 0,
+    /// Timed admin actions on jobs (hold, release, cancel, requeue) and nodes
+    /// going DOWN or DRAIN.
     Admin = 1,
     /// Submissions.
     Submit = 2,
     /// Jobs whose begin time arrives.
     Eligible = 3,
-    /// The main scheduling pass.
-    MainPass = 4,
     /// The backfill pass.
-    Backfill = 5,
+    Backfill = 4,
+    /// Jobs end (completion, time-limit kill).
+    JobEnd = 5,
+    /// Nodes return to service (RESUME, UP).
+    NodeReturn = 6,
 }
 
 /// What happens.
@@ -41,6 +52,11 @@ pub enum EventKind {
     Action(u32),
     /// The next submission from the workload.
     Submit,
+    /// `scontrol requeue` of run `run` of `job` (see `JobSpec::requeue_after_start`).
+    Requeue {
+        job: JobIdx,
+        run: u32,
+    },
     /// `job`'s begin time has come.
     Begin {
         job: JobIdx,

@@ -12,6 +12,9 @@ use gresim_sched::{select, PassCtx, Policy, Start};
 use crate::event::{EventKind, EventQueue, Phase};
 use crate::{Action, EngineError, JobSource, ReasonChange, Sample, SimInput, SimOutput, Usage};
 
+/// Slurm plans a job without a time limit as ending a year after its start.
+const UNLIMITED_PLAN: u64 = 365 * 86400;
+
 /// Priority/basic: the first job gets 0xFFFF0000 − 1, each later one one less.
 const BASIC_PRIORITY_TOP: u32 = 0xFFFF_0000 - 1;
 
@@ -62,10 +65,14 @@ pub struct Engine<'a> {
     /// Non-terminal jobs per (user, name), for singleton dependencies.
     singletons: BTreeMap<(String, String), Vec<JobIdx>>,
     node_jobs: Vec<Vec<JobIdx>>,
+    /// Running jobs by planned end (start + time limit), for backfill.
+    running_ends: std::collections::BTreeSet<(Time, JobIdx)>,
     next_job_id: u32,
     next_priority: u32,
     main_at: Option<Time>,
     bf_at: Option<Time>,
+    /// Phase of the event being handled.
+    cur_phase: Phase,
 
     reasons: Option<Vec<Vec<ReasonChange>>>,
     timeline: Vec<Sample>,
@@ -97,6 +104,7 @@ impl<'a> Engine<'a> {
             input_jobs: input.jobs,
             next_spec: None,
             node_jobs: vec![Vec::new(); cluster.nodes.len()],
+            running_ends: std::collections::BTreeSet::new(),
             state,
             params: input.params,
             policy,
@@ -114,6 +122,7 @@ impl<'a> Engine<'a> {
             next_priority: BASIC_PRIORITY_TOP,
             main_at: None,
             bf_at: None,
+            cur_phase: Phase::Admin,
             reasons: input.record_reasons.then(Vec::new),
             timeline: Vec::new(),
             usage: Usage {
@@ -182,11 +191,19 @@ impl<'a> Engine<'a> {
                 self.advance(ev.time);
             }
             self.events += 1;
+            self.cur_phase = ev.phase;
             match ev.kind {
                 EventKind::RunEnd { job, run } => self.on_run_end(job, run)?,
                 EventKind::Action(i) => self.on_action(i as usize)?,
                 EventKind::Submit => self.on_submit()?,
                 EventKind::Begin { job } => self.on_begin(job),
+                EventKind::Requeue { job, run } => {
+                    let j = &self.jobs[job.idx()];
+                    if j.state == JobState::Running && j.runs.len() as u32 == run + 1 {
+                        self.requeue(job, JobState::Requeued)?;
+                        self.mark_dirty();
+                    }
+                }
                 EventKind::MainPass => {
                     if self.main_at == Some(ev.time) {
                         self.main_at = None;
@@ -258,8 +275,14 @@ impl<'a> Engine<'a> {
 
     // ---- scheduling cadence ------------------------------------------------
 
-    /// The first tick of a period-`iv` timer at or after `t`.
-    fn next_tick(&self, t: Time, iv: u64) -> Time {
+    /// The first tick of a period-`iv` timer whose pass (in `phase`) has not
+    /// yet run: at or after now, or after now once this second's pass is over.
+    fn next_tick(&self, iv: u64, phase_of_pass: Phase) -> Time {
+        let t = if self.cur_phase > phase_of_pass {
+            self.now + 1
+        } else {
+            self.now
+        };
         if iv <= 1 {
             return t;
         }
@@ -287,9 +310,9 @@ impl<'a> Engine<'a> {
 
     /// Something changed that a pass could act on: run the periodic passes at their next ticks.
     fn mark_dirty(&mut self) {
-        let m = self.next_tick(self.now, self.params.sched_interval);
+        let m = self.next_tick(self.params.sched_interval, Phase::MainPass);
         self.request_main(m);
-        let b = self.next_tick(self.now, self.params.bf_interval);
+        let b = self.next_tick(self.params.bf_interval, Phase::Backfill);
         self.request_backfill(b);
     }
 
@@ -305,6 +328,7 @@ impl<'a> Engine<'a> {
             jobs: &self.jobs,
             specs: &self.specs,
             array_running: &self.array_running,
+            running: &self.running_ends,
             started: Vec::new(),
             reasons: Vec::new(),
         };
@@ -324,7 +348,7 @@ impl<'a> Engine<'a> {
         }
         if !backfill {
             // What the main pass left behind, backfill may still start.
-            let b = self.next_tick(self.now, self.params.bf_interval);
+            let b = self.next_tick(self.params.bf_interval, Phase::Backfill);
             self.request_backfill(b);
         }
         Ok(())
@@ -387,7 +411,7 @@ impl<'a> Engine<'a> {
             Some(a) => a.indices.iter().map(|&i| Some(i)).collect(),
             None => vec![None],
         };
-        let reject = self.reject_reason(&spec);
+        let reject = spec.reject.clone().or_else(|| self.reject_reason(&spec));
         let priority = self.next_priority;
         if reject.is_none() {
             self.next_priority = self.next_priority.saturating_sub(1).max(1);
@@ -417,6 +441,7 @@ impl<'a> Engine<'a> {
                 runs: Vec::new(),
                 rejected: None,
                 held: spec.hold.then_some(true),
+                planned_end: 0,
                 begin: spec.begin,
                 requeue,
             });
@@ -797,12 +822,21 @@ impl<'a> Engine<'a> {
             (false, Some(n), _) => Some(n),
             (true, _, Some(k)) => Some(k),
             // Runs to an unlimited limit: Slurm ends it after a year.
-            (true, _, None) => Some(now + 365 * 86400),
+            (true, _, None) => Some(now + UNLIMITED_PLAN),
             (false, None, _) => None,
         };
         if let Some(t) = end_at {
             self.queue
                 .push(t, Phase::JobEnd, EventKind::RunEnd { job, run });
+        }
+        let planned_end = now.saturating_add(limit.unwrap_or(UNLIMITED_PLAN));
+        self.jobs[job.idx()].planned_end = planned_end;
+        self.running_ends.insert((planned_end, job));
+        if run == 0 {
+            if let Some(d) = self.specs[sub].requeue_after_start {
+                self.queue
+                    .push(now + d, Phase::Admin, EventKind::Requeue { job, run });
+            }
         }
         self.notify_dependents(sub as u32);
         Ok(())
@@ -820,8 +854,10 @@ impl<'a> Engine<'a> {
         };
         run.end = Some(now);
         run.state = run_state;
+        let planned = (j.planned_end, job);
         let alloc: Allocation = run.alloc.clone();
         let sub = j.sub as usize;
+        self.running_ends.remove(&planned);
         self.state
             .release(&self.cluster, &alloc)
             .map_err(|e| EngineError::Internal(e.to_string()))?;
@@ -923,7 +959,7 @@ impl<'a> Engine<'a> {
                     victims.sort();
                     for job in victims {
                         if self.jobs[job.idx()].requeue {
-                            self.requeue(job, JobState::NodeFail)?;
+                            self.requeue(job, JobState::Requeued)?;
                         } else {
                             self.finish_run(job, JobState::NodeFail)?;
                             self.terminate(job, JobState::NodeFail, Reason::NodeDown);

@@ -713,6 +713,8 @@ pub fn build_job(
         begin: d.begin,
         hold: d.hold,
         nice: d.nice.unwrap_or(0),
+        reject: None,
+        requeue_after_start: None,
     })
 }
 

@@ -247,6 +247,8 @@ impl Iterator for SynthStream<'_> {
             begin: None,
             hold: false,
             nice: 0,
+            reject: None,
+            requeue_after_start: None,
         }))
     }
 }

@@ -188,6 +188,12 @@ pub struct JobSpec {
     pub hold: bool,
     /// `--nice`.
     pub nice: i32,
+    /// Set when sbatch itself would refuse the submission (an unknown GPU
+    /// type, say): the engine rejects it at submit with this message.
+    pub reject: Option<String>,
+    /// `scontrol requeue` this many seconds after the job's first start (an
+    /// admin action tied to the job, as the conformance harness issues it).
+    pub requeue_after_start: Option<u64>,
 }
 
 impl JobSpec {
@@ -357,6 +363,8 @@ pub struct Job {
     pub held: Option<bool>,
     pub begin: Option<Time>,
     pub requeue: bool,
+    /// While running: the end Slurm plans with (start + time limit).
+    pub planned_end: Time,
 }
 
 impl Job {

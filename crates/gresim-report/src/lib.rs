@@ -158,6 +158,8 @@ pub(crate) mod test_support {
             begin: None,
             hold: false,
             nice: 0,
+            reject: None,
+            requeue_after_start: None,
         }
     }
 
@@ -206,6 +208,7 @@ pub(crate) mod test_support {
             held: None,
             begin: None,
             requeue: false,
+            planned_end: 0,
         }
     }
 

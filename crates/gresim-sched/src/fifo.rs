@@ -16,9 +16,12 @@ use crate::queue::{job_partitions, QueueKey};
 use crate::select::{select, SelectFail};
 use crate::{PassCtx, Policy};
 
-/// FIFO (priority order) with strict per-partition blocking.
+/// The main scheduler: priority order with strict per-partition blocking,
+/// with or without Slurm's backfill pass.
 #[derive(Debug, Default)]
 pub struct Fifo {
+    /// Run the backfill pass (sched/backfill); without it, sched/builtin.
+    backfill: bool,
     queue: BTreeSet<QueueKey>,
     /// Each job's queue records, to remove them.
     keys: Vec<Vec<QueueKey>>,
@@ -31,6 +34,19 @@ pub struct Fifo {
 }
 
 impl Fifo {
+    /// The main scheduler alone (`fifo`).
+    pub fn new() -> Self {
+        Fifo::default()
+    }
+
+    /// Main scheduler plus backfill, as sched/backfill (`slurm`).
+    pub fn with_backfill() -> Self {
+        Fifo {
+            backfill: true,
+            ..Fifo::default()
+        }
+    }
+
     fn ensure(&mut self, job: JobIdx) {
         if self.keys.len() <= job.idx() {
             self.keys.resize_with(job.idx() + 1, Vec::new);
@@ -78,7 +94,24 @@ pub fn partition_limit_reason(ctx: &PassCtx<'_>, job: JobIdx, part: PartId) -> O
 
 impl Policy for Fifo {
     fn name(&self) -> &'static str {
-        "fifo"
+        if self.backfill {
+            "slurm"
+        } else {
+            "fifo"
+        }
+    }
+
+    fn has_backfill(&self) -> bool {
+        self.backfill
+    }
+
+    fn backfill_pass(&mut self, ctx: &mut PassCtx<'_>) {
+        if !self.backfill {
+            return;
+        }
+        for job in crate::backfill::backfill_pass(&self.queue, ctx) {
+            self.remove_job(job);
+        }
     }
 
     fn enqueue(&mut self, job: JobIdx, jobs: &[Job], cluster: &Cluster) {

@@ -8,6 +8,7 @@
 //! Node and GPU choice ([`select`]) and queue order ([`queue`]) are shared by
 //! every policy.
 
+pub mod backfill;
 pub mod fifo;
 pub mod queue;
 pub mod select;
@@ -86,6 +87,8 @@ pub struct PassCtx<'a> {
     pub specs: &'a [JobSpec],
     /// Running tasks per submission (for array throttles).
     pub array_running: &'a [u32],
+    /// Running jobs by the end Slurm plans with: start + time limit.
+    pub running: &'a std::collections::BTreeSet<(Time, JobIdx)>,
     /// Jobs started in this pass, in start order.
     pub started: Vec<Start>,
     /// Reason changes decided in this pass.
@@ -175,12 +178,13 @@ pub trait Policy: Send {
 }
 
 /// The names [`policy_by_name`] knows.
-pub const POLICY_NAMES: &[&str] = &["fifo"];
+pub const POLICY_NAMES: &[&str] = &["slurm", "fifo"];
 
 /// Builds a policy by name.
 pub fn policy_by_name(name: &str) -> Option<Box<dyn Policy>> {
     match name {
-        "fifo" => Some(Box::new(Fifo::default())),
+        "slurm" => Some(Box::new(Fifo::with_backfill())),
+        "fifo" => Some(Box::new(Fifo::new())),
         _ => None,
     }
 }

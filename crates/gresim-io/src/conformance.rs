@@ -1,0 +1,947 @@
+//! The conformance harness's case format, and the recording schema.
+//!
+//! A case (`cases/NAME.json` in the conformance suite) describes nodes with
+//! GPUs, `Cores=` and `Links=`, partitions, Slurm settings, timed `scontrol`
+//! actions and jobs with sbatch options. [`load_case`] turns it into a
+//! [`Scenario`] configured as the harness configures Slurm (its
+//! `DEFAULT_SLURM` block); [`recording`] writes a simulation's outcome in the
+//! recording schema that `score.py` reads.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use gresim_engine::{Action, SimOutput, TimedAction};
+use gresim_model::catalog;
+use gresim_model::cluster::{NodeAdminState, PartitionState};
+use gresim_model::hostlist;
+use gresim_model::job::JobSpec;
+use gresim_model::state::gpu_indices;
+use gresim_model::{Cluster, GpuDevice, GpuType, GpuTypeId, JobState, Node, NodeId, Partition};
+use gresim_sched::SchedParams;
+
+use crate::error::{self, InputError};
+use crate::spec::{JobDef, NumOrStr};
+use crate::{build, Scenario, Workload};
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseDef {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub comment: Option<String>,
+    pub nodes: Vec<CaseNode>,
+    #[serde(default)]
+    pub partitions: Option<Vec<CasePartition>>,
+    #[serde(default)]
+    pub slurm: Option<CaseSlurm>,
+    #[serde(default)]
+    pub actions: Vec<CaseAction>,
+    pub jobs: Vec<CaseJob>,
+    /// When slurmctld started, relative to t0 (a recording's `ctld_start`; 0 by default).
+    #[serde(default)]
+    pub ctld_start: Option<i64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseNode {
+    pub name: String,
+    #[serde(default)]
+    pub cpus: Option<u32>,
+    #[serde(default)]
+    pub sockets: Option<u16>,
+    #[serde(default)]
+    pub mem_mb: Option<u64>,
+    #[serde(default)]
+    pub gpus: Vec<CaseGpu>,
+    #[serde(default)]
+    pub gpu_links: Option<Vec<Vec<i32>>>,
+    #[serde(default)]
+    pub features: Option<String>,
+    #[serde(default)]
+    pub weight: Option<u32>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum CoresDef {
+    One(String),
+    PerDevice(Vec<String>),
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseGpu {
+    #[serde(default, rename = "type")]
+    pub ty: Option<String>,
+    pub count: u32,
+    #[serde(default)]
+    pub cores: Option<CoresDef>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CasePartition {
+    pub name: String,
+    #[serde(default)]
+    pub nodes: Option<String>,
+    #[serde(default)]
+    pub default: bool,
+    #[serde(default)]
+    pub max_time: Option<String>,
+    /// Further `Key=Value` words of the PartitionName line.
+    #[serde(default)]
+    pub extra: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseSlurm {
+    #[serde(default)]
+    pub scheduler_type: Option<String>,
+    #[serde(default)]
+    pub scheduler_parameters: Option<String>,
+    #[serde(default)]
+    pub select_type_parameters: Option<String>,
+    #[serde(default)]
+    pub priority_type: Option<String>,
+    #[serde(default)]
+    pub def_mem_per_cpu: Option<u64>,
+    #[serde(default)]
+    pub cred_expire: Option<u64>,
+    #[serde(default)]
+    pub min_job_age: Option<u64>,
+    #[serde(default)]
+    pub kill_wait: Option<u64>,
+    #[serde(default)]
+    pub return_to_service: Option<u32>,
+    #[serde(default)]
+    pub debug_flags: Option<String>,
+    #[serde(default)]
+    pub extra_conf: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseAction {
+    pub at: f64,
+    pub cmd: String,
+}
+
+/// Run time: seconds, or `{"default": 10, "3": 20}` per array task.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum Duration {
+    Secs(f64),
+    PerTask(BTreeMap<String, f64>),
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseJob {
+    pub id: String,
+    #[serde(default)]
+    pub comment: Option<String>,
+    #[serde(default)]
+    pub submit: f64,
+    #[serde(default)]
+    pub duration: Option<Duration>,
+    #[serde(default)]
+    pub nodes: Option<NumOrStr>,
+    #[serde(default)]
+    pub ntasks: Option<u64>,
+    #[serde(default)]
+    pub ntasks_per_node: Option<u64>,
+    #[serde(default)]
+    pub cpus_per_task: Option<u64>,
+    #[serde(default)]
+    pub mem: Option<NumOrStr>,
+    #[serde(default)]
+    pub mem_per_cpu: Option<NumOrStr>,
+    #[serde(default)]
+    pub mem_per_gpu: Option<NumOrStr>,
+    #[serde(default)]
+    pub gres: Option<String>,
+    #[serde(default)]
+    pub gpus: Option<NumOrStr>,
+    #[serde(default)]
+    pub gpus_per_node: Option<NumOrStr>,
+    #[serde(default)]
+    pub gpus_per_task: Option<NumOrStr>,
+    #[serde(default)]
+    pub gpus_per_socket: Option<NumOrStr>,
+    #[serde(default)]
+    pub cpus_per_gpu: Option<u64>,
+    #[serde(default)]
+    pub time_limit: Option<NumOrStr>,
+    #[serde(default)]
+    pub partition: Option<String>,
+    #[serde(default)]
+    pub nodelist: Option<String>,
+    #[serde(default)]
+    pub exclude: Option<String>,
+    #[serde(default)]
+    pub constraint: Option<String>,
+    #[serde(default)]
+    pub exclusive: bool,
+    #[serde(default)]
+    pub nice: Option<i32>,
+    #[serde(default)]
+    pub priority: Option<u64>,
+    #[serde(default)]
+    pub array: Option<String>,
+    #[serde(default)]
+    pub requeue: Option<bool>,
+    #[serde(default)]
+    pub requeue_after: Option<f64>,
+    #[serde(default)]
+    pub hold: bool,
+    #[serde(default)]
+    pub release_after: Option<f64>,
+    #[serde(default)]
+    pub cancel_after: Option<f64>,
+    #[serde(default)]
+    pub begin_after: Option<f64>,
+    #[serde(default)]
+    pub dependency: Option<String>,
+    #[serde(default)]
+    pub step: Option<bool>,
+    #[serde(default)]
+    pub sbatch_args: Vec<String>,
+}
+
+/// A loaded case: the scenario, and the case's job ids in submission order.
+#[derive(Debug, Clone)]
+pub struct Case {
+    pub def: CaseDef,
+    pub scenario: Scenario,
+    /// For each submission (in the scenario's order), the case job's index.
+    pub order: Vec<usize>,
+}
+
+/// Slurm's time: whole seconds since t0 (the harness aligns t0 to a second).
+fn whole(t: f64) -> u64 {
+    if t.is_finite() && t > 0.0 {
+        t.floor() as u64
+    } else {
+        0
+    }
+}
+
+/// The GPU model a harness type name stands for.
+fn model_for_type(
+    ty: &str,
+) -> (
+    gresim_model::GpuModelId,
+    Option<&'static catalog::MigProfile>,
+) {
+    let a100 = catalog::model_by_name("A100-SXM4-80GB").unwrap_or(gresim_model::GpuModelId(0));
+    let lower = ty.to_ascii_lowercase();
+    if let Some(m) = catalog::model_by_name(&lower) {
+        return (m, None);
+    }
+    for (short, name) in [
+        ("a100", "A100-SXM4-80GB"),
+        ("h100", "H100-SXM5-80GB"),
+        ("h200", "H200-141GB"),
+        ("v100", "V100-32GB"),
+        ("l40s", "L40S"),
+        ("t4", "T4"),
+    ] {
+        if lower.contains(short) {
+            let m = catalog::model_by_name(name).unwrap_or(a100);
+            let mig = lower
+                .rsplit('_')
+                .next()
+                .and_then(|p| catalog::model(m).mig_profile(p));
+            return (m, mig);
+        }
+    }
+    // A bare MIG profile name (`1g.10gb`): an A100-80GB slice.
+    (a100, catalog::model(a100).mig_profile(&lower))
+}
+
+/// Parses `Key=Value` words of the scheduler parameters.
+fn kv_words(s: &str, sep: char) -> Vec<(String, String)> {
+    s.split(sep)
+        .filter(|w| !w.trim().is_empty())
+        .map(|w| match w.trim().split_once('=') {
+            Some((k, v)) => (k.to_string(), v.to_string()),
+            None => (w.trim().to_string(), String::new()),
+        })
+        .collect()
+}
+
+/// Reads a case file.
+pub fn load_case(path: &Path) -> Result<Case, InputError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| InputError::new(path, format!("cannot read the case: {e}")))?;
+    let de = &mut serde_json::Deserializer::from_str(&text);
+    let def: CaseDef =
+        serde_path_to_error::deserialize(de).map_err(|e| error::from_json(path, e))?;
+    let cluster = case_cluster(path, &def)?;
+    let params = case_params(path, &def)?;
+    // Submissions in order of submit time (stable: the harness submits in file order).
+    let mut order: Vec<usize> = (0..def.jobs.len()).collect();
+    order.sort_by(|&a, &b| def.jobs[a].submit.total_cmp(&def.jobs[b].submit));
+    let mut keys: BTreeMap<String, u32> = BTreeMap::new();
+    let mut specs: Vec<JobSpec> = Vec::new();
+    let mut actions = Vec::new();
+    for (sub, &i) in order.iter().enumerate() {
+        let j = &def.jobs[i];
+        let path_s = format!("jobs[{i}]");
+        let (jd, reject) = job_def(j, &cluster);
+        let mut spec =
+            match build::build_job(path, &path_s, &jd, j.id.clone(), &cluster, &keys, &specs) {
+                Ok(s) => s,
+                Err(e) => {
+                    // What sbatch would refuse is a rejected submission, not bad input.
+                    let mut jd2 = jd.clone();
+                    jd2.gres = None;
+                    jd2.gpus = None;
+                    jd2.gpus_per_node = None;
+                    jd2.gpus_per_task = None;
+                    jd2.cpus_per_gpu = None;
+                    jd2.mem_per_gpu = None;
+                    jd2.dependency = None;
+                    let mut s = build::build_job(
+                        path,
+                        &path_s,
+                        &jd2,
+                        j.id.clone(),
+                        &cluster,
+                        &keys,
+                        &specs,
+                    )
+                    .map_err(|_| e.clone())?;
+                    s.reject = Some(e.msg);
+                    s
+                }
+            };
+        if reject.is_some() {
+            spec.reject = reject;
+        }
+        spec.requeue_after_start = j.requeue_after.map(|r| r.ceil() as u64 + 1);
+        let submit = whole(j.submit);
+        if let Some(c) = j.cancel_after {
+            actions.push(TimedAction {
+                at: whole(j.submit + c),
+                action: Action::Cancel { sub: sub as u32 },
+            });
+        }
+        if let Some(r) = j.release_after {
+            actions.push(TimedAction {
+                at: whole(j.submit + r),
+                action: Action::Release { sub: sub as u32 },
+            });
+        }
+        spec.submit = submit;
+        keys.insert(j.id.clone(), sub as u32);
+        specs.push(spec);
+    }
+    for (ai, a) in def.actions.iter().enumerate() {
+        let act = parse_action(&a.cmd, &cluster, &keys)
+            .map_err(|m| InputError::at(path, format!("actions[{ai}].cmd"), m))?;
+        actions.push(TimedAction {
+            at: whole(a.at),
+            action: act,
+        });
+    }
+    actions.sort_by_key(|a| a.at);
+    let name = def.name.clone().unwrap_or_else(|| {
+        path.file_stem()
+            .map_or_else(|| "case".into(), |s| s.to_string_lossy().into_owned())
+    });
+    let scenario = Scenario {
+        path: path.to_path_buf(),
+        name,
+        description: def.comment.clone(),
+        seed: 1,
+        cluster,
+        params,
+        policy: "slurm".to_string(),
+        workload: Workload::Jobs(Arc::new(specs)),
+        actions,
+        horizon: None,
+        out_dir: None,
+        source: text,
+    };
+    Ok(Case {
+        def,
+        scenario,
+        order,
+    })
+}
+
+/// The job's sbatch options as a scenario job, plus a rejection sbatch would print.
+fn job_def(j: &CaseJob, cluster: &Cluster) -> (JobDef, Option<String>) {
+    let (run_time, task_run_times) = match &j.duration {
+        None => (Some(10), None),
+        Some(Duration::Secs(s)) => (Some(s.max(0.0).round() as u64), None),
+        Some(Duration::PerTask(m)) => {
+            let dflt = m.get("default").copied().unwrap_or(10.0).max(0.0).round() as u64;
+            let per: BTreeMap<String, u64> = m
+                .iter()
+                .filter(|(k, _)| k.as_str() != "default")
+                .map(|(k, v)| (k.clone(), v.max(0.0).round() as u64))
+                .collect();
+            (Some(dflt), Some(per))
+        }
+    };
+    let mut name = None;
+    let mut it = j.sbatch_args.iter();
+    while let Some(a) = it.next() {
+        if a == "-J" || a == "--job-name" {
+            name = it.next().cloned();
+        } else if let Some(v) = a.strip_prefix("--job-name=") {
+            name = Some(v.to_string());
+        }
+    }
+    let mut reject = None;
+    // --gpus-per-socket: Slurm 22.05 allocated one GPU per node here (see the harness README).
+    let mut gres = j.gres.clone();
+    if let Some(g) = &j.gpus_per_socket {
+        gres = Some(format!("gpu:{}", g.as_string()));
+    }
+    if let Some(g) = &gres {
+        if let Err(e) = crate::slurm_opts::parse_gres(g, cluster) {
+            if e.contains("unknown GPU type") || e.contains("no GPUs") {
+                reject = Some("Requested node configuration is not available".to_string());
+            }
+        }
+    }
+    let jd = JobDef {
+        id: Some(j.id.clone()),
+        name: Some(name.unwrap_or_else(|| j.id.clone())),
+        user: Some("root".into()),
+        submit: whole(j.submit),
+        run_time,
+        task_run_times,
+        exit_code: None,
+        time: j.time_limit.clone(),
+        partition: j.partition.clone(),
+        nodes: j.nodes.clone(),
+        ntasks: j.ntasks,
+        ntasks_per_node: j.ntasks_per_node,
+        cpus_per_task: j.cpus_per_task,
+        mem: j.mem.clone(),
+        mem_per_cpu: j.mem_per_cpu.clone(),
+        mem_per_gpu: j.mem_per_gpu.clone(),
+        gres,
+        gpus: j.gpus.clone(),
+        gpus_per_node: j.gpus_per_node.clone(),
+        gpus_per_task: j.gpus_per_task.clone(),
+        cpus_per_gpu: j.cpus_per_gpu,
+        nodelist: j.nodelist.clone(),
+        exclude: j.exclude.clone(),
+        constraint: j.constraint.clone(),
+        exclusive: j.exclusive,
+        array: j.array.clone(),
+        requeue: j.requeue,
+        dependency: j.dependency.clone(),
+        begin: j.begin_after.map(|b| whole(j.submit) + b.round() as u64),
+        hold: j.hold,
+        nice: j.nice,
+    };
+    (jd, reject)
+}
+
+fn case_cluster(path: &Path, def: &CaseDef) -> Result<Cluster, InputError> {
+    let mut nodes = Vec::new();
+    let mut types: Vec<GpuType> = Vec::new();
+    let mut type_ids: BTreeMap<String, GpuTypeId> = BTreeMap::new();
+    for (ni, n) in def.nodes.iter().enumerate() {
+        let np = format!("nodes[{ni}]");
+        let names = hostlist::expand(&n.name)
+            .map_err(|e| InputError::at(path, format!("{np}.name"), e.to_string()))?;
+        let sockets = n.sockets.unwrap_or(2).max(1);
+        let cpus = n.cpus.unwrap_or(32);
+        if cpus % u32::from(sockets) != 0 {
+            return Err(InputError::at(
+                path,
+                format!("{np}.cpus"),
+                format!("{cpus} CPUs do not divide into {sockets} sockets"),
+            ));
+        }
+        let cps = (cpus / u32::from(sockets)) as u16;
+        let mut gpus = Vec::new();
+        for (gi, g) in n.gpus.iter().enumerate() {
+            let ty = g.ty.clone().unwrap_or_else(|| "gpu".into());
+            let (model, mig) = model_for_type(&ty);
+            let id = *type_ids.entry(ty.clone()).or_insert_with(|| {
+                types.push(GpuType {
+                    name: ty.clone(),
+                    model,
+                    mig,
+                });
+                GpuTypeId::from_idx(types.len() - 1)
+            });
+            for d in 0..g.count {
+                let cores = match &g.cores {
+                    None => None,
+                    Some(CoresDef::One(c)) => Some(c.clone()),
+                    Some(CoresDef::PerDevice(v)) => v.get(d as usize).cloned(),
+                };
+                let socket = cores
+                    .map(|c| socket_of_cores(&c, cps, sockets))
+                    .transpose()
+                    .map_err(|m| InputError::at(path, format!("{np}.gpus[{gi}].cores"), m))?
+                    .flatten();
+                let phys = gpus.len() as u8;
+                gpus.push(GpuDevice {
+                    ty: id,
+                    model,
+                    socket,
+                    phys,
+                    mig: mig.map(|p| gresim_model::MigInstance {
+                        profile: p,
+                        start: 0,
+                    }),
+                });
+            }
+        }
+        let links = n.gpu_links.as_ref().map(|m| {
+            m.iter()
+                .map(|r| r.iter().map(|&v| v.clamp(0, 255) as u8).collect())
+                .collect()
+        });
+        let features = n
+            .features
+            .as_deref()
+            .map(|f| {
+                f.split(',')
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default();
+        for name in names {
+            nodes.push(Node {
+                name,
+                sockets,
+                cores_per_socket: cps,
+                threads_per_core: 1,
+                memory_mib: n.mem_mb.unwrap_or(256000),
+                features: Vec::clone(&features),
+                weight: n.weight.unwrap_or(1),
+                gpus: gpus.clone(),
+                gpu_links: links.clone(),
+                state: NodeAdminState::Up,
+            });
+        }
+    }
+    nodes.sort_by(|a, b| hostlist::natural_cmp(&a.name, &b.name));
+    let by_name: BTreeMap<String, NodeId> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.name.clone(), NodeId::from_idx(i)))
+        .collect();
+    let parts = def.partitions.clone().unwrap_or_else(|| {
+        vec![CasePartition {
+            name: "gpu".into(),
+            nodes: Some("ALL".into()),
+            default: true,
+            max_time: Some("INFINITE".into()),
+            extra: None,
+        }]
+    });
+    let mut partitions = Vec::new();
+    for (pi, p) in parts.iter().enumerate() {
+        let pp = format!("partitions[{pi}]");
+        let members: Vec<NodeId> = match p.nodes.as_deref() {
+            None | Some("ALL") => (0..nodes.len()).map(NodeId::from_idx).collect(),
+            Some(h) => {
+                let mut v: Vec<NodeId> = hostlist::expand(h)
+                    .map_err(|e| InputError::at(path, format!("{pp}.nodes"), e.to_string()))?
+                    .iter()
+                    .map(|n| {
+                        by_name.get(n).copied().ok_or_else(|| {
+                            InputError::at(
+                                path,
+                                format!("{pp}.nodes"),
+                                format!("unknown node '{n}'"),
+                            )
+                        })
+                    })
+                    .collect::<Result<_, _>>()?;
+                v.sort();
+                v.dedup();
+                v
+            }
+        };
+        let tv = |s: &str, f: &str| {
+            build::time_value(&NumOrStr::Str(s.to_string()))
+                .map_err(|e| InputError::at(path, format!("{pp}.{f}"), e))
+        };
+        let max_time = match &p.max_time {
+            Some(s) => tv(s, "max_time")?,
+            None => None,
+        };
+        let mut part = Partition {
+            name: p.name.clone(),
+            nodes: members,
+            default: p.default,
+            max_time,
+            default_time: None,
+            priority_tier: 1,
+            priority_job_factor: 1,
+            min_nodes: 0,
+            max_nodes: None,
+            state: PartitionState::Up,
+        };
+        for (k, v) in kv_words(p.extra.as_deref().unwrap_or(""), ' ') {
+            let num = |v: &str| {
+                v.parse::<u32>().map_err(|_| {
+                    InputError::at(
+                        path,
+                        format!("{pp}.extra"),
+                        format!("{k}={v}: expected a number"),
+                    )
+                })
+            };
+            match k.as_str() {
+                "DefaultTime" => part.default_time = tv(&v, "extra")?,
+                "PriorityTier" => part.priority_tier = num(&v)? as u16,
+                "PriorityJobFactor" => part.priority_job_factor = num(&v)? as u16,
+                "MaxNodes" => part.max_nodes = Some(num(&v)?),
+                "MinNodes" => part.min_nodes = num(&v)?,
+                "State" => {}
+                _ => {
+                    return Err(InputError::at(
+                        path,
+                        format!("{pp}.extra"),
+                        format!("unsupported partition setting '{k}'"),
+                    ))
+                }
+            }
+        }
+        partitions.push(part);
+    }
+    Ok(Cluster::new(nodes, partitions, types))
+}
+
+/// The socket a gres.conf `Cores=` range lies on; `None` when it spans every socket.
+fn socket_of_cores(cores: &str, cps: u16, sockets: u16) -> Result<Option<u16>, String> {
+    let mut set = 0u64;
+    for r in cores.split(',') {
+        let (a, b) = match r.split_once('-') {
+            Some((a, b)) => (a, b),
+            None => (r, r),
+        };
+        let a: u32 = a
+            .trim()
+            .parse()
+            .map_err(|_| format!("bad core range '{r}'"))?;
+        let b: u32 = b
+            .trim()
+            .parse()
+            .map_err(|_| format!("bad core range '{r}'"))?;
+        for c in a..=b.min(a + 4096) {
+            set |= 1 << (c / u32::from(cps.max(1))).min(63);
+        }
+    }
+    let all = if sockets >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << sockets) - 1
+    };
+    if set & all == all {
+        return Ok(None);
+    }
+    Ok(Some(set.trailing_zeros() as u16))
+}
+
+fn case_params(path: &Path, def: &CaseDef) -> Result<SchedParams, InputError> {
+    let s = def.slurm.clone().unwrap_or_default();
+    // The time-limit check runs every 30 s from slurmctld's start, a fraction
+    // of a second into its 29th second: a job is killed in the first check
+    // second at or after start + limit (README of the conformance suite).
+    let ctld = def.ctld_start.unwrap_or(0);
+    let ctld_phase = (ctld + 29).rem_euclid(30) as u64;
+    let mut p = SchedParams {
+        ctld_phase,
+        // The harness's slurm.conf.
+        sched_interval: 1,
+        bf_interval: 1,
+        bf_resolution: 1,
+        pass_on_submit: false,
+        pass_on_end: false,
+        def_mem_per_cpu: Some(1000),
+        cred_expire: 5,
+        ..SchedParams::default()
+    };
+    let sp = s
+        .scheduler_parameters
+        .as_deref()
+        .unwrap_or("bf_interval=1,bf_resolution=1,sched_interval=1,batch_sched_delay=0");
+    for (k, v) in kv_words(sp, ',') {
+        let num = || {
+            v.parse::<u64>().map_err(|_| {
+                InputError::at(
+                    path,
+                    "slurm.scheduler_parameters",
+                    format!("{k}={v}: expected a number"),
+                )
+            })
+        };
+        match k.as_str() {
+            "sched_interval" => p.sched_interval = num()?.max(1),
+            "bf_interval" => p.bf_interval = num()?.max(1),
+            "bf_resolution" => p.bf_resolution = num()?.max(1),
+            "bf_window" => p.bf_window = num()? * 60,
+            "bf_max_job_test" => p.bf_max_job_test = num()? as u32,
+            _ => {}
+        }
+    }
+    if let Some(d) = s.def_mem_per_cpu {
+        p.def_mem_per_cpu = (d > 0).then_some(d);
+    }
+    if let Some(c) = s.cred_expire {
+        p.cred_expire = c;
+    }
+    Ok(p)
+}
+
+/// `scontrol …` as the harness writes it, with `{jobid}` naming a case job.
+fn parse_action(
+    cmd: &str,
+    cluster: &Cluster,
+    keys: &BTreeMap<String, u32>,
+) -> Result<Action, String> {
+    let words: Vec<&str> = cmd.split_whitespace().collect();
+    let job = |w: &str| -> Result<u32, String> {
+        let k = w.trim_start_matches('{').trim_end_matches('}');
+        keys.get(k).copied().ok_or_else(|| format!("no job '{k}'"))
+    };
+    match words.as_slice() {
+        ["scontrol", "hold", j] => Ok(Action::Hold {
+            sub: job(j)?,
+            admin: true,
+        }),
+        ["scontrol", "release", j] => Ok(Action::Release { sub: job(j)? }),
+        ["scontrol", "requeue", j] => Ok(Action::Requeue { sub: job(j)? }),
+        ["scancel", j] => Ok(Action::Cancel { sub: job(j)? }),
+        ["scontrol", "update", rest @ ..] => {
+            let kv: BTreeMap<String, String> = rest
+                .iter()
+                .filter_map(|w| {
+                    w.split_once('=')
+                        .map(|(k, v)| (k.to_ascii_lowercase(), v.to_string()))
+                })
+                .collect();
+            let names = kv
+                .get("nodename")
+                .ok_or("scontrol update without NodeName=")?;
+            let nodes: Vec<NodeId> = hostlist::expand(names)
+                .map_err(|e| e.to_string())?
+                .iter()
+                .map(|n| {
+                    cluster
+                        .node_id(n)
+                        .ok_or_else(|| format!("unknown node '{n}'"))
+                })
+                .collect::<Result<_, _>>()?;
+            match kv.get("state").map(|s| s.to_ascii_uppercase()).as_deref() {
+                Some("DOWN") => Ok(Action::NodeDown(nodes)),
+                Some("DRAIN") => Ok(Action::NodeDrain(nodes)),
+                Some("RESUME") | Some("IDLE") => Ok(Action::NodeResume(nodes)),
+                other => Err(format!("unsupported node state {other:?}")),
+            }
+        }
+        _ => Err(format!("unsupported command '{cmd}'")),
+    }
+}
+
+/// The simulated outcome in the recording schema.
+pub fn recording(case: &Case, out: &SimOutput) -> Value {
+    let mut jobs = Vec::new();
+    let mut by_sub: Vec<Vec<usize>> = vec![Vec::new(); out.specs.len()];
+    for (i, j) in out.jobs.iter().enumerate() {
+        by_sub[j.sub as usize].push(i);
+    }
+    for (sub, &ci) in case.order.iter().enumerate() {
+        let cj = &case.def.jobs[ci];
+        let Some(idxs) = by_sub.get(sub) else {
+            continue;
+        };
+        let first = idxs.first().map(|&i| &out.jobs[i]);
+        if let Some(msg) = first.and_then(|j| j.rejected.clone()) {
+            jobs.push(json!({
+                "id": cj.id,
+                "submit": {"rc": 1, "stderr": format!("sbatch: error: Batch job submission failed: {msg}")},
+                "tasks": [],
+            }));
+            continue;
+        }
+        let mut tasks = Vec::new();
+        for &i in idxs {
+            let j = &out.jobs[i];
+            let reasons: Vec<Value> = match out.reasons.as_ref() {
+                Some(h) => h[i]
+                    .iter()
+                    .map(|r| {
+                        let desc = r
+                            .desc
+                            .as_ref()
+                            .map(|d| format!("{}, {d}", r.reason.as_str()));
+                        json!({"t": r.t, "reason": r.reason.as_str(), "desc": desc})
+                    })
+                    .collect(),
+                None => Vec::new(),
+            };
+            let mut runs: Vec<Value> = j
+                .runs
+                .iter()
+                .map(|r| {
+                    let nodes: Vec<&str> = r.alloc.nodes.iter().map(|n| out.cluster.node(n.node).name.as_str()).collect();
+                    let gpu_idx: BTreeMap<&str, Vec<u8>> = r
+                        .alloc
+                        .nodes
+                        .iter()
+                        .filter(|n| n.gpus != 0)
+                        .map(|n| (out.cluster.node(n.node).name.as_str(), gpu_indices(n.gpus).collect()))
+                        .collect();
+                    json!({"state": r.state.as_str(), "start": r.start, "end": r.end, "nodes": nodes, "gpu_idx": gpu_idx})
+                })
+                .collect();
+            if runs.is_empty() && j.state == JobState::Cancelled {
+                runs.push(json!({"state": "CANCELLED", "start": null, "end": null, "nodes": [], "gpu_idx": {}}));
+            }
+            tasks.push(json!({
+                "array_task_id": j.task,
+                "slurm_job_id": j.job_id.map(|x| x.0),
+                "final_state": j.state.as_str(),
+                "restarts": j.restarts(),
+                "pending_reasons": reasons,
+                "runs": runs,
+            }));
+        }
+        jobs.push(json!({"id": cj.id, "submit": {"rc": 0, "stderr": null}, "tasks": tasks}));
+    }
+    json!({
+        "scenario": case.scenario.name,
+        "simulator": "gresim",
+        "policy": out.policy,
+        "jobs": jobs,
+    })
+}
+
+/// Per-task differences between a recording and a simulated recording:
+/// final state, runs, nodes, GPU indices and start/end times (±1.5 s).
+pub fn diff(recorded: &Value, simulated: &Value) -> Vec<String> {
+    fn tasks(v: &Value) -> BTreeMap<(String, String), Value> {
+        let mut m = BTreeMap::new();
+        for j in v["jobs"].as_array().into_iter().flatten() {
+            let id = j["id"].as_str().unwrap_or("?").to_string();
+            if j["submit"]["rc"].as_i64().unwrap_or(0) != 0 {
+                m.insert(
+                    (id, String::new()),
+                    json!({"final_state": "REJECTED", "runs": []}),
+                );
+                continue;
+            }
+            for t in j["tasks"].as_array().into_iter().flatten() {
+                let k = match &t["array_task_id"] {
+                    Value::Null => String::new(),
+                    x => x.to_string(),
+                };
+                m.insert((id.clone(), k), t.clone());
+            }
+        }
+        m
+    }
+    fn runs(t: &Value) -> Vec<String> {
+        t["runs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|r| r["nodes"].as_array().is_some_and(|n| !n.is_empty()))
+            .map(|r| {
+                let gpus: BTreeMap<String, Value> = r["gpu_idx"]
+                    .as_object()
+                    .map(|o| {
+                        o.iter()
+                            .filter(|(_, v)| v.as_array().is_some_and(|a| !a.is_empty()))
+                            .map(|(k, v)| (k.clone(), v.clone()))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                format!(
+                    "{}@{}-{} {} {}",
+                    r["state"].as_str().unwrap_or("?"),
+                    r["start"]
+                        .as_f64()
+                        .map_or("?".into(), |x| format!("{x:.0}")),
+                    r["end"].as_f64().map_or("?".into(), |x| format!("{x:.0}")),
+                    r["nodes"],
+                    serde_json::to_string(&gpus).unwrap_or_default()
+                )
+            })
+            .collect()
+    }
+    let (a, b) = (tasks(recorded), tasks(simulated));
+    let mut out = Vec::new();
+    for (k, rt) in &a {
+        let name = if k.1.is_empty() {
+            k.0.clone()
+        } else {
+            format!("{}_{}", k.0, k.1)
+        };
+        let Some(st) = b.get(k) else {
+            out.push(format!("{name}: missing in the simulation"));
+            continue;
+        };
+        let (rs, ss) = (runs(rt), runs(st));
+        let same_runs = rs.len() == ss.len()
+            && rt["runs"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|r| r["nodes"].as_array().is_some_and(|n| !n.is_empty()))
+                .zip(
+                    st["runs"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter(|r| r["nodes"].as_array().is_some_and(|n| !n.is_empty())),
+                )
+                .all(|(x, y)| {
+                    let close = |f: &str| match (x[f].as_f64(), y[f].as_f64()) {
+                        (Some(p), Some(q)) => (p - q).abs() <= 1.5,
+                        _ => false,
+                    };
+                    close("start") && close("end") && x["gpu_idx"] == y["gpu_idx"] && {
+                        let mut n1: Vec<String> = x["nodes"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .map(|v| v.to_string())
+                            .collect();
+                        let mut n2: Vec<String> = y["nodes"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .map(|v| v.to_string())
+                            .collect();
+                        n1.sort();
+                        n2.sort();
+                        n1 == n2
+                    }
+                });
+        if rt["final_state"] != st["final_state"] || !same_runs {
+            out.push(format!(
+                "{name}: slurm {} {:?} | sim {} {:?}",
+                rt["final_state"].as_str().unwrap_or("?"),
+                rs,
+                st["final_state"].as_str().unwrap_or("?"),
+                ss
+            ));
+        }
+    }
+    out
+}

@@ -1,0 +1,138 @@
+//! Backfill in the manner of sched/backfill (`_attempt_backfill()`).
+//!
+//! Records are visited in queue order, up to `bf_max_job_test`. Each job is
+//! planned with its time limit (never its real run time). If it fits now on
+//! nodes that no earlier job has reserved for any part of `[now, now + limit)`,
+//! it starts. Otherwise its earliest start is found by releasing running jobs
+//! in the order of their planned ends (start + limit), and the nodes it would
+//! get then are reserved, as whole nodes, for `[start, start + limit)`, so no
+//! later job can delay it.
+
+use std::collections::BTreeSet;
+
+use gresim_model::job::Time;
+use gresim_model::{Allocation, ClusterState, JobIdx, NodeId, PartId};
+
+use crate::fifo::partition_limit_reason;
+use crate::queue::QueueKey;
+use crate::select::select;
+use crate::PassCtx;
+
+/// Nodes held for a pending job over `[start, end)`.
+#[derive(Debug, Clone)]
+struct Reservation {
+    start: Time,
+    end: Time,
+    nodes: Vec<NodeId>,
+}
+
+/// The planning time limit of a job in a partition: its limit, capped by the
+/// partition's MaxTime; unlimited plans as MaxTime, or a year.
+fn plan_limit(ctx: &PassCtx<'_>, job: JobIdx, part: PartId) -> Time {
+    const YEAR: Time = 365 * 86400;
+    let max = ctx.cluster.partition(part).max_time;
+    match (ctx.time_limit(job, part), max) {
+        (Some(l), Some(m)) => l.min(m),
+        (Some(l), None) => l,
+        (None, Some(m)) => m,
+        (None, None) => YEAR,
+    }
+    .max(1)
+}
+
+/// Marks the nodes reserved over any part of `[a, b)`.
+fn blocked(res: &[Reservation], a: Time, b: Time, n: usize) -> Vec<bool> {
+    let mut m = vec![false; n];
+    for r in res {
+        if r.start < b && a < r.end {
+            for id in &r.nodes {
+                m[id.idx()] = true;
+            }
+        }
+    }
+    m
+}
+
+/// One backfill pass over `queue`. Returns the jobs it started.
+pub fn backfill_pass(queue: &BTreeSet<QueueKey>, ctx: &mut PassCtx<'_>) -> Vec<JobIdx> {
+    let now = ctx.now;
+    let res_q = ctx.params.bf_resolution.max(1);
+    let horizon = now + ctx.params.bf_window;
+    let nnodes = ctx.cluster.nodes.len();
+    let mut reservations: Vec<Reservation> = Vec::new();
+    let mut started: Vec<JobIdx> = Vec::new();
+    let mut tested = 0u32;
+    // Planned ends of running jobs, in order; a job past its limit is planned
+    // to end in the next second.
+    let mut ends: Vec<(Time, Allocation)> = ctx
+        .running
+        .iter()
+        .filter_map(|&(e, j)| {
+            let run = ctx.jobs[j.idx()].runs.last()?;
+            Some((e.max(now + 1), run.alloc.clone()))
+        })
+        .collect();
+
+    for k in queue.iter() {
+        if tested >= ctx.params.bf_max_job_test {
+            break;
+        }
+        let (job, part) = (k.job, k.part);
+        if started.contains(&job) {
+            continue;
+        }
+        if partition_limit_reason(ctx, job, part).is_some() || !ctx.throttle_allows(job) {
+            continue;
+        }
+        tested += 1;
+        let limit = plan_limit(ctx, job, part);
+        let req = std::sync::Arc::clone(&ctx.jobs[job.idx()].request);
+
+        // Can it start now without touching a reservation?
+        let avoid = blocked(&reservations, now, now + limit, nnodes);
+        if let Ok(alloc) = select(ctx.cluster, ctx.params, ctx.state, &req, part, Some(&avoid)) {
+            let planned = (now + limit, alloc.clone());
+            if ctx.start(job, part, alloc, true).is_ok() {
+                started.push(job);
+                // Later jobs plan with this one's end too.
+                let at = ends.partition_point(|e| e.0 <= planned.0);
+                ends.insert(at, planned);
+            }
+            continue;
+        }
+
+        // When could it start? Release running jobs in planned-end order and
+        // try at each end, and after each reservation that blocked it.
+        let mut future: ClusterState = ctx.state.clone();
+        let mut times: Vec<Time> = ends.iter().map(|e| e.0).collect();
+        times.extend(reservations.iter().map(|r| r.end));
+        times.sort_unstable();
+        times.dedup();
+        let mut next_end = 0usize;
+        let mut found: Option<(Time, Allocation)> = None;
+        for &t in &times {
+            if t > horizon {
+                break;
+            }
+            while next_end < ends.len() && ends[next_end].0 <= t {
+                let _ = future.release(ctx.cluster, &ends[next_end].1);
+                next_end += 1;
+            }
+            let avoid = blocked(&reservations, t, t + limit, nnodes);
+            if let Ok(a) = select(ctx.cluster, ctx.params, &future, &req, part, Some(&avoid)) {
+                found = Some((t, a));
+                break;
+            }
+        }
+        if let Some((t, alloc)) = found {
+            let start = t / res_q * res_q;
+            let end = ((t + limit) / res_q * res_q).max(start + res_q);
+            reservations.push(Reservation {
+                start,
+                end,
+                nodes: alloc.node_ids().collect(),
+            });
+        }
+    }
+    started
+}
