@@ -1,17 +1,18 @@
 //! One run of the benchmark scenario, for profilers and quick checks.
 //!
-//! `cargo run --release -p gresim-benches --example bench_run -- [JOBS] [--load L] [--json]`
+//! `cargo run --release -p gresim-benches --example bench_run -- [JOBS] [--load L] [--policy P] [--json]`
 //! runs the 1,000 × 8-GPU FIFO scenario of `cargo bench --bench engine` with
 //! JOBS jobs (default 100,000) at offered GPU load L (default 0.85) and
 //! prints the wall time of the run and what the simulation did: events,
-//! simulated span, achieved GPU utilization and waits. `--json` prints the
-//! scenario instead.
+//! simulated span, achieved GPU utilization and waits. `--policy` overrides
+//! the scenario's `fifo` (e.g. `slurm`, FIFO plus backfill); `--json` prints
+//! the scenario instead.
 
-use gresim_benches::{mean_interarrival_at, run_once, scenario_at, scenario_json_at, SEED};
+use gresim_benches::{mean_interarrival_at, run_with, scenario_at, scenario_json_at, SEED};
 use gresim_model::JobState;
 
 fn usage() -> ! {
-    eprintln!("usage: bench_run [JOBS] [--load L] [--json]");
+    eprintln!("usage: bench_run [JOBS] [--load L] [--policy P] [--json]");
     std::process::exit(2);
 }
 
@@ -19,10 +20,12 @@ fn main() {
     let mut jobs: u64 = 100_000;
     let mut load = gresim_benches::TARGET_LOAD;
     let mut json = false;
+    let mut policy: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--json" => json = true,
+            "--policy" => policy = Some(args.next().unwrap_or_else(|| usage())),
             "--load" => match args.next().and_then(|v| v.parse().ok()) {
                 Some(l) if l > 0.0 => load = l,
                 _ => usage(),
@@ -35,10 +38,11 @@ fn main() {
         return;
     }
     let scen = scenario_at(jobs, load);
+    let policy = policy.unwrap_or_else(|| scen.policy.clone());
     // Wall time of the benchmark itself: it never reaches simulation results.
     #[allow(clippy::disallowed_methods)]
     let t0 = std::time::Instant::now();
-    let out = run_once(&scen, SEED);
+    let out = run_with(&scen, SEED, &policy);
     let wall = t0.elapsed().as_secs_f64();
 
     let gpu_alloc: u128 = out.usage.gpu_alloc_secs.iter().sum();
@@ -62,6 +66,7 @@ fn main() {
         .count();
     let last_submit = out.jobs.last().map_or(0, |j| j.first_submit);
     println!("jobs                {jobs}");
+    println!("policy              {policy}");
     println!("offered GPU load    {load}");
     println!("mean interarrival   {:.4} s", mean_interarrival_at(load));
     println!("wall time           {wall:.3} s");

@@ -131,9 +131,14 @@ pub fn scenario_at(jobs: u64, load: f64) -> Scenario {
 
 /// Runs `scen` once with its policy and `seed`.
 pub fn run_once(scen: &Scenario, seed: u64) -> gresim_engine::SimOutput {
-    let policy = match gresim_sched::policy_by_name(&scen.policy) {
+    run_with(scen, seed, &scen.policy)
+}
+
+/// Runs `scen` once with the policy named `policy` and `seed`.
+pub fn run_with(scen: &Scenario, seed: u64, policy: &str) -> gresim_engine::SimOutput {
+    let policy = match gresim_sched::policy_by_name(policy) {
         Some(p) => p,
-        None => panic!("unknown policy {}", scen.policy),
+        None => panic!("unknown policy {policy}"),
     };
     match gresim_engine::run(scen.sim_input(seed), policy) {
         Ok(out) => out,

@@ -7,8 +7,14 @@
 //!   scheduler runs with `sched_interval: 1` (a main pass in the same second
 //!   as any change) and `timelimit_check_interval: 0` (kill exactly at the
 //!   limit).
-//! - Within one second: job ends, admin events, submissions, begin-time
-//!   eligibility, main pass.
+//! - Jobs start in the second of a submission (pass_on_submit), of a job
+//!   end (pass_on_end) or on a periodic tick. The scenarios avoid depending
+//!   on the order of events within one second beyond that: jobs made
+//!   eligible by an admin action, a begin time or a requeue find their
+//!   resources busy and start at a later job end. (The in-second order
+//!   changed from "ends, admin, submit, begin, main pass" to "main pass,
+//!   admin, submit, begin, backfill, ends" while these were written; every
+//!   non-ignored test holds under both.)
 //! - Basic priority: earlier submissions have higher priority, so the queue
 //!   is submission order.
 //! - Node order is natural name order; GPUs are taken lowest free GRES index
@@ -626,13 +632,21 @@ fn sixty_second_cadence_without_event_triggered_passes() {
             ran("d", "COMPLETED", 240, 250, "gpu01:0,1"),
         ]
     );
-    assert_eq!(reasons(&out, "b"), vec![(20, "None"), (60, "Resources")]);
+    // b waited from its submission until the tick at 60 found no GPU for it
+    // (whether it was told Priority at submit, behind the unstarted a, is
+    // not the point here).
+    let b = reasons(&out, "b");
+    assert_eq!(
+        (b.first().copied(), b.last().copied()),
+        (Some((20, "None")), Some((60, "Resources")))
+    );
 }
 
 #[test]
 fn array_task_ids_and_throttle() {
     // One node with 4 GPUs. A 2-GPU blocker, a 4-task array throttled to 2
-    // running tasks, and a plain job.
+    // running tasks, and a plain job, submitted one second apart so each
+    // submission's pass is over before the next one arrives.
     let out = run_scenario(
         "array",
         r#"{
@@ -644,30 +658,31 @@ fn array_task_ids_and_throttle() {
           "scheduler": {"sched_interval": 1, "timelimit_check_interval": 0, "def_mem_per_cpu": 1024},
           "workload": {"jobs": [
             {"id": "blocker", "submit": 0, "gres": "gpu:2", "run_time": 60},
-            {"id": "arr", "submit": 0, "array": "0-3%2", "gres": "gpu:1", "run_time": 100,
+            {"id": "arr", "submit": 1, "array": "0-3%2", "gres": "gpu:1", "run_time": 100,
              "task_run_times": {"1": 50}},
-            {"id": "solo", "submit": 0, "gres": "gpu:1", "run_time": 500}
+            {"id": "solo", "submit": 2, "gres": "gpu:1", "run_time": 500}
           ]}
         }"#,
     );
-    // Ids at submit: blocker 1, the array 2, solo 3.
-    // t=0: blocker gets GPUs 0,1. arr_0 -> 2 and arr_1 -> 3, taking fresh ids
-    //   4 and 5 (other tasks are still unstarted). arr_2 finds no GPU ->
-    //   Resources, blocking the partition; arr_3 and solo: Priority.
-    // t=50: arr_1 ends (task_run_times). arr_2 takes GPU 3 and id 6; arr_3
-    //   finds no GPU -> Resources.
-    // t=60: blocker ends. arr_3 may not start: 2 tasks run (JobArrayTaskLimit),
-    //   which does not block the partition, so solo starts on GPU 0.
-    // t=100: arr_0 ends; arr_3 starts on GPU 1 (lowest free of {1, 2}) and,
-    //   as the last task to start, keeps the array's id 2.
+    // t=0: blocker, id 1, gets GPUs 0,1 until 60.
+    // t=1: the array gets id 2. arr_0 -> GPU 2 and arr_1 -> GPU 3; each
+    //   starts while other tasks are unstarted, so they take fresh ids 3 and
+    //   4. Two tasks now run, so arr_2 and arr_3 wait with JobArrayTaskLimit,
+    //   which does not block the partition.
+    // t=2: solo gets id 5; no GPU is free -> Resources.
+    // t=51: arr_1 ends (task_run_times: 50 s). arr_2 takes GPU 3 and id 6;
+    //   two tasks run again, so arr_3 keeps waiting.
+    // t=60: blocker ends; arr_3 is throttled, so solo starts on GPU 0.
+    // t=101: arr_0 ends; arr_3 takes GPU 1 (lowest free of {1, 2}) and, as
+    //   the last task to start, keeps the array's id 2.
     assert_eq!(
         summary(&out),
         vec![
             ran("blocker", "COMPLETED", 0, 60, "gpu01:0,1"),
-            ran("arr_0", "COMPLETED", 0, 100, "gpu01:2"),
-            ran("arr_1", "COMPLETED", 0, 50, "gpu01:3"),
-            ran("arr_2", "COMPLETED", 50, 150, "gpu01:3"),
-            ran("arr_3", "COMPLETED", 100, 200, "gpu01:1"),
+            ran("arr_0", "COMPLETED", 1, 101, "gpu01:2"),
+            ran("arr_1", "COMPLETED", 1, 51, "gpu01:3"),
+            ran("arr_2", "COMPLETED", 51, 151, "gpu01:3"),
+            ran("arr_3", "COMPLETED", 101, 201, "gpu01:1"),
             ran("solo", "COMPLETED", 60, 560, "gpu01:0"),
         ]
     );
@@ -675,30 +690,26 @@ fn array_task_ids_and_throttle() {
         job_ids(&out),
         vec![
             ("blocker".to_string(), Some(1)),
-            ("arr_0".to_string(), Some(4)),
-            ("arr_1".to_string(), Some(5)),
+            ("arr_0".to_string(), Some(3)),
+            ("arr_1".to_string(), Some(4)),
             ("arr_2".to_string(), Some(6)),
             ("arr_3".to_string(), Some(2)),
-            ("solo".to_string(), Some(3)),
+            ("solo".to_string(), Some(5)),
         ]
     );
     assert_eq!(job(&out, "arr_0").display_id(), "2_0");
-    assert_eq!(
-        reasons(&out, "arr_3"),
-        vec![
-            (0, "None"),
-            (0, "Priority"),
-            (50, "Resources"),
-            (60, "JobArrayTaskLimit")
-        ]
-    );
+    // arr_3 is held back by the throttle (JobArrayTaskLimit) from its first
+    // passes until it starts; the intermediate reasons it is told are not
+    // the point here.
+    let r3 = reasons(&out, "arr_3");
+    assert!(r3.contains(&(1, "JobArrayTaskLimit")) || r3.contains(&(2, "JobArrayTaskLimit")));
+    assert_eq!(r3.last().map(|r| r.1), Some("JobArrayTaskLimit"));
 }
 
 /// The throttle must also hold within one pass: Slurm counts a task as
 /// running as soon as it starts, so with `%2` only two tasks start even when
 /// four GPUs are free.
 #[test]
-#[ignore = "suspected bug: the array throttle is not enforced among tasks started in the same pass"]
 fn array_throttle_holds_within_one_pass() {
     let out = run_scenario(
         "array_throttle_one_pass",
@@ -728,6 +739,10 @@ fn array_throttle_holds_within_one_pass() {
     );
     let ids: Vec<Option<u32>> = job_ids(&out).into_iter().map(|(_, i)| i).collect();
     assert_eq!(ids, vec![Some(2), Some(3), Some(4), Some(1)]);
+    assert_eq!(
+        reasons(&out, "arr_2").last(),
+        Some(&(0, "JobArrayTaskLimit"))
+    );
 }
 
 #[test]
@@ -785,39 +800,45 @@ fn dependencies_afterok_afternotok_afterany_and_never_satisfied() {
 
 #[test]
 fn singleton_and_begin_time() {
+    // One node with 2 GPUs.
     let out = run_scenario(
         "singleton_begin",
         r#"{
           "schema_version": 1,
           "cluster": {"nodes": [
             {"names": "gpu01", "cores_per_socket": 16, "memory": "256G",
-             "gpus": [{"model": "A100-SXM4-80GB", "count": 8}]}
+             "gpus": [{"model": "A100-SXM4-80GB", "count": 2}]}
           ]},
           "scheduler": {"sched_interval": 1, "timelimit_check_interval": 0, "def_mem_per_cpu": 1024},
           "workload": {"jobs": [
-            {"id": "s1",   "submit": 0, "name": "train", "dependency": "singleton", "gres": "gpu:1", "run_time": 40},
-            {"id": "s2",   "submit": 0, "name": "train", "dependency": "singleton", "gres": "gpu:1", "run_time": 10},
-            {"id": "late", "submit": 0, "begin": 30, "gres": "gpu:1", "run_time": 10}
+            {"id": "s1",   "submit": 0,  "name": "train", "dependency": "singleton", "gres": "gpu:1", "run_time": 40},
+            {"id": "s2",   "submit": 0,  "name": "train", "dependency": "singleton", "gres": "gpu:1", "run_time": 10},
+            {"id": "late", "submit": 0,  "begin": 30, "gres": "gpu:1", "run_time": 10},
+            {"id": "f",    "submit": 20, "gres": "gpu:1", "run_time": 15}
           ]}
         }"#,
     );
     // s1: no other job named train by this user -> eligible, GPU 0.
-    // s2: s1 (same user and name) was submitted earlier and is not finished
-    //   -> Dependency until s1 ends at 40, then GPU 1.
-    // late: --begin=30 -> BeginTime until 30, then GPU 1 (s1 holds 0).
-    // t=40: s1 and late both end (job ends come first in the second), so
-    //   GPUs 0 and 1 are free when s2 becomes eligible: it takes 0.
+    // s2: s1 (same user and name) came first and has not ended ->
+    //   Dependency. GPU 1 stays free: s2 waits on s1, late on its begin time.
+    // f (t=20): takes the idle GPU 1 until 35.
+    // late: eligible at 30 (BeginTime until then), but both GPUs are busy;
+    //   f ends at 35 and late takes GPU 1 until 45.
+    // t=40: s1 ends, which releases s2 in the same second: GPU 0.
     assert_eq!(
         summary(&out),
         vec![
             ran("s1", "COMPLETED", 0, 40, "gpu01:0"),
             ran("s2", "COMPLETED", 40, 50, "gpu01:0"),
-            ran("late", "COMPLETED", 30, 40, "gpu01:1"),
+            ran("late", "COMPLETED", 35, 45, "gpu01:1"),
+            ran("f", "COMPLETED", 20, 35, "gpu01:1"),
         ]
     );
+    // Whether the pass that finds late's GPU busy runs in second 30 or 31 is
+    // a matter of event order within a second: only the first entries count.
     assert_eq!(
-        reasons(&out, "late"),
-        vec![(0, "None"), (0, "BeginTime"), (30, "None")]
+        reasons(&out, "late")[..3],
+        [(0, "None"), (0, "BeginTime"), (30, "None")]
     );
     assert_eq!(
         reasons(&out, "s2"),
@@ -841,12 +862,13 @@ fn hold_and_release() {
             {"id": "h", "submit": 0,  "hold": true, "gres": "gpu:1", "run_time": 30},
             {"id": "w", "submit": 0,  "gres": "gpu:2", "run_time": 50},
             {"id": "x", "submit": 10, "gres": "gpu:1", "run_time": 200},
-            {"id": "y", "submit": 10, "gres": "gpu:1", "run_time": 10}
+            {"id": "y", "submit": 10, "gres": "gpu:1", "run_time": 10},
+            {"id": "z", "submit": 60, "gres": "gpu:1", "run_time": 60}
           ]},
           "events": [
             {"at": 20,  "action": "hold", "job": "y", "admin": true},
             {"at": 100, "action": "release", "job": "h"},
-            {"at": 120, "action": "release", "job": "y"}
+            {"at": 110, "action": "release", "job": "y"}
           ]
         }"#,
     );
@@ -854,29 +876,32 @@ fn hold_and_release() {
     // w takes both GPUs until 50. x (t=10) -> Resources, y -> Priority.
     // t=20: an admin hold takes y out of the queue (JobHeldAdmin).
     // t=50: w ends; x takes GPU 0 until 250. h and y are held: GPU 1 idles.
-    // t=100: h is released and starts at once on GPU 1, until 130.
-    // t=120: y is released; GPU 1 is busy -> Resources; at 130 y takes it.
+    // t=60: z takes GPU 1 until 120.
+    // t=100: h is released (a new priority, the lowest so far) and queued,
+    //   but no GPU is free. t=110: y is released, queued behind h.
+    // t=120: z ends; h, first in the queue, takes GPU 1 until 150; y then
+    //   takes it from 150 to 160.
     assert_eq!(
         summary(&out),
         vec![
-            ran("h", "COMPLETED", 100, 130, "gpu01:1"),
+            ran("h", "COMPLETED", 120, 150, "gpu01:1"),
             ran("w", "COMPLETED", 0, 50, "gpu01:0,1"),
             ran("x", "COMPLETED", 50, 250, "gpu01:0"),
-            ran("y", "COMPLETED", 130, 140, "gpu01:1"),
+            ran("y", "COMPLETED", 150, 160, "gpu01:1"),
+            ran("z", "COMPLETED", 60, 120, "gpu01:1"),
         ]
     );
     assert_eq!(
-        reasons(&out, "h"),
-        vec![(0, "None"), (0, "JobHeldUser"), (100, "None")]
+        reasons(&out, "h")[..3],
+        [(0, "None"), (0, "JobHeldUser"), (100, "None")]
     );
     assert_eq!(
-        reasons(&out, "y"),
-        vec![
+        reasons(&out, "y")[..4],
+        [
             (10, "None"),
             (10, "Priority"),
             (20, "JobHeldAdmin"),
-            (120, "None"),
-            (120, "Resources")
+            (110, "None")
         ]
     );
 }
@@ -894,9 +919,11 @@ fn node_down_requeues_or_fails_running_jobs() {
           ]},
           "scheduler": {"sched_interval": 1, "timelimit_check_interval": 0, "def_mem_per_cpu": 1024},
           "workload": {"jobs": [
-            {"id": "r", "submit": 0, "gres": "gpu:1", "run_time": 1000},
-            {"id": "n", "submit": 0, "gres": "gpu:1", "run_time": 1000, "requeue": false},
-            {"id": "x", "submit": 0, "gres": "gpu:1", "run_time": 1000}
+            {"id": "r", "submit": 0,   "gres": "gpu:1", "run_time": 1000},
+            {"id": "n", "submit": 0,   "gres": "gpu:1", "run_time": 1000, "requeue": false},
+            {"id": "x", "submit": 0,   "gres": "gpu:1", "run_time": 1000},
+            {"id": "f", "submit": 160, "gres": "gpu:2", "run_time": 100},
+            {"id": "g", "submit": 160, "gres": "gpu:1", "run_time": 140}
           ]},
           "events": [
             {"at": 100, "action": "node_down", "nodes": "gpu01"},
@@ -906,18 +933,21 @@ fn node_down_requeues_or_fails_running_jobs() {
     );
     // t=0: r: tie -> gpu01:0. n: best fit, gpu01 (7 free CPUs) -> gpu01:1.
     //   x: gpu01 has no GPU left -> gpu02:0.
-    // t=100: gpu01 goes down. r may be requeued: its run ends NODE_FAIL, it
-    //   is pending again with begin = 100 + cred_expire(120) + 1 = 221.
-    //   n has --no-requeue: it ends NODE_FAIL for good.
-    // t=150: gpu01 is up again, but r waits for its begin time.
-    // t=221: best fit: gpu02 (7 free CPUs, x holds one) beats the idle gpu01
-    //   (8 free) -> gpu02:1, and runs its full 1000 s again.
+    // t=100: gpu01 goes down. r may be requeued: its run ends at 100, it is
+    //   pending again, submit time 100, begin = 100 + cred_expire(120) + 1 =
+    //   221. n has --no-requeue: it ends NODE_FAIL for good.
+    // t=150: gpu01 is up again (and idle); r waits for its begin time.
+    // t=160: f (2 GPUs) -> gpu01:0,1 (gpu02 has one GPU free); g -> gpu02:1.
+    // t=221: r is eligible; every GPU is busy. f ends at 260: r takes
+    //   gpu01 (the only node with a free GPU) GPU 0 and runs its 1000 s again.
     assert_eq!(
         summary(&out),
         vec![
-            ran("r", "COMPLETED", 221, 1221, "gpu02:1"),
+            ran("r", "COMPLETED", 260, 1260, "gpu01:0"),
             ran("n", "NODE_FAIL", 0, 100, "gpu01:1"),
             ran("x", "COMPLETED", 0, 1000, "gpu02:0"),
+            ran("f", "COMPLETED", 160, 260, "gpu01:0,1"),
+            ran("g", "COMPLETED", 160, 300, "gpu02:1"),
         ]
     );
     // The first run closed at 100 on gpu01:0; its recorded state is checked
@@ -930,7 +960,7 @@ fn node_down_requeues_or_fails_running_jobs() {
         r_runs,
         vec![
             (0, Some(100), "gpu01:0".to_string()),
-            (221, Some(1221), "gpu02:1".to_string()),
+            (260, Some(1260), "gpu01:0".to_string()),
         ]
     );
     let r = job(&out, "r");
@@ -939,8 +969,8 @@ fn node_down_requeues_or_fails_running_jobs() {
         (1, Some(221), 100, 0)
     );
     assert_eq!(
-        reasons(&out, "r"),
-        vec![(0, "None"), (100, "BeginTime"), (221, "None")]
+        reasons(&out, "r")[..3],
+        [(0, "None"), (100, "BeginTime"), (221, "None")]
     );
     assert_eq!(job(&out, "n").reason, Reason::NodeDown);
 }
@@ -967,14 +997,13 @@ fn node_failure_requeue_records_node_fail() {
           "events": [{"at": 100, "action": "node_down", "nodes": "gpu01"}]
         }"#,
     );
-    // r starts on gpu01:0; gpu01 fails at 100; r is requeued (begin 221) and
-    // reruns on gpu02, the only node up.
+    // r starts on gpu01:0; gpu01 fails at 100; r is requeued and later
+    // completes on gpu02. The first run's record is NODE_FAIL.
+    let states: Vec<&str> = runs(&out, "r").into_iter().map(|r| r.0).collect();
+    assert_eq!(states, vec!["NODE_FAIL", "COMPLETED"]);
     assert_eq!(
-        runs(&out, "r"),
-        vec![
-            ("NODE_FAIL", 0, Some(100), "gpu01:0".to_string()),
-            ("COMPLETED", 221, Some(1221), "gpu02:0".to_string()),
-        ]
+        runs(&out, "r")[0],
+        ("NODE_FAIL", 0, Some(100), "gpu01:0".to_string())
     );
 }
 
@@ -1064,14 +1093,15 @@ fn admin_requeue_and_cancel() {
           ]},
           "scheduler": {"sched_interval": 1, "timelimit_check_interval": 0, "def_mem_per_cpu": 1024},
           "workload": {"jobs": [
-            {"id": "q",  "submit": 0, "gres": "gpu:1", "run_time": 100},
-            {"id": "c1", "submit": 0, "gres": "gpu:1", "run_time": 1000},
-            {"id": "c2", "submit": 0, "gres": "gpu:2", "run_time": 10}
+            {"id": "q",  "submit": 0,  "gres": "gpu:1", "run_time": 100},
+            {"id": "c1", "submit": 0,  "gres": "gpu:1", "run_time": 1000},
+            {"id": "c2", "submit": 0,  "gres": "gpu:2", "run_time": 10},
+            {"id": "f",  "submit": 60, "gres": "gpu:1", "run_time": 140}
           ]},
           "events": [
-            {"at": 30, "action": "cancel", "job": "c2"},
-            {"at": 50, "action": "requeue", "job": "q"},
-            {"at": 80, "action": "cancel", "job": "c1"}
+            {"at": 30,  "action": "cancel", "job": "c2"},
+            {"at": 50,  "action": "requeue", "job": "q"},
+            {"at": 250, "action": "cancel", "job": "c1"}
           ]
         }"#,
     );
@@ -1079,28 +1109,31 @@ fn admin_requeue_and_cancel() {
     // t=30: c2 is cancelled while pending: CANCELLED, it never ran.
     // t=50: scontrol requeue q: its run ends REQUEUED; it is pending again
     //   and eligible at 50 + cred_expire(120) + 1 = 171.
-    // t=80: c1 is cancelled while running: CANCELLED, its run ends at 80.
-    // t=171: q starts again on GPU 0 and runs its full 100 s.
+    // t=60: f takes the GPU q left, 0, until 200.
+    // t=171: q is eligible but both GPUs are busy; f ends at 200 and q takes
+    //   GPU 0 for its full 100 s.
+    // t=250: c1 is cancelled while running: CANCELLED, its run ends at 250.
     assert_eq!(
         summary(&out),
         vec![
-            ran("q", "COMPLETED", 171, 271, "gpu01:0"),
-            ran("c1", "CANCELLED", 0, 80, "gpu01:1"),
+            ran("q", "COMPLETED", 200, 300, "gpu01:0"),
+            ran("c1", "CANCELLED", 0, 250, "gpu01:1"),
             never_ran("c2", "CANCELLED"),
+            ran("f", "COMPLETED", 60, 200, "gpu01:0"),
         ]
     );
     assert_eq!(
         runs(&out, "q"),
         vec![
             ("REQUEUED", 0, Some(50), "gpu01:0".to_string()),
-            ("COMPLETED", 171, Some(271), "gpu01:0".to_string()),
+            ("COMPLETED", 200, Some(300), "gpu01:0".to_string()),
         ]
     );
     let q = job(&out, "q");
-    assert_eq!((q.restarts(), q.begin), (1, Some(171)));
+    assert_eq!((q.restarts(), q.begin, q.submit), (1, Some(171), 50));
     assert_eq!(
-        reasons(&out, "q"),
-        vec![(0, "None"), (50, "BeginTime"), (171, "None")]
+        reasons(&out, "q")[..3],
+        [(0, "None"), (50, "BeginTime"), (171, "None")]
     );
 }
 
@@ -1121,6 +1154,7 @@ fn node_down_without_requeue_ends_node_fail() {
             {"id": "k",    "submit": 0,   "gres": "gpu:1", "run_time": 1000},
             {"id": "d",    "submit": 0,   "gres": "gpu:1", "run_time": 10, "dependency": "afterany:k"},
             {"id": "dok",  "submit": 0,   "gres": "gpu:1", "run_time": 10, "dependency": "afterok:k"},
+            {"id": "busy", "submit": 0,   "gres": "gpu:2", "run_time": 150},
             {"id": "pin",  "submit": 200, "gres": "gpu:1", "run_time": 10, "nodelist": "gpu01"}
           ]},
           "events": [
@@ -1128,22 +1162,28 @@ fn node_down_without_requeue_ends_node_fail() {
           ]
         }"#,
     );
-    // t=0: k -> gpu01:0 (tie, lowest index). d and dok wait on k.
-    // t=100: gpu01 goes down; k ends NODE_FAIL (no requeue). afterany:k is
-    //   met: d starts at once; gpu01 is down, so gpu02:0. afterok:k can
-    //   never be met: dok stays PENDING.
+    // t=0: k -> gpu01:0 (tie, lowest index). d and dok wait on k. busy needs
+    //   2 GPUs: gpu01 has one left, so gpu02:0,1 until 150.
+    // t=100: gpu01 goes down; k ends NODE_FAIL (no requeue), reason NodeDown.
+    //   afterany:k is met, but gpu01 is down and gpu02 full: d waits until
+    //   busy ends at 150, then gpu02:0. afterok:k can never be met: dok
+    //   stays PENDING (DependencyNeverSatisfied).
     // t=200: pin wants gpu01 (-w), which is down: ReqNodeNotAvail, and it
     //   stays pending (gpu01 never comes back).
     assert_eq!(
         summary(&out),
         vec![
             ran("k", "NODE_FAIL", 0, 100, "gpu01:0"),
-            ran("d", "COMPLETED", 100, 110, "gpu02:0"),
+            ran("d", "COMPLETED", 150, 160, "gpu02:0"),
             never_ran("dok", "PENDING"),
+            ran("busy", "COMPLETED", 0, 150, "gpu02:0,1"),
             never_ran("pin", "PENDING"),
         ]
     );
-    assert_eq!(job(&out, "k").restarts(), 0);
+    assert_eq!(
+        (job(&out, "k").restarts(), job(&out, "k").reason),
+        (0, Reason::NodeDown)
+    );
     assert_eq!(job(&out, "dok").reason, Reason::DependencyNeverSatisfied);
     let pin = job(&out, "pin");
     assert_eq!(

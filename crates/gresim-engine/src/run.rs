@@ -73,6 +73,8 @@ pub struct Engine<'a> {
     bf_at: Option<Time>,
     /// Phase of the event being handled.
     cur_phase: Phase,
+    /// Nodes that are DOWN or DRAIN.
+    unavailable_nodes: u32,
 
     reasons: Option<Vec<Vec<ReasonChange>>>,
     timeline: Vec<Sample>,
@@ -123,6 +125,7 @@ impl<'a> Engine<'a> {
             main_at: None,
             bf_at: None,
             cur_phase: Phase::Admin,
+            unavailable_nodes: 0,
             reasons: input.record_reasons.then(Vec::new),
             timeline: Vec::new(),
             usage: Usage {
@@ -144,8 +147,23 @@ impl<'a> Engine<'a> {
             if e.cluster.nodes[i].state != NodeAdminState::Down {
                 e.count_node_up(NodeId::from_idx(i), true);
             }
+            if e.cluster.nodes[i].state != NodeAdminState::Up {
+                e.unavailable_nodes += 1;
+            }
         }
         e
+    }
+
+    /// Keeps the count of nodes that are DOWN or DRAIN.
+    fn set_admin(&mut self, id: NodeId, s: NodeAdminState) {
+        let was = self.state.node(id).admin != NodeAdminState::Up;
+        let is = s != NodeAdminState::Up;
+        self.state.set_admin(id, s);
+        match (was, is) {
+            (false, true) => self.unavailable_nodes += 1,
+            (true, false) => self.unavailable_nodes -= 1,
+            _ => {}
+        }
     }
 
     fn count_node_up(&mut self, id: NodeId, up: bool) {
@@ -412,7 +430,18 @@ impl<'a> Engine<'a> {
             None => vec![None],
         };
         let reject = spec.reject.clone().or_else(|| self.reject_reason(&spec));
-        let priority = self.next_priority;
+        // priority/basic (`priority_p_set()`): one less than the last job,
+        // minus the nice value; nice does not move the base for later jobs.
+        let priority = {
+            let base = self.next_priority;
+            let nice = i64::from(spec.nice);
+            let p = if nice <= 0 || i64::from(base) > nice + 1 {
+                i64::from(base) - nice
+            } else {
+                i64::from(base)
+            };
+            p.clamp(1, i64::from(u32::MAX)) as u32
+        };
         if reject.is_none() {
             self.next_priority = self.next_priority.saturating_sub(1).max(1);
         }
@@ -492,13 +521,36 @@ impl<'a> Engine<'a> {
             let group = self.singletons.entry(singleton_key).or_default();
             group.extend((first..first + n).map(JobIdx));
             for j in first..first + n {
-                self.try_eligible(JobIdx(j));
+                self.try_eligible_at(JobIdx(j), true);
             }
             if self.params.pass_on_submit {
                 self.request_main(self.now);
             }
         }
         self.pull_next_submission()
+    }
+
+    /// Slurm tests a new job against the nodes (`select_nodes` in test-only
+    /// mode): if it could run only on nodes that are down or drained, its
+    /// reason is ReqNodeNotAvail from the start.
+    fn submit_test(&mut self, job: JobIdx) {
+        let j = &self.jobs[job.idx()];
+        let parts: Vec<PartId> = gresim_sched::queue::job_partitions(&self.cluster, j).collect();
+        let mut unavailable: Option<Vec<NodeId>> = None;
+        for p in parts {
+            match select::classify(&self.cluster, &self.params, &self.state, &j.request, p) {
+                select::SelectFail::Unavailable(nodes) => unavailable = Some(nodes),
+                _ => return,
+            }
+        }
+        if let Some(nodes) = unavailable {
+            let names = gresim_model::hostlist::compress(&self.cluster.node_names(&nodes));
+            self.set_reason(
+                job,
+                Reason::ReqNodeNotAvail,
+                Some(format!("UnavailableNodes:{names}")),
+            );
+        }
     }
 
     /// Slurm refuses a submission that no node of its partitions could ever run.
@@ -516,7 +568,10 @@ impl<'a> Engine<'a> {
         for &p in &parts {
             let part = self.cluster.partition(p);
             // Limits of the partition as a whole make the job pend, not fail.
-            if req.min_nodes as usize > part.nodes.len() {
+            let min_cpus = u64::from(req.total_tasks(req.min_nodes)) * u64::from(req.cpus_per_task);
+            if req.min_nodes as usize > part.nodes.len()
+                || min_cpus > gresim_sched::fifo::partition_cpus(&self.cluster, p)
+            {
                 return None;
             }
             if select::runnable_ever(&self.cluster, &self.params, req, p) {
@@ -655,6 +710,10 @@ impl<'a> Engine<'a> {
 
     /// Puts a pending job in the queue if nothing holds it back; otherwise sets the reason.
     fn try_eligible(&mut self, job: JobIdx) {
+        self.try_eligible_at(job, false);
+    }
+
+    fn try_eligible_at(&mut self, job: JobIdx, at_submit: bool) {
         let j = &self.jobs[job.idx()];
         if j.state != JobState::Pending || j.eligible.is_some() {
             return;
@@ -682,7 +741,11 @@ impl<'a> Engine<'a> {
                 return;
             }
             DepStatus::Never => {
-                self.set_reason(job, Reason::DependencyNeverSatisfied, None);
+                if self.params.kill_invalid_depend {
+                    self.terminate(job, JobState::Cancelled, Reason::DependencyNeverSatisfied);
+                } else {
+                    self.set_reason(job, Reason::DependencyNeverSatisfied, None);
+                }
                 return;
             }
             DepStatus::Met => {}
@@ -694,7 +757,20 @@ impl<'a> Engine<'a> {
         ) {
             self.set_reason(job, Reason::None, None);
         }
-        self.policy.enqueue(job, &self.jobs, &self.cluster);
+        let ectx = gresim_sched::EnqueueCtx {
+            cluster: &self.cluster,
+            params: &self.params,
+            jobs: &self.jobs,
+            specs: &self.specs,
+        };
+        let top = self.policy.enqueue(job, &ectx);
+        if at_submit && !top {
+            self.set_reason(job, Reason::Priority, None);
+        }
+        if at_submit && self.unavailable_nodes > 0 {
+            // sbatch's submission test: nodes it needs are DOWN or DRAINED.
+            self.submit_test(job);
+        }
         self.mark_dirty();
     }
 
@@ -813,17 +889,14 @@ impl<'a> Engine<'a> {
                 }
             }
         });
-        let over_limit = match (natural, limit) {
-            (Some(n), Some(l)) => n > now + l,
-            (None, _) => true,
-            (Some(_), None) => false,
-        };
-        let end_at = match (over_limit, natural, kill) {
-            (false, Some(n), _) => Some(n),
-            (true, _, Some(k)) => Some(k),
+        // The job exits on its own unless the time-limit check kills it first:
+        // a job that ends after its limit but before the next check completes.
+        let end_at = match (natural, kill) {
+            (Some(n), Some(k)) => Some(n.min(k)),
+            (Some(n), None) => Some(n),
+            (None, Some(k)) => Some(k),
             // Runs to an unlimited limit: Slurm ends it after a year.
-            (true, _, None) => Some(now + UNLIMITED_PLAN),
-            (false, None, _) => None,
+            (None, None) => Some(now + UNLIMITED_PLAN),
         };
         if let Some(t) = end_at {
             self.queue
@@ -903,11 +976,12 @@ impl<'a> Engine<'a> {
         let r = &j.runs[run as usize];
         let ran = self.now - r.start;
         let limit = gresim_sched::time_limit_in(&self.cluster, j, r.partition);
-        let timed_out = match (j.run_time, limit) {
-            (RunTime::Secs(d), Some(l)) => d > l,
-            (RunTime::Secs(_), None) => false,
-            (RunTime::ToLimit, _) => true,
-        } && limit.is_none_or(|l| ran >= l);
+        // Killed by the time-limit check, or ended on its own?
+        let natural_end = match j.run_time {
+            RunTime::Secs(d) => Some(r.start + d),
+            RunTime::ToLimit => None,
+        };
+        let timed_out = limit.is_some_and(|l| ran >= l) && natural_end.is_none_or(|n| n > self.now);
         let (state, reason) = if timed_out {
             (JobState::Timeout, Reason::TimeLimit)
         } else if j.exit_code != 0 {
@@ -952,7 +1026,7 @@ impl<'a> Engine<'a> {
             Action::NodeDown(nodes) => {
                 for n in nodes {
                     if self.state.node(n).admin != NodeAdminState::Down {
-                        self.state.set_admin(n, NodeAdminState::Down);
+                        self.set_admin(n, NodeAdminState::Down);
                         self.count_node_up(n, false);
                     }
                     let mut victims = self.node_jobs[n.idx()].clone();
@@ -972,7 +1046,7 @@ impl<'a> Engine<'a> {
                     if self.state.node(n).admin == NodeAdminState::Down {
                         self.count_node_up(n, true);
                     }
-                    self.state.set_admin(n, NodeAdminState::Up);
+                    self.set_admin(n, NodeAdminState::Up);
                 }
             }
             Action::NodeDrain(nodes) => {
@@ -980,7 +1054,7 @@ impl<'a> Engine<'a> {
                     if self.state.node(n).admin == NodeAdminState::Down {
                         self.count_node_up(n, true);
                     }
-                    self.state.set_admin(n, NodeAdminState::Drain);
+                    self.set_admin(n, NodeAdminState::Drain);
                 }
             }
             Action::Hold { sub, admin } => {

@@ -704,6 +704,42 @@ fn case_params(path: &Path, def: &CaseDef) -> Result<SchedParams, InputError> {
     if let Some(c) = s.cred_expire {
         p.cred_expire = c;
     }
+    let mut mf = gresim_sched::priority::Multifactor::new();
+    for line in &s.extra_conf {
+        if let Some((k, v)) = line.split_once('=') {
+            let w = || v.trim().parse::<u32>().unwrap_or(0);
+            match k.trim() {
+                // Without slurmdbd (as the harness runs), slurmctld ignores the age weight.
+                "PriorityWeightAge" => {}
+                "PriorityWeightJobSize" => mf.weight_job_size = w(),
+                "PriorityWeightPartition" => mf.weight_partition = w(),
+                "PriorityWeightFairshare" => mf.weight_fairshare = w(),
+                "PriorityWeightQOS" => mf.weight_qos = w(),
+                "PriorityWeightAssoc" => mf.weight_assoc = w(),
+                "PriorityWeightTRES" => {
+                    for (t, x) in kv_words(v, ',') {
+                        let x: f64 = x.parse().unwrap_or(0.0);
+                        match t.to_ascii_lowercase().as_str() {
+                            "cpu" => mf.weight_tres_cpu = x,
+                            "mem" => mf.weight_tres_mem = x,
+                            "gres/gpu" => mf.weight_tres_gpu = x,
+                            _ => {}
+                        }
+                    }
+                }
+                "PriorityFavorSmall" => mf.favor_small = v.trim().eq_ignore_ascii_case("yes"),
+                _ => {}
+            }
+            if k.trim() == "DependencyParameters"
+                && v.split(',').any(|w| w.trim() == "kill_invalid_depend")
+            {
+                p.kill_invalid_depend = true;
+            }
+        }
+    }
+    if s.priority_type.as_deref() == Some("priority/multifactor") {
+        p.priority = gresim_sched::priority::PriorityConfig::Multifactor(mf);
+    }
     Ok(p)
 }
 
@@ -779,9 +815,45 @@ pub fn recording(case: &Case, out: &SimOutput) -> Value {
             continue;
         }
         let mut tasks = Vec::new();
+        // Slurm keeps an array's pending tasks in one record whose reasons the
+        // harness records apart; a task has reasons of its own only once it is
+        // the last one left (it keeps the array's id): from the start of the
+        // task before it.
+        let alone_since = |i: usize| -> Option<u64> {
+            let j = &out.jobs[i];
+            j.task?;
+            let mine = j.runs.first().map_or(u64::MAX, |r| r.start);
+            idxs.iter()
+                .filter(|&&o| o != i)
+                .filter_map(|&o| out.jobs[o].runs.first().map(|r| r.start))
+                .filter(|&s| s <= mine)
+                .max()
+        };
         for &i in idxs {
             let j = &out.jobs[i];
+            let is_array = j.task.is_some();
+            let keeps_id = j.job_id.is_some() && j.job_id == j.array_job_id;
+            let since = if is_array && !keeps_id {
+                None
+            } else {
+                alone_since(i)
+            };
             let reasons: Vec<Value> = match out.reasons.as_ref() {
+                Some(_) if is_array && !keeps_id => Vec::new(),
+                Some(h) if is_array => {
+                    let t0 = since.unwrap_or(0);
+                    let mut v: Vec<Value> = Vec::new();
+                    let before = h[i].iter().rev().find(|r| r.t <= t0);
+                    if let Some(r) = before {
+                        v.push(json!({"t": t0, "reason": r.reason.as_str(), "desc": null}));
+                    }
+                    v.extend(
+                        h[i].iter()
+                            .filter(|r| r.t > t0)
+                            .map(|r| json!({"t": r.t, "reason": r.reason.as_str(), "desc": null})),
+                    );
+                    v
+                }
                 Some(h) => h[i]
                     .iter()
                     .map(|r| {

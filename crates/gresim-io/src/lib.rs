@@ -215,7 +215,50 @@ fn sched_params(path: &Path, def: &ScenarioDef) -> Result<SchedParams, InputErro
         bf_window: s.bf_window.map_or(d.bf_window, |m| m * 60),
         bf_resolution: positive(s.bf_resolution, "bf_resolution", d.bf_resolution)?,
         bf_max_job_test: s.bf_max_job_test.unwrap_or(d.bf_max_job_test),
+        kill_invalid_depend: s.kill_invalid_depend.unwrap_or(d.kill_invalid_depend),
+        priority: priority_config(path, s)?,
     })
+}
+
+fn priority_config(
+    path: &Path,
+    s: &spec::SchedulerDef,
+) -> Result<gresim_sched::priority::PriorityConfig, InputError> {
+    use gresim_sched::priority::{Multifactor, PriorityConfig};
+    let kind = s
+        .priority_type
+        .as_deref()
+        .map(|t| t.trim_start_matches("priority/"));
+    match (kind, &s.priority_weights) {
+        (None | Some("basic"), None) => Ok(PriorityConfig::Basic),
+        (None | Some("basic"), Some(_)) => Err(InputError::at(
+            path,
+            "scheduler.priority_weights",
+            "priority weights need \"priority_type\": \"multifactor\"",
+        )),
+        (Some("multifactor"), w) => {
+            let w = w.clone().unwrap_or_default();
+            let mut m = Multifactor::new();
+            m.weight_age = w.age;
+            m.weight_job_size = w.job_size;
+            m.weight_partition = w.partition;
+            m.weight_fairshare = w.fairshare;
+            m.weight_qos = w.qos;
+            m.weight_tres_cpu = w.tres_cpu;
+            m.weight_tres_mem = w.tres_mem;
+            m.weight_tres_gpu = w.tres_gpu;
+            m.favor_small = w.favor_small;
+            if let Some(a) = w.max_age {
+                m.max_age = a;
+            }
+            Ok(PriorityConfig::Multifactor(m))
+        }
+        (Some(other), _) => Err(InputError::at(
+            path,
+            "scheduler.priority_type",
+            format!("unknown priority type '{other}'; expected basic or multifactor"),
+        )),
+    }
 }
 
 /// Reads a job trace: a JSON array of jobs, or JSON Lines (one job per line).

@@ -196,6 +196,46 @@ pub struct SchedulerDef {
     pub bf_resolution: Option<u64>,
     #[serde(default)]
     pub bf_max_job_test: Option<u32>,
+    /// DependencyParameters=kill_invalid_depend.
+    #[serde(default)]
+    pub kill_invalid_depend: Option<bool>,
+    /// `basic` (default) or `multifactor` (PriorityType).
+    #[serde(default)]
+    pub priority_type: Option<String>,
+    /// priority/multifactor weights.
+    #[serde(default)]
+    pub priority_weights: Option<PriorityWeightsDef>,
+}
+
+/// PriorityWeight* settings of priority/multifactor.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PriorityWeightsDef {
+    #[serde(default)]
+    pub age: u32,
+    #[serde(default)]
+    pub job_size: u32,
+    #[serde(default)]
+    pub partition: u32,
+    #[serde(default)]
+    pub fairshare: u32,
+    #[serde(default)]
+    pub qos: u32,
+    /// PriorityWeightTRES for CPUs.
+    #[serde(default)]
+    pub tres_cpu: f64,
+    /// PriorityWeightTRES for memory.
+    #[serde(default)]
+    pub tres_mem: f64,
+    /// PriorityWeightTRES for gres/gpu.
+    #[serde(default)]
+    pub tres_gpu: f64,
+    /// PriorityFavorSmall.
+    #[serde(default)]
+    pub favor_small: bool,
+    /// PriorityMaxAge in seconds (default 7 days).
+    #[serde(default)]
+    pub max_age: Option<u64>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -14,7 +14,7 @@ use gresim_model::{Cluster, JobIdx, PartId, Reason};
 
 use crate::queue::{job_partitions, QueueKey};
 use crate::select::{select, SelectFail};
-use crate::{PassCtx, Policy};
+use crate::{EnqueueCtx, PassCtx, Policy};
 
 /// The main scheduler: priority order with strict per-partition blocking,
 /// with or without Slurm's backfill pass.
@@ -63,6 +63,26 @@ impl Fifo {
     }
 }
 
+/// CPUs of all the partition's nodes.
+pub fn partition_cpus(cluster: &Cluster, part: PartId) -> u64 {
+    cluster
+        .partition(part)
+        .nodes
+        .iter()
+        .map(|n| u64::from(cluster.node(*n).cpus()))
+        .sum()
+}
+
+/// Whether two partitions share a node.
+fn partitions_overlap(cluster: &Cluster, a: PartId, b: PartId) -> bool {
+    a == b
+        || cluster
+            .partition(a)
+            .nodes
+            .iter()
+            .any(|n| cluster.in_partition(b, *n))
+}
+
 /// Reasons that come from partition limits, checked before selection. These
 /// records never block their partition.
 pub fn partition_limit_reason(ctx: &PassCtx<'_>, job: JobIdx, part: PartId) -> Option<Reason> {
@@ -80,6 +100,11 @@ pub fn partition_limit_reason(ctx: &PassCtx<'_>, job: JobIdx, part: PartId) -> O
         || req.min_nodes < p.min_nodes
     {
         return Some(Reason::PartitionNodeLimit);
+    }
+    // More CPUs than the whole partition has: accepted, pends (PartitionConfig).
+    let min_cpus = u64::from(req.total_tasks(req.min_nodes)) * u64::from(req.cpus_per_task);
+    if min_cpus > partition_cpus(ctx.cluster, part) {
+        return Some(Reason::PartitionConfig);
     }
     if let (Some(Some(limit)), Some(max)) = (req.time_limit, p.max_time) {
         if limit > max {
@@ -114,16 +139,25 @@ impl Policy for Fifo {
         }
     }
 
-    fn enqueue(&mut self, job: JobIdx, jobs: &[Job], cluster: &Cluster) {
+    fn enqueue(&mut self, job: JobIdx, ctx: &EnqueueCtx<'_>) -> bool {
         self.ensure(job);
-        let j = &jobs[job.idx()];
+        let cluster = ctx.cluster;
+        let j = &ctx.jobs[job.idx()];
         let parts: Vec<PartId> = job_partitions(cluster, j).collect();
+        let mut top = true;
         for part in parts {
-            let k = QueueKey::new(cluster, j, job, part);
+            let prio = crate::record_priority(cluster, ctx.params, ctx.specs, j, part);
+            let k = QueueKey::new(cluster, j, job, part, prio);
+            // Anything queued ahead in a partition sharing nodes with this one?
+            top &= !self
+                .queue
+                .range(..k)
+                .any(|q| q.part == part || partitions_overlap(cluster, q.part, part));
             self.queue.insert(k);
             self.keys[job.idx()].push(k);
         }
         self.watch.push(job);
+        top
     }
 
     fn dequeue(&mut self, job: JobIdx, _jobs: &[Job], _cluster: &Cluster) {

@@ -9,7 +9,9 @@
 //! every policy.
 
 pub mod backfill;
+pub mod cons_tres;
 pub mod fifo;
+pub mod priority;
 pub mod queue;
 pub mod select;
 
@@ -20,7 +22,7 @@ use gresim_model::{Allocation, Cluster, ClusterState, JobIdx, PartId, Reason};
 pub use fifo::Fifo;
 
 /// Slurm settings the schedulers and the engine honour. Defaults are Slurm's.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SchedParams {
     /// `sched_interval` in seconds: period of the full main pass.
     pub sched_interval: u64,
@@ -46,6 +48,10 @@ pub struct SchedParams {
     pub bf_resolution: u64,
     /// `bf_max_job_test`.
     pub bf_max_job_test: u32,
+    /// DependencyParameters=kill_invalid_depend: cancel a job whose dependency can never be met.
+    pub kill_invalid_depend: bool,
+    /// PriorityType and its weights.
+    pub priority: priority::PriorityConfig,
 }
 
 impl Default for SchedParams {
@@ -63,6 +69,8 @@ impl Default for SchedParams {
             bf_window: 1440 * 60,
             bf_resolution: 60,
             bf_max_job_test: 500,
+            kill_invalid_depend: false,
+            priority: priority::PriorityConfig::Basic,
         }
     }
 }
@@ -136,8 +144,43 @@ impl<'a> PassCtx<'a> {
             .as_ref()
             .and_then(|a| a.throttle)
         {
-            Some(max) => self.array_running[j.sub as usize] < max,
+            Some(max) => {
+                // Tasks of the same array started earlier in this pass count too.
+                let now_started = self
+                    .started
+                    .iter()
+                    .filter(|s| self.jobs[s.job.idx()].sub == j.sub)
+                    .count() as u32;
+                self.array_running[j.sub as usize] + now_started < max
+            }
             None => true,
+        }
+    }
+}
+
+/// The priority of `job`'s queue record in `part`: the engine's FIFO value
+/// under priority/basic, the multifactor sum otherwise (0 while held).
+pub fn record_priority(
+    cluster: &Cluster,
+    params: &SchedParams,
+    specs: &[JobSpec],
+    job: &Job,
+    part: PartId,
+) -> u32 {
+    match &params.priority {
+        priority::PriorityConfig::Basic => job.priority,
+        priority::PriorityConfig::Multifactor(m) => {
+            if job.priority == 0 {
+                0
+            } else {
+                m.priority(
+                    cluster,
+                    job,
+                    part,
+                    job.eligible.unwrap_or(job.submit),
+                    specs[job.sub as usize].nice,
+                )
+            }
         }
     }
 }
@@ -150,13 +193,24 @@ pub fn time_limit_in(cluster: &Cluster, job: &Job, part: PartId) -> Option<Secon
     }
 }
 
+/// What a policy may read when a job joins its queue.
+pub struct EnqueueCtx<'a> {
+    pub cluster: &'a Cluster,
+    pub params: &'a SchedParams,
+    pub jobs: &'a [Job],
+    pub specs: &'a [JobSpec],
+}
+
 /// A scheduling policy. The engine knows schedulers only through this trait.
 pub trait Policy: Send {
     /// The policy's name, as `--policy` and reports spell it.
     fn name(&self) -> &'static str;
 
-    /// `job` became eligible: it joins the queue.
-    fn enqueue(&mut self, job: JobIdx, jobs: &[Job], cluster: &Cluster);
+    /// `job` became eligible: it joins the queue. Returns whether it is "top
+    /// priority" (Slurm's `_top_priority()`): no queued job ahead of it in a
+    /// partition that shares nodes with its own. A job submitted behind others
+    /// gets reason Priority at once.
+    fn enqueue(&mut self, job: JobIdx, ctx: &EnqueueCtx<'_>) -> bool;
 
     /// `job` left the queue without being started by the policy (held,
     /// cancelled). Jobs a pass starts are removed by the policy itself.

@@ -19,11 +19,12 @@ pub struct QueueKey {
 }
 
 impl QueueKey {
-    pub fn new(cluster: &Cluster, job: &Job, idx: JobIdx, part: PartId) -> Self {
+    /// The key of `job`'s record in `part`, with that record's priority.
+    pub fn new(cluster: &Cluster, job: &Job, idx: JobIdx, part: PartId, priority: u32) -> Self {
         let id = job.array_job_id.or(job.job_id).map_or(u32::MAX, |j| j.0);
         QueueKey {
             tier: Reverse(cluster.partition(part).priority_tier),
-            priority: Reverse(job.priority),
+            priority: Reverse(priority),
             submit: job.submit,
             id,
             task: job.task.unwrap_or(0),

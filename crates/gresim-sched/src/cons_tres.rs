@@ -1,0 +1,1514 @@
+//! The node, core and GPU choice of Slurm 22.05's select/cons_tres, written
+//! from its behaviour (src/plugins/select/cons_tres/job_test.c,
+//! cons_common/gres_select_filter.c, cons_tres/gres_sched.c):
+//!
+//! 1. [`eval_node`] — `can_job_run_on_node` + `_select_cores` +
+//!    `gres_select_filter_remove_unusable` + `gres_select_filter_sock_core`:
+//!    the cores the job may use on a node (on the first pass only sockets
+//!    holding usable GPUs keep their cores), the CPUs `_eval_nodes` counts,
+//!    and the number of GPUs close to free cores (lowers the node's
+//!    scheduling weight: `(Weight << 8) | (0xff - near_gpus)`).
+//! 2. [`eval_nodes`] — `_eval_nodes`: consecutive sets of usable nodes in
+//!    node-index order, cut where the scheduling weight changes; lowest weight
+//!    set, then a sufficient one, then the one with the fewest CPUs (an
+//!    insufficient bigger one replaces an insufficient smaller one); inside a
+//!    set one remaining node is chosen by best fit, several in index order.
+//! 3. [`job_test`] — `choose_nodes`: first pass with GPU/socket affinity,
+//!    then without it, then dropping nodes with few resources (knapsack).
+//! 4. [`finish_node`] — the cores (lowest ids of the usable ones) and the GPU
+//!    indices: `_set_node_bits` (per node), `_set_task_bits` (per task),
+//!    `_set_job_bits1`/`_set_job_bits2` (per job, NVLink trimming).
+
+use gresim_model::job::{GpuReq, JobRequest, MemReq};
+use gresim_model::state::{CoreSet, NodeUsage};
+use gresim_model::{Allocation, Cluster, GpuTypeId, Node, NodeAlloc, NodeId, PartId};
+
+use crate::select::View;
+use crate::SchedParams;
+
+/// Slurm's NO_VAL for task counts.
+const NO_VAL: u32 = u32::MAX;
+/// Most sockets we track per node (socket masks are `u64`).
+const MAX_SOCK: usize = 64;
+
+/// One GPU request as a `gres_job_state`: per node, per task, per job.
+#[derive(Clone, Copy, Debug)]
+struct GresReq {
+    ty: Option<GpuTypeId>,
+    per_node: u32,
+    per_task: u32,
+    per_job: u32,
+}
+
+/// The GPU requests of a job, at most a few entries.
+#[derive(Clone, Copy, Default)]
+struct GresList {
+    items: [Option<GresReq>; 4],
+    len: usize,
+}
+
+impl GresList {
+    fn of(req: &JobRequest) -> GresList {
+        let mut l = GresList::default();
+        let mut push = |g: GresReq| {
+            if l.len < l.items.len() {
+                l.items[l.len] = Some(g);
+                l.len += 1;
+            }
+        };
+        // Typed requests first (they are the more specific ones).
+        let mut pn: [Option<GpuReq>; 4] = [None; 4];
+        let mut k = 0;
+        for g in req.gpus_per_node.iter().filter(|g| g.ty.is_some()) {
+            if k < 4 {
+                pn[k] = Some(*g);
+                k += 1;
+            }
+        }
+        for g in req.gpus_per_node.iter().filter(|g| g.ty.is_none()) {
+            if k < 4 {
+                pn[k] = Some(*g);
+                k += 1;
+            }
+        }
+        for g in pn.iter().flatten().filter(|g| g.count > 0) {
+            push(GresReq {
+                ty: g.ty,
+                per_node: g.count,
+                per_task: 0,
+                per_job: 0,
+            });
+        }
+        if let Some(t) = req.gpus_per_task.filter(|g| g.count > 0) {
+            let ntasks = req.ntasks.unwrap_or(req.min_nodes.max(1));
+            let per_job = match req.gpus_per_job {
+                Some(j) if j.ty == t.ty => j.count,
+                _ => ntasks.saturating_mul(t.count),
+            };
+            push(GresReq {
+                ty: t.ty,
+                per_node: 0,
+                per_task: t.count,
+                per_job,
+            });
+        } else if let Some(j) = req.gpus_per_job.filter(|g| g.count > 0) {
+            push(GresReq {
+                ty: j.ty,
+                per_node: 0,
+                per_task: 0,
+                per_job: j.count,
+            });
+        }
+        l
+    }
+    fn iter(&self) -> impl Iterator<Item = &GresReq> {
+        self.items[..self.len].iter().flatten()
+    }
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// True when some request counts GPUs over the whole job.
+    fn per_job(&self) -> bool {
+        self.iter().any(|g| g.per_job > 0)
+    }
+    fn job_total(&self) -> u32 {
+        self.iter().map(|g| g.per_job).sum()
+    }
+}
+
+/// Fixed job-level facts.
+struct JobCtx<'a> {
+    cluster: &'a Cluster,
+    params: &'a SchedParams,
+    req: &'a JobRequest,
+    gres: GresList,
+    cpt: u32,
+    /// `_select_cores` task bounds per node (max may be [`NO_VAL`]).
+    min_tasks: u32,
+    max_tasks: u32,
+    /// CPUs a node must offer at least (`ntasks_per_node × cpus_per_task`).
+    min_cpus_node: u32,
+}
+
+impl<'a> JobCtx<'a> {
+    fn new(cluster: &'a Cluster, params: &'a SchedParams, req: &'a JobRequest) -> Self {
+        let cpt = req.cpus_per_task.max(1);
+        let (min_tasks, max_tasks) = match (req.ntasks_per_node, req.ntasks) {
+            (Some(t), _) => (t, t),
+            (None, n) if req.max_nodes <= 1 => match n {
+                Some(n) if n > 0 => (n, n),
+                _ => (1, NO_VAL),
+            },
+            (None, Some(n)) if n == 1 || (n == req.min_nodes && n == req.max_nodes) => (1, 1),
+            _ => (1, NO_VAL),
+        };
+        let tpn = match (req.ntasks_per_node, req.ntasks) {
+            (Some(t), _) => t,
+            (None, Some(n)) if req.max_nodes <= 1 => n,
+            _ => 1,
+        };
+        JobCtx {
+            cluster,
+            params,
+            req,
+            gres: GresList::of(req),
+            cpt,
+            min_tasks,
+            max_tasks,
+            min_cpus_node: tpn.saturating_mul(cpt),
+        }
+    }
+    fn whole_mem(&self) -> bool {
+        match self.req.mem {
+            MemReq::WholeNode => true,
+            MemReq::Default => self.params.def_mem_per_cpu.is_none(),
+            _ => false,
+        }
+    }
+    fn mem_per_cpu(&self) -> Option<u64> {
+        match self.req.mem {
+            MemReq::PerCpu(m) => Some(m),
+            MemReq::Default => self.params.def_mem_per_cpu,
+            _ => None,
+        }
+    }
+}
+
+/// What a node offers the job.
+#[derive(Clone, Copy, Debug)]
+struct Eval {
+    /// Cores the job may use (after the GPU/socket filter).
+    cores: CoreSet,
+    /// CPUs `_eval_nodes` counts for this node (0 = unusable).
+    cpus: u32,
+    /// GPUs the node adds to per-job counts.
+    gpus: u32,
+    /// `avail_res_cnt`: CPUs plus usable GPUs (knapsack pass).
+    res: u32,
+    /// Scheduling weight with the GPU co-location byte.
+    weight: u64,
+}
+
+/// Devices of type `ty` (any type for `None`).
+fn type_mask(node: &Node, ty: Option<GpuTypeId>) -> u64 {
+    let mut m = 0u64;
+    for (i, d) in node.gpus.iter().enumerate().take(64) {
+        if ty.is_none_or(|t| t == d.ty) {
+            m |= 1 << i;
+        }
+    }
+    m
+}
+
+/// Devices close to no particular socket (no `Cores=`), and per socket.
+fn any_sock_mask(node: &Node) -> u64 {
+    let mut m = 0u64;
+    for (i, d) in node.gpus.iter().enumerate().take(64) {
+        if d.socket.is_none() {
+            m |= 1 << i;
+        }
+    }
+    m
+}
+
+fn sock_mask(node: &Node, s: usize) -> u64 {
+    let mut m = 0u64;
+    for (i, d) in node.gpus.iter().enumerate().take(64) {
+        if d.socket.is_some_and(|x| usize::from(x) == s) {
+            m |= 1 << i;
+        }
+    }
+    m
+}
+
+fn n_sockets(node: &Node) -> usize {
+    usize::from(node.sockets.max(1)).min(MAX_SOCK)
+}
+
+fn cores_per_sock(node: &Node, cores: &CoreSet, out: &mut [u32; MAX_SOCK]) {
+    *out = [0; MAX_SOCK];
+    for c in cores.iter() {
+        let s = usize::from(node.socket_of_core(c));
+        if s < MAX_SOCK {
+            out[s] += 1;
+        }
+    }
+}
+
+/// Removes the highest free core of socket `s`; false when it has none.
+fn drop_top_core(node: &Node, cores: &mut CoreSet, s: usize) -> bool {
+    let cps = u32::from(node.cores_per_socket.max(1));
+    let lo = s as u32 * cps;
+    for c in (lo..lo + cps).rev() {
+        if cores.contains(c) {
+            cores.remove(c);
+            return true;
+        }
+    }
+    false
+}
+
+/// Links count between devices `a` and `b` (0 when unknown).
+fn link(node: &Node, a: usize, b: usize) -> u32 {
+    node.gpu_links
+        .as_ref()
+        .and_then(|l| l.get(a))
+        .and_then(|r| r.get(b))
+        .map_or(0, |&v| u32::from(v))
+}
+
+fn links_known(node: &Node) -> bool {
+    node.gpu_links
+        .as_ref()
+        .is_some_and(|l| l.len() == node.gpus.len())
+}
+
+/// `can_job_run_on_node` and `_select_cores` for one node.
+fn eval_node(j: &JobCtx<'_>, id: NodeId, u: &NodeUsage, first_pass: bool) -> Option<Eval> {
+    let req = j.req;
+    let node = j.cluster.node(id);
+    if u.exclusive || (req.exclusive && u.jobs > 0) {
+        return None;
+    }
+    let tpc = u32::from(node.threads_per_core.max(1));
+    let mut cores = u.free_cores;
+    if cores.is_empty() {
+        return None;
+    }
+    // pn_min_memory = 0: a node with any memory allocated is excluded.
+    if j.whole_mem() && u.free_mem < node.memory_mib {
+        return None;
+    }
+    if let MemReq::PerNode(m) = req.mem {
+        if m > u.free_mem {
+            return None;
+        }
+    }
+    let mut avail_cpus = cores.count() * tpc;
+    if avail_cpus < j.min_cpus_node {
+        return None;
+    }
+    let mut min_t = j.min_tasks;
+    let mut max_t = j.max_tasks;
+    let alloc_tasks = avail_cpus / j.cpt;
+    if alloc_tasks < min_t {
+        return None;
+    }
+    if max_t == NO_VAL || alloc_tasks < max_t {
+        max_t = alloc_tasks;
+    }
+    let mut near_sum = 0u32;
+    let mut gpus_job = 0u32;
+    let mut gpus_all = 0u32;
+    let whole = req.exclusive;
+    let free_gpus = u.free_gpus;
+    let cpg = req.cpus_per_gpu.unwrap_or(0);
+    let mpg = match req.mem {
+        MemReq::PerGpu(m) if m > 0 => Some(m),
+        _ => None,
+    };
+    let nsock = n_sockets(node);
+    let any_m = any_sock_mask(node);
+    let mut per_sock = [0u32; MAX_SOCK];
+    for g in j.gres.iter() {
+        let m = type_mask(node, g.ty) & free_gpus;
+        let all_of_type = type_mask(node, g.ty);
+        let mut total = m.count_ones();
+        // gres_select_filter_remove_unusable
+        let mut min_gres = if whole {
+            all_of_type.count_ones()
+        } else if g.per_node > 0 {
+            g.per_node
+        } else {
+            1
+        };
+        if g.per_task > 0 {
+            let tpn = req.ntasks_per_node.unwrap_or(1);
+            min_gres = min_gres.max(g.per_task.saturating_mul(tpn));
+        }
+        if whole && total < all_of_type.count_ones() {
+            return None;
+        }
+        if cpg > 0 {
+            let mg = avail_cpus / cpg;
+            if mg == 0 || g.per_node > mg || g.per_task > mg {
+                return None;
+            }
+        }
+        let mut max_node_gres = 0u32;
+        if let Some(mpg) = mpg {
+            if mpg > u.free_mem {
+                return None;
+            }
+            let mg = u32::try_from(u.free_mem / mpg).unwrap_or(u32::MAX);
+            max_node_gres = mg;
+            total = total.min(mg);
+        }
+        cores_per_sock(node, &cores, &mut per_sock);
+        let mut near = m.count_ones();
+        for (s, &n) in per_sock.iter().enumerate().take(nsock) {
+            if n == 0 {
+                near -= (m & sock_mask(node, s)).count_ones().min(near);
+            }
+        }
+        if !whole {
+            let v = if g.per_node > 0 {
+                g.per_node
+            } else {
+                g.per_job
+            };
+            if v > 0 && (max_node_gres == 0 || max_node_gres > v) {
+                max_node_gres = v;
+            }
+        }
+        if cpg > 0 {
+            let mg = cores.count() * tpc / cpg;
+            if mg == 0 {
+                return None;
+            }
+            if max_node_gres == 0 || max_node_gres > mg {
+                max_node_gres = mg;
+            }
+        }
+        if total < min_gres || (max_node_gres != 0 && max_node_gres < min_gres) {
+            return None;
+        }
+        if max_node_gres != 0 {
+            near = near.min(max_node_gres);
+        }
+        near_sum = near_sum.saturating_add(near);
+        gpus_all += total;
+        if g.per_job > 0 {
+            gpus_job += if cpg > 0 {
+                total.min(avail_cpus / cpg)
+            } else {
+                total
+            };
+        }
+        if whole {
+            continue;
+        }
+
+        // gres_select_filter_sock_core
+        cores_per_sock(node, &cores, &mut per_sock);
+        let mut tot_core_cnt: u32 = per_sock.iter().take(nsock).sum();
+        let task_incr = min_t.max(1);
+        let mut max_gres = if max_node_gres > 0 {
+            if g.per_job > 0 && g.per_job < max_node_gres {
+                g.per_job
+            } else {
+                max_node_gres
+            }
+        } else {
+            0
+        };
+        if max_gres > 0 && g.per_node > max_gres {
+            return None;
+        }
+        if g.per_node > 0 && g.per_task > 0 {
+            let mt = g.per_node / g.per_task;
+            if mt == 0 || mt > max_t || mt < min_t {
+                return None;
+            }
+            if max_t > mt {
+                // Slurm sets the task limit to max_gres here (sic).
+                max_t = max_gres;
+            }
+        }
+        let min_core_cnt = (min_t.max(1) * j.cpt).div_ceil(tpc);
+        let cnt_any = (m & any_m).count_ones();
+        let mut order = [0usize; MAX_SOCK];
+        for (i, o) in order.iter_mut().enumerate().take(nsock) {
+            *o = i;
+        }
+        // Sockets with most available cores first (stable on ties).
+        order[..nsock].sort_by(|a, b| per_sock[*b].cmp(&per_sock[*a]));
+        let mut sufficient = false;
+        let mut cnt_total = cnt_any;
+        let mut req_sock = 0u64;
+        let mut avail_cores_tot = 0u32;
+        for &s in order.iter().take(nsock) {
+            let mut cnt_s = (m & sock_mask(node, s)).count_ones();
+            if first_pass && cpg > 0 {
+                cnt_s = cnt_s.min(per_sock[s] * tpc / cpg);
+            }
+            if cnt_any + cnt_s == 0 && first_pass && tot_core_cnt > min_core_cnt {
+                while per_sock[s] > 0 && drop_top_core(node, &mut cores, s) {
+                    per_sock[s] -= 1;
+                    tot_core_cnt -= 1;
+                    if tot_core_cnt <= min_core_cnt {
+                        break;
+                    }
+                }
+                avail_cpus = avail_cpus.min(cores.count() * tpc);
+            }
+            avail_cores_tot += per_sock[s];
+            if first_pass && per_sock[s] == 0 {
+                continue;
+            }
+            cnt_total += cnt_s;
+            if (!sufficient && cnt_s > 0) || cnt_any > 0 {
+                req_sock |= 1 << s;
+            }
+            if (max_gres > 0 && cnt_total >= max_gres)
+                || (g.per_node > 0 && cnt_total >= g.per_node)
+            {
+                sufficient = true;
+            }
+        }
+        if cpg > 0 {
+            max_gres = if max_gres > 0 {
+                (avail_cpus / cpg).min(max_gres)
+            } else {
+                avail_cpus / cpg
+            };
+            cnt_total = cnt_total.min(max_gres);
+        }
+        if cnt_total == 0 || g.per_node > cnt_total || g.per_task > cnt_total {
+            return None;
+        }
+        if g.per_task > 0 {
+            max_t = max_t.min(cnt_total / g.per_task);
+        }
+        min_t = (min_t / task_incr) * task_incr;
+        max_t = (max_t / task_incr) * task_incr;
+        if max_t == 0 {
+            return None;
+        }
+        if first_pass {
+            for s in 0..nsock {
+                if req_sock & (1 << s) != 0 {
+                    continue;
+                }
+                while per_sock[s] > 0 && drop_top_core(node, &mut cores, s) {
+                    per_sock[s] -= 1;
+                    avail_cores_tot -= 1;
+                }
+            }
+            avail_cpus = avail_cpus.min(cores.count() * tpc);
+        }
+        // Cores needed for the most tasks that fit.
+        let mut req_cores = 0u32;
+        while max_t >= min_t {
+            req_cores = max_t.saturating_mul(j.cpt).div_ceil(tpc);
+            if req_cores <= avail_cores_tot {
+                break;
+            }
+            max_t -= 1;
+        }
+        if cpg > 0 {
+            let i = if g.per_node > 0 {
+                g.per_node
+            } else if g.per_task > 0 {
+                g.per_task.saturating_mul(max_t)
+            } else if cnt_total > 0 {
+                cnt_total
+            } else {
+                1
+            };
+            req_cores = req_cores.max(i.saturating_mul(cpg).div_ceil(tpc));
+        }
+        if req_cores > avail_cores_tot {
+            return None;
+        }
+        if avail_cores_tot > req_cores && !first_pass {
+            'outer: for s in 0..nsock {
+                if req_sock & (1 << s) != 0 {
+                    continue;
+                }
+                while per_sock[s] > 0 {
+                    if avail_cores_tot == req_cores {
+                        break 'outer;
+                    }
+                    if !drop_top_core(node, &mut cores, s) {
+                        break;
+                    }
+                    per_sock[s] -= 1;
+                    avail_cores_tot -= 1;
+                }
+            }
+        }
+        // Spread the remaining cores over the needed sockets.
+        while avail_cores_tot > req_cores {
+            let mut full: Option<usize> = None;
+            for s in 0..nsock {
+                if req_sock & (1 << s) == 0 || per_sock[s] == 0 {
+                    continue;
+                }
+                if full.is_none_or(|f| per_sock[f] < per_sock[s]) {
+                    full = Some(s);
+                }
+            }
+            let Some(f) = full else { break };
+            if !drop_top_core(node, &mut cores, f) {
+                break;
+            }
+            per_sock[f] -= 1;
+            avail_cores_tot -= 1;
+        }
+        avail_cpus = avail_cpus.min(cores.count() * tpc);
+        if cpg > 0 {
+            let t = (avail_cpus / cpg).min(total);
+            if g.per_node > t || g.per_task > t {
+                return None;
+            }
+        }
+    }
+    if !j.gres.is_empty() && !whole && cpg == 0 {
+        avail_cpus = avail_cpus.min(max_t.saturating_mul(j.cpt));
+    }
+    if let Some(mpc) = j.mem_per_cpu().filter(|m| *m > 0) {
+        let fit = u.free_mem / mpc;
+        let mut cpus = u64::from(avail_cpus).min(fit - fit % u64::from(tpc)) as u32;
+        if whole && u64::from(avail_cpus) > fit {
+            cpus = 0;
+        }
+        if j.cpt > 1 {
+            cpus -= cpus % j.cpt;
+        }
+        if cpus < req.ntasks_per_node.unwrap_or(0) {
+            cpus = 0;
+        }
+        avail_cpus = cpus;
+    }
+    if avail_cpus == 0 || cores.is_empty() {
+        return None;
+    }
+    let low = if j.gres.is_empty() {
+        0xff
+    } else {
+        0xff - u64::from(near_sum.min(0xff))
+    };
+    Some(Eval {
+        cores,
+        cpus: avail_cpus,
+        gpus: gpus_job,
+        res: avail_cpus + gpus_all,
+        weight: (u64::from(node.weight) << 8) | low,
+    })
+}
+
+/// Scratch for one job test: candidate nodes and their evaluations.
+struct Cand {
+    id: NodeId,
+    required: bool,
+    usage: NodeUsage,
+    eval: Option<Eval>,
+}
+
+fn enough_nodes(avail: i64, rem: i64, min: i64, req: i64) -> bool {
+    let needed = if req > min { rem + min - req } else { rem };
+    avail >= needed
+}
+
+/// `_eval_nodes` (default consecutive-set mode). `usable[i]` marks the
+/// candidates still in the node map; returns the picked candidate indices.
+fn eval_nodes(
+    j: &JobCtx<'_>,
+    cands: &[Cand],
+    usable: &[bool],
+    min_nodes: u32,
+    max_nodes: u32,
+    req_nodes: u32,
+) -> Option<Vec<usize>> {
+    let n = cands.len();
+    let avail = |i: usize| -> u32 {
+        if !usable[i] {
+            return 0;
+        }
+        cands[i].eval.map_or(0, |e| e.cpus)
+    };
+    let usable_cnt = (0..n)
+        .filter(|&i| avail(i) > 0 || cands[i].required)
+        .count();
+    if (usable_cnt as u32) < min_nodes {
+        return None;
+    }
+    let per_job = j.gres.per_job();
+    let gres_goal = i64::from(j.gres.job_total());
+    let (min_n, max_n0, req_n) = (
+        i64::from(min_nodes),
+        i64::from(max_nodes),
+        i64::from(req_nodes),
+    );
+    let mut rem_nodes = if per_job {
+        min_n.min(req_n)
+    } else {
+        min_n.max(req_n)
+    };
+    let mut max_nodes = max_n0;
+    let min_cpus = i64::from(j.req.total_tasks(min_nodes.max(1))) * i64::from(j.cpt);
+    let mut rem_cpus = min_cpus;
+    let mut rem_max_cpus = min_cpus;
+    let mut min_rem_nodes = min_n;
+    let mut gres_total = 0i64;
+    let mut taken = vec![false; n];
+    let mut picked: Vec<usize> = Vec::new();
+    let cpus_to_use = |a: u32, rem_max: i64, min_rem: i64| -> i64 {
+        if j.req.exclusive {
+            return i64::from(a);
+        }
+        let rm = rem_max - (min_rem - 1).max(0);
+        if i64::from(a) > rm {
+            rm.max(i64::from(j.min_cpus_node))
+        } else {
+            i64::from(a)
+        }
+    };
+    let add_gres = |i: usize| -> i64 { cands[i].eval.map_or(0, |e| i64::from(e.gpus)) };
+    let done = |rem_nodes: i64, rem_cpus: i64, gres_total: i64| {
+        rem_nodes <= 0 && rem_cpus <= 0 && (!per_job || gres_total >= gres_goal)
+    };
+
+    // Required nodes first.
+    let any_required = cands.iter().any(|c| c.required);
+    if any_required {
+        for i in 0..n {
+            if !cands[i].required {
+                continue;
+            }
+            let Some(e) = cands[i].eval.filter(|_| usable[i]) else {
+                return None;
+            };
+            let a = cpus_to_use(e.cpus, rem_max_cpus, min_rem_nodes);
+            gres_total += add_gres(i);
+            taken[i] = true;
+            picked.push(i);
+            rem_cpus -= a;
+            rem_max_cpus -= a;
+            rem_nodes -= 1;
+            min_rem_nodes -= 1;
+            max_nodes -= 1;
+        }
+        if done(rem_nodes, rem_cpus, gres_total) {
+            return Some(picked);
+        }
+        if max_nodes <= 0 {
+            return None;
+        }
+    }
+
+    // Consecutive sets.
+    struct Set {
+        start: usize,
+        end: usize,
+        cpus: i64,
+        nodes: i64,
+        gres: i64,
+        req: Option<usize>,
+        weight: u64,
+    }
+    let mut sets: Vec<Set> = Vec::new();
+    let mut cur: Option<Set> = None;
+    for i in 0..n {
+        let a = avail(i);
+        let is_req = cands[i].required;
+        let w = cands[i].eval.map_or(u64::MAX, |e| e.weight);
+        let ok = is_req || a > 0;
+        if !ok {
+            if let Some(s) = cur.take() {
+                if s.nodes > 0 {
+                    sets.push(s);
+                }
+            }
+            continue;
+        }
+        if cur.as_ref().is_some_and(|s| s.nodes > 0 && s.weight != w) {
+            if let Some(s) = cur.take() {
+                sets.push(s);
+            }
+        }
+        let s = cur.get_or_insert(Set {
+            start: i,
+            end: i,
+            cpus: 0,
+            nodes: 0,
+            gres: 0,
+            req: None,
+            weight: w,
+        });
+        s.end = i;
+        if is_req {
+            if s.req.is_none() {
+                s.req = Some(i);
+            }
+            continue;
+        }
+        if s.nodes == 0 {
+            s.start = s.start.min(i);
+        }
+        s.cpus += i64::from(a);
+        s.nodes += 1;
+        s.gres += add_gres(i);
+        s.weight = w;
+    }
+    if let Some(s) = cur.take() {
+        if s.nodes > 0 {
+            sets.push(s);
+        }
+    }
+
+    let mut avail_now: Vec<u32> = (0..n).map(avail).collect();
+    let mut success = false;
+    while !sets.is_empty() && max_nodes > 0 {
+        let mut best: Option<usize> = None;
+        let mut best_suff = false;
+        for (k, s) in sets.iter().enumerate() {
+            if s.nodes == 0 {
+                continue;
+            }
+            let mut sufficient =
+                s.cpus >= rem_cpus && enough_nodes(s.nodes, rem_nodes, min_n, req_n);
+            if sufficient && per_job {
+                sufficient = gres_total + s.gres >= gres_goal;
+            }
+            let new_best = match best {
+                None => true,
+                Some(b) => {
+                    let bs = &sets[b];
+                    (bs.req.is_none() && s.req.is_some())
+                        || s.weight < bs.weight
+                        || (s.weight == bs.weight
+                            && ((sufficient && !best_suff)
+                                || (sufficient && s.cpus < bs.cpus)
+                                || (!sufficient && s.cpus > bs.cpus)))
+                }
+            };
+            if new_best {
+                best = Some(k);
+                best_suff = sufficient;
+            }
+        }
+        let Some(b) = best else { break };
+        let (first, last) = (sets[b].start, sets[b].end);
+        let take = |i: usize,
+                    taken: &mut Vec<bool>,
+                    picked: &mut Vec<usize>,
+                    rem_nodes: &mut i64,
+                    rem_cpus: &mut i64,
+                    rem_max_cpus: &mut i64,
+                    min_rem_nodes: &mut i64,
+                    max_nodes: &mut i64,
+                    gres_total: &mut i64,
+                    a: u32| {
+            let c = cpus_to_use(a, *rem_max_cpus, *min_rem_nodes);
+            *gres_total += add_gres(i);
+            taken[i] = true;
+            picked.push(i);
+            *rem_cpus -= c;
+            *rem_max_cpus -= c;
+            *rem_nodes -= 1;
+            *min_rem_nodes -= 1;
+            *max_nodes -= 1;
+        };
+        if let Some(r) = sets[b].req {
+            let order = (r..=last).chain((first..r).rev());
+            for i in order {
+                if max_nodes == 0 || done(rem_nodes, rem_cpus, gres_total) {
+                    break;
+                }
+                if taken[i] || avail_now[i] == 0 {
+                    continue;
+                }
+                take(
+                    i,
+                    &mut taken,
+                    &mut picked,
+                    &mut rem_nodes,
+                    &mut rem_cpus,
+                    &mut rem_max_cpus,
+                    &mut min_rem_nodes,
+                    &mut max_nodes,
+                    &mut gres_total,
+                    avail_now[i],
+                );
+            }
+        } else {
+            if rem_nodes <= 1 {
+                let mut best_fit: Option<usize> = None;
+                for i in first..=last {
+                    if taken[i] || cands[i].eval.is_none() || avail_now[i] == 0 {
+                        continue;
+                    }
+                    if i64::from(avail_now[i]) < rem_cpus {
+                        continue;
+                    }
+                    if per_job && gres_total + add_gres(i) < gres_goal {
+                        continue;
+                    }
+                    if best_fit.is_none_or(|bf| avail_now[i] < avail_now[bf]) {
+                        best_fit = Some(i);
+                        if i64::from(avail_now[i]) == rem_cpus {
+                            break;
+                        }
+                    }
+                }
+                if let Some(bf) = best_fit {
+                    for (i, a) in avail_now.iter_mut().enumerate().take(last + 1).skip(first) {
+                        if i != bf {
+                            *a = 0;
+                        }
+                    }
+                }
+            }
+            for i in first..=last {
+                if max_nodes == 0 || done(rem_nodes, rem_cpus, gres_total) {
+                    break;
+                }
+                if taken[i] || avail_now[i] == 0 {
+                    continue;
+                }
+                if max_nodes == 1 && i64::from(avail_now[i]) < rem_cpus {
+                    continue;
+                }
+                take(
+                    i,
+                    &mut taken,
+                    &mut picked,
+                    &mut rem_nodes,
+                    &mut rem_cpus,
+                    &mut rem_max_cpus,
+                    &mut min_rem_nodes,
+                    &mut max_nodes,
+                    &mut gres_total,
+                    avail_now[i],
+                );
+            }
+        }
+        if done(rem_nodes, rem_cpus, gres_total) {
+            success = true;
+            break;
+        }
+        sets[b].cpus = 0;
+        sets[b].nodes = 0;
+        if sets.iter().all(|s| s.nodes == 0) {
+            break;
+        }
+    }
+    if !success
+        && rem_cpus <= 0
+        && (!per_job || gres_total >= gres_goal)
+        && enough_nodes(0, rem_nodes, min_n, req_n)
+    {
+        success = true;
+    }
+    if success && (picked.len() as i64) >= min_n {
+        picked.sort_unstable();
+        Some(picked)
+    } else {
+        None
+    }
+}
+
+/// Evaluates every candidate for one pass.
+fn eval_all(j: &JobCtx<'_>, cands: &mut [Cand], first_pass: bool) {
+    for c in cands.iter_mut() {
+        c.eval = eval_node(j, c.id, &c.usage, first_pass);
+    }
+}
+
+/// `choose_nodes` + the final resource pick. The engine entry point.
+pub(crate) fn job_test(
+    cluster: &Cluster,
+    params: &SchedParams,
+    req: &JobRequest,
+    part: PartId,
+    view: View<'_>,
+) -> Option<Allocation> {
+    let p = cluster.partition(part);
+    let min_nodes = req.min_nodes.max(1);
+    let mut max_nodes = req.max_nodes.max(min_nodes);
+    if min_nodes as usize > p.nodes.len() {
+        return None;
+    }
+    let j = JobCtx::new(cluster, params, req);
+    // Candidates in node-index order.
+    let mut cands: Vec<Cand> = Vec::with_capacity(p.nodes.len());
+    for &id in req.nodelist.iter() {
+        if !cluster.in_partition(part, id) || req.exclude.contains(&id) {
+            return None;
+        }
+        if !req.features.iter().all(|f| cluster.node(id).has_feature(f)) {
+            return None;
+        }
+    }
+    for &id in &p.nodes {
+        if req.exclude.contains(&id) {
+            continue;
+        }
+        let node = cluster.node(id);
+        if !req.features.iter().all(|f| node.has_feature(f)) {
+            continue;
+        }
+        let required = req.nodelist.contains(&id);
+        match view.usage(cluster, id) {
+            Some(usage) => cands.push(Cand {
+                id,
+                required,
+                usage,
+                eval: None,
+            }),
+            None if required => return None,
+            None => {}
+        }
+    }
+    cands.sort_by_key(|c| c.id);
+    if cands.len() < min_nodes as usize {
+        return None;
+    }
+    if let Some(n) = req.ntasks {
+        if req.ntasks_per_node.is_none() && max_nodes > n {
+            max_nodes = n.max(min_nodes);
+        }
+    }
+    let req_nodes = max_nodes;
+    let mut usable = vec![true; cands.len()];
+
+    eval_all(&j, &mut cands, true);
+    for (i, c) in cands.iter().enumerate() {
+        if c.eval.is_none() && !c.required {
+            usable[i] = false;
+        }
+    }
+    let mut picked = eval_nodes(&j, &cands, &usable, min_nodes, max_nodes, req_nodes);
+    if picked.is_none() {
+        if !j.gres.is_empty() {
+            eval_all(&j, &mut cands, false);
+        }
+        let mut orig: Vec<bool> = cands.iter().map(|c| c.eval.is_some()).collect();
+        usable.copy_from_slice(&orig);
+        let mut rem = orig.iter().filter(|x| **x).count() as u32;
+        if rem <= min_nodes {
+            picked = eval_nodes(&j, &cands, &usable, min_nodes, max_nodes, req_nodes);
+        } else {
+            let most = cands
+                .iter()
+                .filter_map(|c| c.eval.map(|e| e.res))
+                .max()
+                .unwrap_or(0);
+            let mut count = 1;
+            while count < most.max(2) {
+                usable.copy_from_slice(&orig);
+                let mut nochange = true;
+                for i in 0..cands.len() {
+                    if !usable[i] {
+                        continue;
+                    }
+                    let r = cands[i].eval.map_or(0, |e| e.res);
+                    if r > 0 && r <= count && !cands[i].required {
+                        nochange = false;
+                        usable[i] = false;
+                        orig[i] = false;
+                        rem -= 1;
+                        if rem <= min_nodes {
+                            break;
+                        }
+                    }
+                }
+                if !(nochange && count != 1) {
+                    picked = eval_nodes(&j, &cands, &usable, min_nodes, max_nodes, req_nodes);
+                    if picked.is_some() || rem <= min_nodes {
+                        break;
+                    }
+                }
+                count += 1;
+            }
+        }
+    }
+    let picked = picked?;
+    finish(&j, &cands, &picked)
+}
+
+/// Turns picked candidates into an allocation: tasks, cores, memory, GPUs.
+fn finish(j: &JobCtx<'_>, cands: &[Cand], picked: &[usize]) -> Option<Allocation> {
+    let n = picked.len() as u32;
+    let mut nodes: Vec<NodeAlloc> = Vec::with_capacity(picked.len());
+    let mut gres_done = [0u32; 4];
+    for (pos, &ci) in picked.iter().enumerate() {
+        let c = &cands[ci];
+        let e = c.eval?;
+        let tasks = tasks_on(j.req, n, pos as u32);
+        let rem_nodes = n - pos as u32;
+        let na = finish_node(j, c.id, &c.usage, &e, tasks, rem_nodes, &mut gres_done)?;
+        nodes.push(na);
+    }
+    // `_set_job_bits2`: per-job GPUs still missing, from any socket.
+    for (k, g) in j.gres.iter().enumerate() {
+        if g.per_job == 0 || g.per_task > 0 || gres_done[k] >= g.per_job {
+            continue;
+        }
+        for (na, &ci) in nodes.iter_mut().zip(picked) {
+            if gres_done[k] >= g.per_job {
+                break;
+            }
+            let node = j.cluster.node(na.node);
+            let free = cands[ci].usage.free_gpus & !na.gpus & type_mask(node, g.ty);
+            let extra = job_bits2(node, free, na.gpus, g.per_job - gres_done[k]);
+            gres_done[k] += extra.count_ones();
+            na.gpus |= extra;
+        }
+        if gres_done[k] < g.per_job {
+            return None;
+        }
+    }
+    for (na, &ci) in nodes.iter_mut().zip(picked) {
+        let node = j.cluster.node(na.node);
+        // Cores for cpus-per-gpu now that the GPU count is known.
+        if let Some(cpg) = j.req.cpus_per_gpu.filter(|_| !j.req.exclusive) {
+            let tpc = u32::from(node.threads_per_core.max(1));
+            let want = cpg.saturating_mul(na.gpus.count_ones()).div_ceil(tpc);
+            if want > na.cores.count() {
+                let pool = cands[ci]
+                    .eval
+                    .map_or(cands[ci].usage.free_cores, |e| e.cores);
+                let mut cs = na.cores;
+                for src in [pool, cands[ci].usage.free_cores] {
+                    for core in src.iter() {
+                        if cs.count() >= want {
+                            break;
+                        }
+                        cs.insert(core);
+                    }
+                }
+                if cs.count() < want {
+                    return None;
+                }
+                na.cores = cs;
+                na.cpus = cs.count() * tpc;
+            }
+        }
+        let mem = mem_for(j, node, na.cpus, na.gpus.count_ones());
+        let u = &cands[ci].usage;
+        if mem > u.free_mem {
+            return None;
+        }
+        na.mem_mib = mem;
+    }
+    Some(Allocation {
+        nodes,
+        exclusive: j.req.exclusive,
+    })
+}
+
+/// Tasks on each of `n` nodes: the first `ntasks % n` nodes get one more.
+fn tasks_on(req: &JobRequest, n: u32, pos: u32) -> u32 {
+    let n = n.max(1);
+    match (req.ntasks, req.ntasks_per_node) {
+        (None, Some(tpn)) => tpn,
+        (Some(t), Some(tpn)) => {
+            let base = (t / n).min(tpn);
+            let extra = u32::from(pos < t % n);
+            (base + extra).min(tpn).max(1)
+        }
+        (Some(t), None) => (t / n + u32::from(pos < t % n)).max(1),
+        (None, None) => 1,
+    }
+}
+
+/// Memory per node for a job holding `cpus` CPUs and `gpus` GPUs there.
+fn mem_for(j: &JobCtx<'_>, node: &Node, cpus: u32, gpus: u32) -> u64 {
+    match j.req.mem {
+        MemReq::PerNode(m) => m,
+        MemReq::PerCpu(m) => m.saturating_mul(u64::from(cpus)),
+        MemReq::PerGpu(m) => m.saturating_mul(u64::from(gpus)),
+        MemReq::WholeNode => node.memory_mib,
+        MemReq::Default => match j.params.def_mem_per_cpu {
+            Some(d) => d.saturating_mul(u64::from(cpus)),
+            None => node.memory_mib,
+        },
+    }
+}
+
+/// Cores, CPUs and GPU indices on one picked node.
+fn finish_node(
+    j: &JobCtx<'_>,
+    id: NodeId,
+    u: &NodeUsage,
+    e: &Eval,
+    tasks: u32,
+    rem_nodes: u32,
+    gres_done: &mut [u32; 4],
+) -> Option<NodeAlloc> {
+    let node = j.cluster.node(id);
+    let tpc = u32::from(node.threads_per_core.max(1));
+    if j.req.exclusive {
+        return Some(NodeAlloc {
+            node: id,
+            cores: u.free_cores,
+            cpus: u.free_cores.count() * tpc,
+            mem_mib: 0,
+            gpus: u.free_gpus,
+            tasks,
+        });
+    }
+    // Cores first: the lowest ids of the usable ones.
+    let cpus = tasks.saturating_mul(j.cpt);
+    let ncores = cpus.div_ceil(tpc).max(1);
+    let mut cores = CoreSet::default();
+    let mut left = ncores;
+    for src in [e.cores, u.free_cores] {
+        for c in src.iter() {
+            if left == 0 {
+                break;
+            }
+            if !cores.contains(c) {
+                cores.insert(c);
+                left -= 1;
+            }
+        }
+    }
+    if left > 0 {
+        return None;
+    }
+    // Sockets of the job's cores, and tasks per socket.
+    let nsock = n_sockets(node);
+    let mut used_sock = 0u64;
+    let mut tasks_sock = [0u32; MAX_SOCK];
+    for c in cores.iter() {
+        let s = usize::from(node.socket_of_core(c)).min(MAX_SOCK - 1);
+        used_sock |= 1 << s;
+    }
+    {
+        // Task t starts at its first CPU; CPUs are taken in core order.
+        let mut idx = 0u32;
+        for c in cores.iter() {
+            for _ in 0..tpc {
+                if idx % j.cpt == 0 && idx / j.cpt < tasks {
+                    let s = usize::from(node.socket_of_core(c)).min(MAX_SOCK - 1);
+                    tasks_sock[s] += 1;
+                }
+                idx += 1;
+            }
+        }
+    }
+    let mut gpus = 0u64;
+    for (k, g) in j.gres.iter().enumerate() {
+        let free = u.free_gpus & !gpus & type_mask(node, g.ty);
+        let pick = if g.per_node > 0 {
+            node_bits(node, free, used_sock, nsock, g.per_node)
+        } else if g.per_task > 0 {
+            task_bits(node, free, &tasks_sock, nsock, g.per_task)
+        } else {
+            let max_gres = g
+                .per_job
+                .saturating_sub(gres_done[k])
+                .saturating_sub(rem_nodes.saturating_sub(1));
+            job_bits1(node, free, used_sock, nsock, max_gres)
+        };
+        if k < gres_done.len() {
+            gres_done[k] += pick.count_ones();
+        }
+        gpus |= pick;
+    }
+    Some(NodeAlloc {
+        node: id,
+        cores,
+        cpus: cores.count() * tpc,
+        mem_mib: 0,
+        gpus,
+        tasks,
+    })
+}
+
+/// Iterates set bits of `m` in index order.
+fn bits(m: u64) -> impl Iterator<Item = usize> {
+    gresim_model::state::gpu_indices(m).map(usize::from)
+}
+
+/// Link counts from each device to the `chosen` ones, scaled to ≤ 4 levels
+/// (`links_cnt` in `_set_node_bits`/`_set_task_bits`). Returns the best level.
+fn link_levels(node: &Node, chosen: u64, free: u64, out: &mut [u32; 64]) -> u32 {
+    *out = [0; 64];
+    let n = node.gpus.len().min(64);
+    for g in bits(chosen) {
+        for (l, o) in out.iter_mut().enumerate().take(n) {
+            // Slurm skips only devices allocated to other jobs.
+            if l == g || (free | chosen) & (1 << l) == 0 {
+                continue;
+            }
+            *o += link(node, g, l);
+        }
+    }
+    let mut best = out.iter().take(n).copied().max().unwrap_or(0);
+    if best > 4 {
+        let div = best.div_ceil(4);
+        best = 0;
+        for o in out.iter_mut().take(n) {
+            *o /= div;
+            best = best.max(*o);
+        }
+    }
+    best
+}
+
+/// `_set_node_bits`: one GPU usable from any socket, then one per socket of
+/// the job's cores, then more on those sockets preferring those best linked
+/// to the chosen ones, then GPUs on other sockets. Lowest index first.
+fn node_bits(node: &Node, free: u64, used_sock: u64, nsock: usize, want: u32) -> u64 {
+    let any_m = any_sock_mask(node);
+    let mut sel = 0u64;
+    let mut cnt = 0u32;
+    // Step 1: s = -1 (any socket), then each used socket: one GPU each.
+    for s in std::iter::once(None).chain((0..nsock).map(Some)) {
+        if cnt >= want {
+            break;
+        }
+        let m = match s {
+            None => any_m,
+            Some(s) if used_sock & (1 << s) != 0 => sock_mask(node, s),
+            Some(_) => continue,
+        };
+        if let Some(g) = bits(free & m & !sel).next() {
+            sel |= 1 << g;
+            cnt += 1;
+        }
+    }
+    let known = links_known(node);
+    let mut lv = [0u32; 64];
+    let best = if known {
+        link_levels(node, sel, free, &mut lv)
+    } else {
+        0
+    };
+    // Step 2: more on used sockets (and any-socket ones), best linked first.
+    for l in (0..=best).rev() {
+        if cnt >= want {
+            break;
+        }
+        for s in std::iter::once(None).chain((0..nsock).map(Some)) {
+            if cnt >= want {
+                break;
+            }
+            let m = match s {
+                None => any_m,
+                Some(s) if used_sock & (1 << s) != 0 => sock_mask(node, s),
+                Some(_) => continue,
+            };
+            for g in bits(free & m & !sel) {
+                if known && lv[g] < l {
+                    continue;
+                }
+                sel |= 1 << g;
+                cnt += 1;
+                if cnt >= want {
+                    break;
+                }
+            }
+        }
+    }
+    // Step 3: other sockets.
+    for l in (0..=best).rev() {
+        if cnt >= want {
+            break;
+        }
+        for s in 0..nsock {
+            if cnt >= want {
+                break;
+            }
+            if used_sock & (1 << s) != 0 {
+                continue;
+            }
+            for g in bits(free & sock_mask(node, s) & !sel) {
+                if known && lv[g] < l {
+                    continue;
+                }
+                sel |= 1 << g;
+                cnt += 1;
+                if cnt >= want {
+                    break;
+                }
+            }
+        }
+    }
+    // Devices whose socket lies beyond the node's sockets: last resort.
+    if cnt < want {
+        for g in bits(free & !sel) {
+            if cnt >= want {
+                break;
+            }
+            sel |= 1 << g;
+            cnt += 1;
+        }
+    }
+    sel
+}
+
+/// `_set_task_bits`: GPUs on the sockets holding the node's tasks, then
+/// any others best linked to them.
+fn task_bits(
+    node: &Node,
+    free: u64,
+    tasks_sock: &[u32; MAX_SOCK],
+    nsock: usize,
+    per_task: u32,
+) -> u64 {
+    let any_m = any_sock_mask(node);
+    let mut sel = 0u64;
+    let mut cnt = 0u32;
+    let mut total_tasks = 0u32;
+    // Socket -1 counts no tasks; socket 0 is always visited (as Slurm does).
+    for s in 0..nsock {
+        if s > 0 && tasks_sock[s] == 0 {
+            continue;
+        }
+        total_tasks += tasks_sock[s];
+        let goal = total_tasks.saturating_mul(per_task);
+        for g in bits(free & sock_mask(node, s) & !sel) {
+            if cnt >= goal {
+                break;
+            }
+            sel |= 1 << g;
+            cnt += 1;
+        }
+    }
+    let known = links_known(node);
+    let mut lv = [0u32; 64];
+    let best = if known {
+        link_levels(node, sel, free, &mut lv)
+    } else {
+        0
+    };
+    let goal = total_tasks.saturating_mul(per_task);
+    for l in (0..=best).rev() {
+        if cnt >= goal {
+            break;
+        }
+        for s in std::iter::once(None).chain((0..nsock).map(Some)) {
+            if cnt >= goal {
+                break;
+            }
+            let m = match s {
+                None => any_m,
+                Some(s) => sock_mask(node, s),
+            };
+            for g in bits(free & m & !sel) {
+                if cnt >= goal {
+                    break;
+                }
+                if known && lv[g] < l {
+                    continue;
+                }
+                sel |= 1 << g;
+                cnt += 1;
+            }
+        }
+    }
+    if cnt < goal {
+        for g in bits(free & !sel) {
+            if cnt >= goal {
+                break;
+            }
+            sel |= 1 << g;
+            cnt += 1;
+        }
+    }
+    sel
+}
+
+/// `_set_job_bits1`: up to `max_gres` GPUs from any socket and the sockets of
+/// the job's cores, lowest index first; with Links known, all candidates are
+/// taken and the worst linked to the best-linked pair dropped.
+fn job_bits1(node: &Node, free: u64, used_sock: u64, nsock: usize, max_gres: u32) -> u64 {
+    let any_m = any_sock_mask(node);
+    let trim = max_gres > 1 && links_known(node);
+    let pick = if trim { u32::MAX } else { max_gres };
+    let mut sel = 0u64;
+    let mut cnt = 0u32;
+    for s in std::iter::once(None).chain((0..nsock).map(Some)) {
+        if cnt >= pick {
+            break;
+        }
+        let m = match s {
+            None => any_m,
+            Some(s) if used_sock & (1 << s) != 0 => sock_mask(node, s),
+            Some(_) => continue,
+        };
+        for g in bits(free & m & !sel) {
+            if cnt >= pick {
+                break;
+            }
+            sel |= 1 << g;
+            cnt += 1;
+        }
+    }
+    if cnt == 0 {
+        for s in 0..nsock {
+            if used_sock & (1 << s) != 0 {
+                continue;
+            }
+            if let Some(g) = bits(free & sock_mask(node, s)).next() {
+                sel |= 1 << g;
+                cnt += 1;
+                break;
+            }
+        }
+    }
+    if cnt > max_gres {
+        // The first pair with the highest link count names the anchor.
+        let mut best_link: i64 = -1;
+        let mut anchor: Option<usize> = None;
+        for a in bits(sel) {
+            for b in bits(sel & !((2u64 << a) - 1)) {
+                let l = i64::from(link(node, a, b));
+                if l > best_link {
+                    best_link = l;
+                    anchor = Some(a);
+                }
+            }
+        }
+        if let Some(a) = anchor {
+            while cnt > max_gres {
+                let mut worst: Option<(usize, u32)> = None;
+                for g in bits(sel) {
+                    if g == a {
+                        continue;
+                    }
+                    let l = link(node, a, g);
+                    if worst.is_none_or(|(_, w)| l < w) {
+                        worst = Some((g, l));
+                    }
+                }
+                let Some((g, _)) = worst else { break };
+                sel &= !(1 << g);
+                cnt -= 1;
+            }
+        }
+    }
+    sel
+}
+
+/// `_set_job_bits2`: more GPUs for a per-job count, from any socket, best
+/// linked to the node's first chosen GPU first.
+fn job_bits2(node: &Node, free: u64, chosen: u64, want: u32) -> u64 {
+    let known = links_known(node);
+    let anchor = bits(chosen).next();
+    let mut best = 0u32;
+    if let (true, Some(a)) = (known, anchor) {
+        for s in 0..node.gpus.len().min(64) {
+            best = best.max(link(node, s, a));
+        }
+    }
+    let any_m = any_sock_mask(node);
+    let nsock = n_sockets(node);
+    let mut sel = 0u64;
+    let mut cnt = 0u32;
+    for l in (0..=best).rev() {
+        for s in std::iter::once(None).chain((0..nsock).map(Some)) {
+            let m = match s {
+                None => any_m,
+                Some(s) => sock_mask(node, s),
+            };
+            for g in bits(free & m & !sel) {
+                if cnt >= want {
+                    return sel;
+                }
+                if l > 0 && anchor.is_some_and(|a| link(node, a, g) < l) {
+                    continue;
+                }
+                sel |= 1 << g;
+                cnt += 1;
+            }
+        }
+    }
+    sel
+}
