@@ -1032,8 +1032,10 @@ impl<'a> Engine<'a> {
                     let mut victims = self.node_jobs[n.idx()].clone();
                     victims.sort();
                     for job in victims {
+                        // Slurm's accounting record of the failed run is
+                        // NODE_FAIL whether or not the job is requeued.
                         if self.jobs[job.idx()].requeue {
-                            self.requeue(job, JobState::Requeued)?;
+                            self.requeue(job, JobState::NodeFail)?;
                         } else {
                             self.finish_run(job, JobState::NodeFail)?;
                             self.terminate(job, JobState::NodeFail, Reason::NodeDown);

@@ -866,10 +866,14 @@ pub fn recording(case: &Case, out: &SimOutput) -> Value {
                     .collect(),
                 None => Vec::new(),
             };
+            let nruns = j.runs.len();
             let mut runs: Vec<Value> = j
                 .runs
                 .iter()
-                .map(|r| {
+                .enumerate()
+                .map(|(k, r)| {
+                    // The harness records a run that a requeue followed as REQUEUED.
+                    let state = if k + 1 < nruns { "REQUEUED" } else { r.state.as_str() };
                     let nodes: Vec<&str> = r.alloc.nodes.iter().map(|n| out.cluster.node(n.node).name.as_str()).collect();
                     let gpu_idx: BTreeMap<&str, Vec<u8>> = r
                         .alloc
@@ -878,7 +882,7 @@ pub fn recording(case: &Case, out: &SimOutput) -> Value {
                         .filter(|n| n.gpus != 0)
                         .map(|n| (out.cluster.node(n.node).name.as_str(), gpu_indices(n.gpus).collect()))
                         .collect();
-                    json!({"state": r.state.as_str(), "start": r.start, "end": r.end, "nodes": nodes, "gpu_idx": gpu_idx})
+                    json!({"state": state, "start": r.start, "end": r.end, "nodes": nodes, "gpu_idx": gpu_idx})
                 })
                 .collect();
             if runs.is_empty() && j.state == JobState::Cancelled {
