@@ -13,16 +13,16 @@ use std::process::Command;
 /// Decisions (tasks) that must match, per case: at least this many.
 const FLOORS: &[(&str, u32)] = &[
     ("backfill", 12),
-    ("mixed_gpu", 9),
+    ("mixed_gpu", 30),
     ("pub_arrays_deps", 24),
     ("pub_failures", 10),
-    ("pub_fifo_backfill", 8),
-    ("pub_gres_shapes", 14),
-    ("pub_multifactor", 8),
+    ("pub_fifo_backfill", 14),
+    ("pub_gres_shapes", 21),
+    ("pub_multifactor", 15),
     ("pub_partitions_weight", 16),
-    ("pub_random_a", 47),
+    ("pub_random_a", 48),
     ("pub_random_b", 30),
-    ("reasons", 10),
+    ("reasons", 11),
     ("throughput", 40),
     ("topology", 10),
 ];

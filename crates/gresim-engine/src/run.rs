@@ -767,6 +767,16 @@ impl<'a> Engine<'a> {
         if at_submit && !top {
             self.set_reason(job, Reason::Priority, None);
         }
+        if at_submit {
+            // Partition limits at submission show as PartitionConfig; the
+            // scheduler's passes then name the limit.
+            let j = &self.jobs[job.idx()];
+            let limited = gresim_sched::queue::job_partitions(&self.cluster, j)
+                .all(|p| gresim_sched::fifo::limit_reason(&self.cluster, j, p).is_some());
+            if limited {
+                self.set_reason(job, Reason::PartitionConfig, None);
+            }
+        }
         if at_submit && self.unavailable_nodes > 0 {
             // sbatch's submission test: nodes it needs are DOWN or DRAINED.
             self.submit_test(job);

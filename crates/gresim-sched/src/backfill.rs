@@ -44,7 +44,10 @@ fn plan_limit(ctx: &PassCtx<'_>, job: JobIdx, part: PartId) -> Time {
 fn blocked(res: &[Reservation], a: Time, b: Time, n: usize) -> Vec<bool> {
     let mut m = vec![false; n];
     for r in res {
-        if r.start < b && a < r.end {
+        // A job ending exactly when a reservation begins still conflicts with
+        // it (the recordings show a job held back by a reservation starting
+        // at its planned end).
+        if r.start <= b && a < r.end {
             for id in &r.nodes {
                 m[id.idx()] = true;
             }

@@ -19,6 +19,18 @@
 //!    indices: `_set_node_bits` (per node), `_set_task_bits` (per task),
 //!    `_set_job_bits1`/`_set_job_bits2` (per job, NVLink trimming).
 
+// The code mirrors Slurm's loops closely on purpose (index loops over
+// sockets, explicit zero checks before divisions), which keeps it reviewable
+// against job_test.c and gres_select_filter.c.
+#![allow(
+    clippy::manual_checked_ops,
+    clippy::needless_range_loop,
+    clippy::nonminimal_bool,
+    clippy::question_mark,
+    clippy::manual_is_multiple_of,
+    clippy::too_many_arguments
+)]
+
 use gresim_model::job::{GpuReq, JobRequest, MemReq};
 use gresim_model::state::{CoreSet, NodeUsage};
 use gresim_model::{Allocation, Cluster, GpuTypeId, Node, NodeAlloc, NodeId, PartId};
@@ -50,12 +62,6 @@ struct GresList {
 impl GresList {
     fn of(req: &JobRequest) -> GresList {
         let mut l = GresList::default();
-        let mut push = |g: GresReq| {
-            if l.len < l.items.len() {
-                l.items[l.len] = Some(g);
-                l.len += 1;
-            }
-        };
         // Typed requests first (they are the more specific ones).
         let mut pn: [Option<GpuReq>; 4] = [None; 4];
         let mut k = 0;
@@ -72,7 +78,7 @@ impl GresList {
             }
         }
         for g in pn.iter().flatten().filter(|g| g.count > 0) {
-            push(GresReq {
+            l.push(GresReq {
                 ty: g.ty,
                 per_node: g.count,
                 per_task: 0,
@@ -85,14 +91,24 @@ impl GresList {
                 Some(j) if j.ty == t.ty => j.count,
                 _ => ntasks.saturating_mul(t.count),
             };
-            push(GresReq {
+            // Same name and type as a per-node request: one GRES record.
+            if let Some(e) = l.items[..l.len]
+                .iter_mut()
+                .flatten()
+                .find(|e| e.ty == t.ty && e.per_node > 0)
+            {
+                e.per_task = t.count;
+                e.per_job = per_job;
+                return l;
+            }
+            l.push(GresReq {
                 ty: t.ty,
                 per_node: 0,
                 per_task: t.count,
                 per_job,
             });
         } else if let Some(j) = req.gpus_per_job.filter(|g| g.count > 0) {
-            push(GresReq {
+            l.push(GresReq {
                 ty: j.ty,
                 per_node: 0,
                 per_task: 0,
@@ -100,6 +116,12 @@ impl GresList {
             });
         }
         l
+    }
+    fn push(&mut self, g: GresReq) {
+        if self.len < self.items.len() {
+            self.items[self.len] = Some(g);
+            self.len += 1;
+        }
     }
     fn iter(&self) -> impl Iterator<Item = &GresReq> {
         self.items[..self.len].iter().flatten()
@@ -326,7 +348,8 @@ fn eval_node(j: &JobCtx<'_>, id: NodeId, u: &NodeUsage, first_pass: bool) -> Opt
             let tpn = req.ntasks_per_node.unwrap_or(1);
             min_gres = min_gres.max(g.per_task.saturating_mul(tpn));
         }
-        if whole && total < all_of_type.count_ones() {
+        // A node without any device of the type has no such GRES at all.
+        if all_of_type == 0 || (whole && total < all_of_type.count_ones()) {
             return None;
         }
         if cpg > 0 {
@@ -415,7 +438,7 @@ fn eval_node(j: &JobCtx<'_>, id: NodeId, u: &NodeUsage, first_pass: bool) -> Opt
                 max_t = max_gres;
             }
         }
-        let min_core_cnt = (min_t.max(1) * j.cpt).div_ceil(tpc);
+        let min_core_cnt = min_t.max(1).saturating_mul(j.cpt).div_ceil(tpc);
         let cnt_any = (m & any_m).count_ones();
         let mut order = [0usize; MAX_SOCK];
         for (i, o) in order.iter_mut().enumerate().take(nsock) {

@@ -86,9 +86,13 @@ fn partitions_overlap(cluster: &Cluster, a: PartId, b: PartId) -> bool {
 /// Reasons that come from partition limits, checked before selection. These
 /// records never block their partition.
 pub fn partition_limit_reason(ctx: &PassCtx<'_>, job: JobIdx, part: PartId) -> Option<Reason> {
+    limit_reason(ctx.cluster, &ctx.jobs[job.idx()], part)
+}
+
+/// [`partition_limit_reason`] for a job record.
+pub fn limit_reason(cluster: &Cluster, j: &Job, part: PartId) -> Option<Reason> {
     use gresim_model::cluster::PartitionState;
-    let p = ctx.cluster.partition(part);
-    let j = &ctx.jobs[job.idx()];
+    let p = cluster.partition(part);
     match p.state {
         PartitionState::Down => return Some(Reason::PartitionDown),
         PartitionState::Inactive => return Some(Reason::PartitionInactive),
@@ -103,7 +107,7 @@ pub fn partition_limit_reason(ctx: &PassCtx<'_>, job: JobIdx, part: PartId) -> O
     }
     // More CPUs than the whole partition has: accepted, pends (PartitionConfig).
     let min_cpus = u64::from(req.total_tasks(req.min_nodes)) * u64::from(req.cpus_per_task);
-    if min_cpus > partition_cpus(ctx.cluster, part) {
+    if min_cpus > partition_cpus(cluster, part) {
         return Some(Reason::PartitionConfig);
     }
     if let (Some(Some(limit)), Some(max)) = (req.time_limit, p.max_time) {
@@ -148,10 +152,12 @@ impl Policy for Fifo {
         for part in parts {
             let prio = crate::record_priority(cluster, ctx.params, ctx.specs, j, part);
             let k = QueueKey::new(cluster, j, job, part, prio);
-            // Anything queued ahead in a partition sharing nodes with this one?
+            // Anything of strictly higher (tier, priority) queued in a
+            // partition sharing nodes with this one? Equal priority does not count.
             top &= !self
                 .queue
                 .range(..k)
+                .take_while(|q| q.rank() < k.rank())
                 .any(|q| q.part == part || partitions_overlap(cluster, q.part, part));
             self.queue.insert(k);
             self.keys[job.idx()].push(k);

@@ -19,6 +19,11 @@ pub struct QueueKey {
 }
 
 impl QueueKey {
+    /// Partition tier and priority: the part of the order that is "priority".
+    pub fn rank(&self) -> (Reverse<u16>, Reverse<u32>) {
+        (self.tier, self.priority)
+    }
+
     /// The key of `job`'s record in `part`, with that record's priority.
     pub fn new(cluster: &Cluster, job: &Job, idx: JobIdx, part: PartId, priority: u32) -> Self {
         let id = job.array_job_id.or(job.job_id).map_or(u32::MAX, |j| j.0);
