@@ -312,8 +312,11 @@ fn multi_node_2x8_gang_allocation_and_blocking() {
     //      all 32 cores: 8 tasks x 4 CPUs per node).
     // ddp2 (t=10): gpu01 alone fits -> Resources; it blocks the partition.
     // small2 (t=20): would fit on gpu01 but waits behind ddp2 (Priority).
-    // t=100: ddp ends; ddp2 takes gpu02+gpu03 again; small2 then sees three
-    //      nodes with 31 free CPUs each, ties, and takes gpu01's next GPU, 1.
+    // t=100: ddp ends; ddp2 takes gpu02+gpu03 again; small2 goes to gpu01
+    //      (best fit: 31 free CPUs, the others have none). cons_tres picks
+    //      cores first, from the socket with the most free cores: socket 1
+    //      (16 free; small holds a core of socket 0), and then a GPU on that
+    //      socket: the lowest there is index 4.
     assert_eq!(
         summary(&out),
         vec![
@@ -332,7 +335,7 @@ fn multi_node_2x8_gang_allocation_and_blocking() {
                 200,
                 "gpu02:0,1,2,3,4,5,6,7 gpu03:0,1,2,3,4,5,6,7"
             ),
-            ran("small2", "COMPLETED", 100, 150, "gpu01:1"),
+            ran("small2", "COMPLETED", 100, 150, "gpu01:4"),
         ]
     );
     let ddp = job(&out, "ddp").runs[0].alloc.clone();
@@ -370,11 +373,15 @@ fn gpus_per_job_spreads_over_nodes_in_order() {
         }"#,
     );
     // pre: gpu01:0,1.
-    // spread (--gpus=12, no -N: 1 to 12 nodes): GPUs are taken node by node
-    //   in order: the 6 left on gpu01 (2-7), then 6 more from gpu02 (0-5).
-    // pair (-N2 --gpus=4): gpu01 has none left and is skipped; gpu02 has 2
-    //   (6,7) and may give min(2, 4 - 1 GPU kept for the one node still
-    //   needed) = 2; gpu03 gives the remaining 2 (0,1).
+    // spread (--gpus=12, no -N: 1 to 12 nodes): for a GPU job cons_tres
+    //   lowers the weight of nodes with more usable GPUs (0xff - near GPUs,
+    //   capped at 12): gpu02 and gpu03 (8 each) weigh less than gpu01 (6), so
+    //   they form the preferred node set, sufficient with 16 GPUs. GPUs are
+    //   then taken node by node: all 8 of gpu02, then 4 of gpu03 (0-3).
+    // pair (-N2 --gpus=4): gpu02 is full; gpu01 (6 free) and gpu03 (4 free)
+    //   both count 4 near GPUs (capped at 4), so they weigh the same. Per node
+    //   it takes up to (remaining - nodes still needed after it): gpu01 gives
+    //   min(6, 4 - 1) = 3 (2,3,4), gpu03 the last one, its lowest free: 4.
     assert_eq!(
         summary(&out),
         vec![
@@ -384,9 +391,9 @@ fn gpus_per_job_spreads_over_nodes_in_order() {
                 "COMPLETED",
                 0,
                 100,
-                "gpu01:2,3,4,5,6,7 gpu02:0,1,2,3,4,5"
+                "gpu02:0,1,2,3,4,5,6,7 gpu03:0,1,2,3"
             ),
-            ran("pair", "COMPLETED", 0, 100, "gpu02:6,7 gpu03:0,1"),
+            ran("pair", "COMPLETED", 0, 100, "gpu01:2,3,4 gpu03:4"),
         ]
     );
 }

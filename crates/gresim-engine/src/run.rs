@@ -1025,9 +1025,13 @@ impl<'a> Engine<'a> {
 
     // ---- admin actions -------------------------------------------------------
 
+    /// The job records of a submission; empty if it is not submitted yet
+    /// (Slurm answers "Invalid job id specified" and nothing happens).
     fn sub_jobs(&self, sub: u32) -> std::ops::Range<u32> {
-        let s = &self.subs[sub as usize];
-        s.first..s.first + s.tasks
+        match self.subs.get(sub as usize) {
+            Some(s) => s.first..s.first + s.tasks,
+            None => 0..0,
+        }
     }
 
     fn on_action(&mut self, i: usize) -> Result<(), EngineError> {

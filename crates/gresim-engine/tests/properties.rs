@@ -714,8 +714,8 @@ fn scenario_with(after_submit: bool) -> impl Strategy<Value = Scenario> {
     (
         cluster_gen(),
         params_gen(),
-        proptest::collection::vec(job_gen(), 1..=14),
-        proptest::collection::vec(action_gen(), 0..=6),
+        proptest::collection::vec(job_gen(), 1..=20),
+        proptest::collection::vec(action_gen(), 0..=8),
         proptest::option::weighted(0.2, 500u64..=20_000),
         any::<bool>(),
     )
@@ -1750,7 +1750,7 @@ fn generator_reaches_every_outcome() {
 }
 
 proptest! {
-    #![proptest_config(config(200))]
+    #![proptest_config(config(1000))]
 
     #[test]
     fn no_resource_is_over_allocated(s in scenario()) {
