@@ -104,7 +104,7 @@ pub fn parse_scenario(path: &Path, text: &str) -> Result<Scenario, InputError> {
         .scheduler
         .policy
         .clone()
-        .unwrap_or_else(|| "fifo".to_string());
+        .unwrap_or_else(|| "slurm".to_string());
     if gresim_sched::policy_by_name(&policy).is_none() {
         return Err(InputError::at(
             path,
