@@ -13,7 +13,7 @@ use std::process::Command;
 /// Decisions (tasks) that must match, per case: at least this many.
 const FLOORS: &[(&str, u32)] = &[
     ("backfill", 12),
-    ("mixed_gpu", 30),
+    ("mixed_gpu", 31),
     ("pub_arrays_deps", 24),
     ("pub_failures", 10),
     ("pub_fifo_backfill", 14),

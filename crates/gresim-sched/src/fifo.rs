@@ -31,6 +31,8 @@ pub struct Fifo {
     /// Jobs queued since the last pass and jobs last given `Resources`:
     /// the only ones whose reason a pass that stops early must still fix.
     watch: Vec<JobIdx>,
+    /// Pending jobs beyond a partition's limits, with the limit's reason.
+    limited: Vec<(JobIdx, Reason)>,
 }
 
 impl Fifo {
@@ -150,6 +152,12 @@ impl Policy for Fifo {
         let parts: Vec<PartId> = job_partitions(cluster, j).collect();
         let mut top = true;
         for part in parts {
+            // A job beyond a partition's limits is not runnable there: Slurm
+            // leaves it out of the queue and names the limit as its reason.
+            if let Some(r) = limit_reason(cluster, j, part) {
+                self.limited.push((job, r));
+                continue;
+            }
             let prio = crate::record_priority(cluster, ctx.params, ctx.specs, j, part);
             let k = QueueKey::new(cluster, j, job, part, prio);
             // Anything of strictly higher (tier, priority) queued in a
@@ -168,6 +176,7 @@ impl Policy for Fifo {
 
     fn dequeue(&mut self, job: JobIdx, _jobs: &[Job], _cluster: &Cluster) {
         self.remove_job(job);
+        self.limited.retain(|(j, _)| *j != job);
     }
 
     fn main_pass(&mut self, ctx: &mut PassCtx<'_>) {
@@ -179,6 +188,12 @@ impl Policy for Fifo {
         let mut avoid: Option<Vec<bool>> = None;
         let mut started: Vec<JobIdx> = Vec::new();
         let watch = std::mem::take(&mut self.watch);
+        // Jobs no partition can take get their limit as the reason.
+        for &(job, r) in &self.limited {
+            if self.keys[job.idx()].is_empty() {
+                ctx.set_reason(job, r, None);
+            }
+        }
         let mut resources: Vec<JobIdx> = Vec::new();
 
         for k in self.queue.iter() {
@@ -190,19 +205,17 @@ impl Policy for Fifo {
                 continue;
             }
             self.visited[job.idx()] = pass;
+            // What Slurm checks while building the queue comes first: the
+            // array throttle, then the partition-failure skip of `_schedule()`.
+            if !ctx.throttle_allows(job) {
+                ctx.set_reason(job, Reason::JobArrayTaskLimit, None);
+                continue;
+            }
             if failed[part.idx()] {
                 let r = ctx.jobs[job.idx()].reason;
                 if matches!(r, Reason::None | Reason::Resources) {
                     ctx.set_reason(job, Reason::Priority, None);
                 }
-                continue;
-            }
-            if let Some(r) = partition_limit_reason(ctx, job, part) {
-                ctx.set_reason(job, r, None);
-                continue;
-            }
-            if !ctx.throttle_allows(job) {
-                ctx.set_reason(job, Reason::JobArrayTaskLimit, None);
                 continue;
             }
             let req = &ctx.jobs[job.idx()].request;
@@ -260,6 +273,6 @@ impl Policy for Fifo {
     }
 
     fn queued(&self) -> usize {
-        self.queue.len()
+        self.queue.len() + self.limited.len()
     }
 }
