@@ -146,26 +146,20 @@ mod tests {
         let got: Vec<_> = std::iter::from_fn(|| q.pop())
             .map(|e| (e.time, e.kind))
             .collect();
+        let run = |j| EventKind::RunEnd {
+            job: JobIdx(j),
+            run: 0,
+        };
+        // Within second 5: the main pass, then submissions, then job ends
+        // in the order they were queued.
         assert_eq!(
             got,
             vec![
                 (3, EventKind::BackfillPass),
-                (
-                    5,
-                    EventKind::RunEnd {
-                        job: JobIdx(1),
-                        run: 0
-                    }
-                ),
-                (
-                    5,
-                    EventKind::RunEnd {
-                        job: JobIdx(0),
-                        run: 0
-                    }
-                ),
-                (5, EventKind::Submit),
                 (5, EventKind::MainPass),
+                (5, EventKind::Submit),
+                (5, run(1)),
+                (5, run(0)),
             ]
         );
     }

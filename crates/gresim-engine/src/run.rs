@@ -35,6 +35,13 @@ struct SubState {
     rejected: bool,
 }
 
+/// The live jobs of one (user, name) and who waits on them as a singleton.
+#[derive(Debug, Clone, Default)]
+struct SingletonGroup {
+    live: std::collections::BTreeSet<JobIdx>,
+    waiters: std::collections::BTreeSet<u32>,
+}
+
 /// Whether a dependency is met.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum DepStatus {
@@ -62,8 +69,13 @@ pub struct Engine<'a> {
     array_running: Vec<u32>,
     /// Subs waiting on each submission (dependents index).
     dependents: Vec<Vec<u32>>,
-    /// Non-terminal jobs per (user, name), for singleton dependencies.
-    singletons: BTreeMap<(String, String), Vec<JobIdx>>,
+    /// (user, name) → group id, for singleton dependencies.
+    group_ids: BTreeMap<(String, String), u32>,
+    /// Per group: its jobs that have not ended, and the submissions waiting
+    /// on a singleton dependency in it.
+    groups: Vec<SingletonGroup>,
+    /// Group id of each submission.
+    sub_group: Vec<u32>,
     node_jobs: Vec<Vec<JobIdx>>,
     /// Running jobs by planned end (start + time limit), for backfill.
     running_ends: std::collections::BTreeSet<(Time, JobIdx)>,
@@ -119,7 +131,9 @@ impl<'a> Engine<'a> {
             subs: Vec::new(),
             array_running: Vec::new(),
             dependents: Vec::new(),
-            singletons: BTreeMap::new(),
+            group_ids: BTreeMap::new(),
+            groups: Vec::new(),
+            sub_group: Vec::new(),
             next_job_id: 1,
             next_priority: BASIC_PRIORITY_TOP,
             main_at: None,
@@ -198,6 +212,11 @@ impl<'a> Engine<'a> {
         self.usage.from = first_t;
         let mut hit_horizon = false;
         while let Some(ev) = self.queue.pop() {
+            // Events that no longer mean anything (the end of a run that was
+            // requeued or cancelled, a superseded pass) must not move the clock.
+            if self.is_stale(&ev.kind, ev.time) {
+                continue;
+            }
             if let Some(h) = self.horizon {
                 if ev.time > h {
                     self.advance(h);
@@ -252,6 +271,23 @@ impl<'a> Engine<'a> {
             events: self.events,
             hit_horizon,
         })
+    }
+
+    /// Whether an event has been overtaken by what happened since it was queued.
+    fn is_stale(&self, kind: &EventKind, t: Time) -> bool {
+        match *kind {
+            EventKind::RunEnd { job, run } | EventKind::Requeue { job, run } => {
+                let j = &self.jobs[job.idx()];
+                j.state != JobState::Running || j.runs.len() as u32 != run + 1
+            }
+            EventKind::MainPass => self.main_at != Some(t),
+            EventKind::BackfillPass => self.bf_at != Some(t),
+            EventKind::Begin { job } => {
+                let j = &self.jobs[job.idx()];
+                j.state != JobState::Pending || j.begin.is_none_or(|b| b > t)
+            }
+            EventKind::Action(_) | EventKind::Submit => false,
+        }
     }
 
     /// Moves the clock to `t`, integrating usage over the elapsed interval.
@@ -500,7 +536,17 @@ impl<'a> Engine<'a> {
                 }
             }
         }
-        let singleton_key = (spec.user.clone(), spec.name.clone());
+        let key = (spec.user.clone(), spec.name.clone());
+        let next_group = self.groups.len() as u32;
+        let group = *self.group_ids.entry(key).or_insert(next_group);
+        if group == next_group {
+            self.groups.push(SingletonGroup::default());
+        }
+        self.sub_group.push(group);
+        let singleton = spec
+            .dependency
+            .as_ref()
+            .is_some_and(|d| d.terms.iter().any(|t| t.kind == DepKind::Singleton));
         self.specs.push(spec);
 
         if let Some(msg) = reject {
@@ -518,8 +564,11 @@ impl<'a> Engine<'a> {
             self.notify_dependents(sub);
         } else {
             self.pending += n;
-            let group = self.singletons.entry(singleton_key).or_default();
-            group.extend((first..first + n).map(JobIdx));
+            let g = &mut self.groups[group as usize];
+            g.live.extend((first..first + n).map(JobIdx));
+            if singleton {
+                g.waiters.insert(sub);
+            }
             for j in first..first + n {
                 self.try_eligible_at(JobIdx(j), true);
             }
@@ -630,14 +679,11 @@ impl<'a> Engine<'a> {
 
     fn term_status(&self, sub: u32, t: &gresim_model::job::DepTerm) -> DepStatus {
         if t.kind == DepKind::Singleton {
-            let spec = &self.specs[sub as usize];
             let first = self.subs[sub as usize].first;
-            let key = (spec.user.clone(), spec.name.clone());
-            let blocked = self.singletons.get(&key).is_some_and(|g| {
-                g.iter().any(|&j| {
-                    let job = &self.jobs[j.idx()];
-                    job.state == JobState::Running || (job.is_pending() && j.0 < first)
-                })
+            let g = &self.groups[self.sub_group[sub as usize] as usize];
+            let blocked = g.live.iter().any(|&j| {
+                let job = &self.jobs[j.idx()];
+                job.state == JobState::Running || (job.is_pending() && j.0 < first)
             });
             return if blocked {
                 DepStatus::Waiting
@@ -813,19 +859,23 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// Re-checks the submissions waiting as singletons on `job`'s group.
     fn notify_singletons(&mut self, job: JobIdx) {
-        let spec = &self.specs[self.jobs[job.idx()].sub as usize];
-        let key = (spec.user.clone(), spec.name.clone());
-        let Some(group) = self.singletons.get(&key) else {
+        let g = self.sub_group[self.jobs[job.idx()].sub as usize] as usize;
+        if self.groups[g].waiters.is_empty() {
             return;
-        };
-        let waiting: Vec<u32> = group
-            .iter()
-            .filter(|j| self.jobs[j.idx()].reason == Reason::Dependency)
-            .map(|j| self.jobs[j.idx()].sub)
-            .collect();
+        }
+        let waiting: Vec<u32> = self.groups[g].waiters.iter().copied().collect();
         for s in waiting {
             self.recheck_sub(s);
+            // A requeue can make it wait again: it stops waiting only
+            // when every task of it has ended.
+            let done = self
+                .sub_jobs(s)
+                .all(|j| self.jobs[j as usize].state.is_terminal());
+            if done {
+                self.groups[g].waiters.remove(&s);
+            }
         }
     }
 
@@ -974,6 +1024,8 @@ impl<'a> Engine<'a> {
         if state != JobState::Completed {
             s.not_ok += 1;
         }
+        let g = self.sub_group[sub as usize] as usize;
+        self.groups[g].live.remove(&job);
         self.notify_dependents(sub);
         self.notify_singletons(job);
     }
@@ -991,7 +1043,13 @@ impl<'a> Engine<'a> {
             RunTime::Secs(d) => Some(r.start + d),
             RunTime::ToLimit => None,
         };
-        let timed_out = limit.is_some_and(|l| ran >= l) && natural_end.is_none_or(|n| n > self.now);
+        // A job that runs to its limit is killed by the check (an unlimited
+        // one after Slurm's year); one with a run time ends on its own unless
+        // the check came first.
+        let timed_out = match natural_end {
+            None => true,
+            Some(n) => limit.is_some_and(|l| ran >= l) && n > self.now,
+        };
         let (state, reason) = if timed_out {
             (JobState::Timeout, Reason::TimeLimit)
         } else if j.exit_code != 0 {
@@ -1020,6 +1078,8 @@ impl<'a> Engine<'a> {
         j.begin = Some(now + delay);
         self.pending += 1;
         self.try_eligible(job);
+        // A singleton waiting on this job may go now that it is no longer running.
+        self.notify_singletons(job);
         Ok(())
     }
 

@@ -337,13 +337,12 @@ fn eval_node(j: &JobCtx<'_>, id: NodeId, u: &NodeUsage, first_pass: bool) -> Opt
         let all_of_type = type_mask(node, g.ty);
         let mut total = m.count_ones();
         // gres_select_filter_remove_unusable
-        let mut min_gres = if whole {
-            all_of_type.count_ones()
-        } else if g.per_node > 0 {
-            g.per_node
-        } else {
-            1
-        };
+        // A whole-node job gets every device of the type, but still needs
+        // at least what it asked for.
+        let mut min_gres = if g.per_node > 0 { g.per_node } else { 1 };
+        if whole {
+            min_gres = min_gres.max(all_of_type.count_ones());
+        }
         if g.per_task > 0 {
             let tpn = req.ntasks_per_node.unwrap_or(1);
             min_gres = min_gres.max(g.per_task.saturating_mul(tpn));
@@ -1045,12 +1044,13 @@ pub(crate) fn job_test(
 /// Turns picked candidates into an allocation: tasks, cores, memory, GPUs.
 fn finish(j: &JobCtx<'_>, cands: &[Cand], picked: &[usize]) -> Option<Allocation> {
     let n = picked.len() as u32;
+    let tasks = distribute_tasks(j, cands, picked)?;
     let mut nodes: Vec<NodeAlloc> = Vec::with_capacity(picked.len());
     let mut gres_done = [0u32; 4];
     for (pos, &ci) in picked.iter().enumerate() {
         let c = &cands[ci];
         let e = c.eval?;
-        let tasks = tasks_on(j.req, n, pos as u32);
+        let tasks = tasks[pos];
         let rem_nodes = n - pos as u32;
         let na = finish_node(j, c.id, &c.usage, &e, tasks, rem_nodes, &mut gres_done)?;
         nodes.push(na);
@@ -1111,6 +1111,50 @@ fn finish(j: &JobCtx<'_>, cands: &[Cand], picked: &[usize]) -> Option<Allocation
         nodes,
         exclusive: j.req.exclusive,
     })
+}
+
+/// Tasks per picked node: an even split (the first `ntasks % n` nodes get
+/// one more), then, where a node cannot hold its share because each task
+/// needs GPUs it does not have (`--gpus-per-task`) or CPUs, the excess moves
+/// to the nodes after it with room, as Slurm's task distribution only gives a
+/// node the tasks its resources allow.
+fn distribute_tasks(j: &JobCtx<'_>, cands: &[Cand], picked: &[usize]) -> Option<Vec<u32>> {
+    let n = picked.len() as u32;
+    let mut tasks: Vec<u32> = (0..n).map(|p| tasks_on(j.req, n, p)).collect();
+    if j.req.ntasks.is_none() || j.req.ntasks_per_node.is_some() {
+        return Some(tasks);
+    }
+    let cap: Vec<u32> = picked
+        .iter()
+        .map(|&ci| {
+            let c = &cands[ci];
+            let node = j.cluster.node(c.id);
+            let tpc = node.threads_per_core.max(1) as u32;
+            let mut cap = (c.usage.free_cores.count() * tpc) / j.cpt.max(1);
+            for g in j.gres.iter().filter(|g| g.per_task > 0) {
+                let free = (c.usage.free_gpus & type_mask(node, g.ty)).count_ones();
+                cap = cap.min(free / g.per_task);
+            }
+            cap
+        })
+        .collect();
+    let mut excess = 0u32;
+    for (t, c) in tasks.iter_mut().zip(&cap) {
+        if *t > *c {
+            excess += *t - *c;
+            *t = (*c).max(1);
+        }
+    }
+    for (t, c) in tasks.iter_mut().zip(&cap) {
+        if excess == 0 {
+            break;
+        }
+        let room = c.saturating_sub(*t);
+        let give = room.min(excess);
+        *t += give;
+        excess -= give;
+    }
+    (excess == 0 && tasks.iter().zip(&cap).all(|(t, c)| t <= c)).then_some(tasks)
 }
 
 /// Tasks on each of `n` nodes: the first `ntasks % n` nodes get one more.
