@@ -6,6 +6,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod env_cmd;
+mod fgd_cmd;
+mod lint_cmd;
+mod views;
+
 const EXAMPLES: &str = "\
 Examples:
   sim scenarios/mig_packing.json                 run a scenario (short for `sim run`)
@@ -30,6 +35,23 @@ enum Command {
     /// Simulate a conformance case (the real-Slurm harness's format) and write the outcome
     /// in the recording schema; compare with CASE.result.json when it sits beside the case.
     Conformance(ConformanceArgs),
+    /// Reproduce the FGD paper (ATC'23) on the OpenB trace: six policies × seeds,
+    /// compared with the published figures.
+    Fgd(fgd_cmd::FgdArgs),
+    /// Allocate a batch script on an idle cluster and print what each task sees (SLURM_*, CUDA_VISIBLE_DEVICES).
+    Env(env_cmd::EnvArgs),
+    /// Warn about GPU pitfalls in a batch script (exit 0; 1 with --deny-warnings and findings).
+    Lint(lint_cmd::LintArgs),
+    /// The simulated queue at time T, as squeue prints it.
+    Squeue(views::SqueueArgs),
+    /// Accounting records of a run, as sacct prints them.
+    Sacct(views::SacctArgs),
+    /// Per-node state and GRES use at time T, as sinfo -N prints them.
+    Sinfo(views::SinfoArgs),
+    /// Why a job is pending at time T.
+    Explain(views::ExplainArgs),
+    /// Write a self-contained report.html for a run directory.
+    Report(views::ReportArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -63,6 +85,8 @@ struct RunArgs {
     /// How to print the summary on stdout.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
+    #[command(flatten)]
+    views: views::RunViewArgs,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -94,7 +118,19 @@ impl Failure {
 
 /// `sim FILE …` is short for `sim run FILE …`.
 fn normalise_args(mut args: Vec<OsString>) -> Vec<OsString> {
-    const SUBCOMMANDS: &[&str] = &["run", "conformance", "help"];
+    const SUBCOMMANDS: &[&str] = &[
+        "run",
+        "conformance",
+        "fgd",
+        "env",
+        "lint",
+        "squeue",
+        "sacct",
+        "sinfo",
+        "explain",
+        "report",
+        "help",
+    ];
     if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
         if !first.starts_with('-') && !SUBCOMMANDS.contains(&first) {
             args.insert(1, OsString::from("run"));
@@ -115,6 +151,14 @@ fn main() -> ExitCode {
     let result = match cli.cmd {
         Command::Run(args) => cmd_run(&args),
         Command::Conformance(args) => cmd_conformance(&args),
+        Command::Squeue(a) => views::cmd_squeue(&a).map_err(|(code, msg)| Failure { code, msg }),
+        Command::Sacct(a) => views::cmd_sacct(&a).map_err(|(code, msg)| Failure { code, msg }),
+        Command::Sinfo(a) => views::cmd_sinfo(&a).map_err(|(code, msg)| Failure { code, msg }),
+        Command::Explain(a) => views::cmd_explain(&a).map_err(|(code, msg)| Failure { code, msg }),
+        Command::Report(a) => views::cmd_report(&a).map_err(|(code, msg)| Failure { code, msg }),
+        Command::Fgd(args) => fgd_cmd::cmd_fgd(&args),
+        Command::Env(args) => env_cmd::cmd_env(&args),
+        Command::Lint(args) => lint_cmd::cmd_lint(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -127,6 +171,11 @@ fn main() -> ExitCode {
 
 fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
     let scenario = gresim_io::load_scenario(&args.scenario).map_err(Failure::input)?;
+    if !args.quiet {
+        for w in &scenario.warnings {
+            eprintln!("warning: {w}");
+        }
+    }
     let policy_name = args
         .policy
         .clone()
@@ -138,14 +187,18 @@ fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
         ))
     })?;
     let seed = args.seed.unwrap_or(scenario.seed);
-    let out = gresim_engine::run(scenario.sim_input(seed), policy).map_err(|e| match e {
+    let mut input = scenario.sim_input(seed);
+    input.record_reasons = args.views.record_reasons(views::submissions(&scenario));
+    let out = gresim_engine::run(input, policy).map_err(|e| match e {
         gresim_engine::EngineError::Internal(_) => Failure::internal(e),
         other => Failure::input(format!("{}: {other}", args.scenario.display())),
     })?;
     let dir = out_dir(args, &scenario);
-    let summary = gresim_report::write_outputs(&out, &scenario.name, &dir).map_err(|e| {
+    let meta = views::run_meta(&scenario, seed);
+    let summary = gresim_report::write_outputs_with(&out, &meta, &dir).map_err(|e| {
         Failure::internal(format!("cannot write outputs to {}: {e}", dir.display()))
     })?;
+    views::after_run(&args.views, &dir).map_err(|(code, msg)| Failure { code, msg })?;
     if !args.quiet {
         let text = match args.format {
             Format::Table => format!("{}outputs    {}\n", summary.table(), dir.display()),

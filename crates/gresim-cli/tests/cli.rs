@@ -1,6 +1,6 @@
 //! The `sim` binary, run as a user would: bad input gets a clear error
 //! naming the file and the place in it, exit code 2, no panic and no output
-//! files; good input gets exit code 0 and the four output files.
+//! files; good input gets exit code 0 and the five output files.
 
 use std::ffi::OsStr;
 use std::fs;
@@ -10,11 +10,12 @@ use std::process::{Command, Output};
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
-const OUTPUT_FILES: [&str; 4] = [
+const OUTPUT_FILES: [&str; 5] = [
     "records.json",
     "records.csv",
     "summary.json",
     "utilization.svg",
+    "run.json",
 ];
 
 /// Runs `sim` with `args`, in `cwd` (so that a default output directory
@@ -402,7 +403,7 @@ fn a_valid_run_writes_every_output() {
     want.sort();
     assert_eq!(
         names, want,
-        "exactly the four outputs, no temporary leftovers"
+        "exactly the five outputs, no temporary leftovers"
     );
     for (name, bytes) in read_outputs(&case.out) {
         assert!(!bytes.is_empty(), "{name} is empty");
@@ -505,5 +506,5 @@ fn quiet_prints_nothing() {
     let out = case.run(&["--quiet"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
-    assert_eq!(read_outputs(&case.out).len(), 4);
+    assert_eq!(read_outputs(&case.out).len(), OUTPUT_FILES.len());
 }

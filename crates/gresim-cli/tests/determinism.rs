@@ -9,11 +9,12 @@ use std::process::Command;
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
-const OUTPUT_FILES: [&str; 4] = [
+const OUTPUT_FILES: [&str; 5] = [
     "records.json",
     "records.csv",
     "summary.json",
     "utilization.svg",
+    "run.json",
 ];
 
 /// ~300 synthetic jobs on a small cluster with whole A100s, whole H100s and

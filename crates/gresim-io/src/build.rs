@@ -30,13 +30,14 @@ pub fn build_cluster(
     let mut nodes: Vec<Node> = Vec::new();
     let mut types: Vec<GpuType> = Vec::new();
     let mut type_ids: BTreeMap<String, GpuTypeId> = BTreeMap::new();
-    if def.nodes.is_empty() {
+    let groups = def.nodes.as_deref().unwrap_or_default();
+    if groups.is_empty() {
         return Err(err(
             "cluster.nodes".into(),
             "expected at least one node group".into(),
         ));
     }
-    for (gi, g) in def.nodes.iter().enumerate() {
+    for (gi, g) in groups.iter().enumerate() {
         let gp = format!("cluster.nodes[{gi}]");
         let names = hostlist::expand(&g.names).map_err(|e| {
             err(
@@ -245,6 +246,18 @@ pub fn build_cluster(
             ));
         }
     }
+    let partitions = build_partitions(file, &nodes, parts)?;
+    Ok(Cluster::new(nodes, partitions, types))
+}
+
+/// Resolves the scenario's partitions against `nodes` (in node-table order);
+/// without partitions, one default partition `main` holds every node.
+pub fn build_partitions(
+    file: &Path,
+    nodes: &[Node],
+    parts: &[PartitionDef],
+) -> Result<Vec<Partition>, InputError> {
+    let err = |path: String, msg: String| InputError::at(file, path, msg);
     let by_name: BTreeMap<&str, NodeId> = nodes
         .iter()
         .enumerate()
@@ -342,7 +355,7 @@ pub fn build_cluster(
             "more than one partition has default: true".into(),
         ));
     }
-    Ok(Cluster::new(nodes, partitions, types))
+    Ok(partitions)
 }
 
 /// Places MIG instances on one GPU. The instances keep the order given (it is

@@ -15,15 +15,16 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use gresim_engine::{Action, SimOutput, TimedAction};
-use gresim_model::catalog;
-use gresim_model::cluster::{NodeAdminState, PartitionState};
+use gresim_model::cluster::NodeAdminState;
 use gresim_model::hostlist;
 use gresim_model::job::JobSpec;
 use gresim_model::state::gpu_indices;
-use gresim_model::{Cluster, GpuDevice, GpuType, GpuTypeId, JobState, Node, NodeId, Partition};
+use gresim_model::{Cluster, JobState, NodeId};
 use gresim_sched::SchedParams;
 
 use crate::error::{self, InputError};
+use crate::gresconf::{self, GresConf, GresLine};
+use crate::slurmconf::{self, NodeConf, SlurmConf};
 use crate::spec::{JobDef, NumOrStr};
 use crate::{build, Scenario, Workload};
 
@@ -233,50 +234,6 @@ fn whole(t: f64) -> u64 {
     }
 }
 
-/// The GPU model a harness type name stands for.
-fn model_for_type(
-    ty: &str,
-) -> (
-    gresim_model::GpuModelId,
-    Option<&'static catalog::MigProfile>,
-) {
-    let a100 = catalog::model_by_name("A100-SXM4-80GB").unwrap_or(gresim_model::GpuModelId(0));
-    let lower = ty.to_ascii_lowercase();
-    if let Some(m) = catalog::model_by_name(&lower) {
-        return (m, None);
-    }
-    for (short, name) in [
-        ("a100", "A100-SXM4-80GB"),
-        ("h100", "H100-SXM5-80GB"),
-        ("h200", "H200-141GB"),
-        ("v100", "V100-32GB"),
-        ("l40s", "L40S"),
-        ("t4", "T4"),
-    ] {
-        if lower.contains(short) {
-            let m = catalog::model_by_name(name).unwrap_or(a100);
-            let mig = lower
-                .rsplit('_')
-                .next()
-                .and_then(|p| catalog::model(m).mig_profile(p));
-            return (m, mig);
-        }
-    }
-    // A bare MIG profile name (`1g.10gb`): an A100-80GB slice.
-    (a100, catalog::model(a100).mig_profile(&lower))
-}
-
-/// Parses `Key=Value` words of the scheduler parameters.
-fn kv_words(s: &str, sep: char) -> Vec<(String, String)> {
-    s.split(sep)
-        .filter(|w| !w.trim().is_empty())
-        .map(|w| match w.trim().split_once('=') {
-            Some((k, v)) => (k.to_string(), v.to_string()),
-            None => (w.trim().to_string(), String::new()),
-        })
-        .collect()
-}
-
 /// Reads a case file.
 pub fn load_case(path: &Path) -> Result<Case, InputError> {
     let text = std::fs::read_to_string(path)
@@ -370,6 +327,7 @@ pub fn load_case(path: &Path) -> Result<Case, InputError> {
         horizon: None,
         out_dir: None,
         source: text,
+        warnings: Vec::new(),
     };
     Ok(Case {
         def,
@@ -447,14 +405,29 @@ fn job_def(j: &CaseJob, cluster: &Cluster) -> (JobDef, Option<String>) {
         begin: j.begin_after.map(|b| whole(j.submit) + b.round() as u64),
         hold: j.hold,
         nice: j.nice,
+        ..JobDef::default()
     };
     (jd, reject)
 }
 
+/// The cluster of a case, built as the harness configures Slurm: the case is
+/// turned into the slurm.conf nodes and partitions and the gres.conf lines
+/// `replay.py` writes, and built by [`slurmconf::build_cluster`], the same
+/// code that reads real slurm.conf and gres.conf files.
 fn case_cluster(path: &Path, def: &CaseDef) -> Result<Cluster, InputError> {
-    let mut nodes = Vec::new();
-    let mut types: Vec<GpuType> = Vec::new();
-    let mut type_ids: BTreeMap<String, GpuTypeId> = BTreeMap::new();
+    let (conf, gres) = case_conf(path, def)?;
+    // Warnings concern hand-written files; a case's configuration is generated.
+    let mut warnings = Vec::new();
+    slurmconf::build_cluster(&conf, &gres, &mut warnings)
+}
+
+/// The slurm.conf and gres.conf the harness generates for a case.
+pub fn case_conf(path: &Path, def: &CaseDef) -> Result<(SlurmConf, GresConf), InputError> {
+    let mut conf = SlurmConf {
+        file: path.to_path_buf(),
+        ..SlurmConf::default()
+    };
+    let mut gres = GresConf::default();
     for (ni, n) in def.nodes.iter().enumerate() {
         let np = format!("nodes[{ni}]");
         let names = hostlist::expand(&n.name)
@@ -469,47 +442,71 @@ fn case_cluster(path: &Path, def: &CaseDef) -> Result<Cluster, InputError> {
             ));
         }
         let cps = (cpus / u32::from(sockets)) as u16;
-        let mut gpus = Vec::new();
+        // Same type in several groups (per-socket Cores) -> one Gres= entry.
+        let mut agg: Vec<slurmconf::GresSpec> = Vec::new();
+        let mut dev = 0usize;
         for (gi, g) in n.gpus.iter().enumerate() {
-            let ty = g.ty.clone().unwrap_or_else(|| "gpu".into());
-            let (model, mig) = model_for_type(&ty);
-            let id = *type_ids.entry(ty.clone()).or_insert_with(|| {
-                types.push(GpuType {
-                    name: ty.clone(),
-                    model,
-                    mig,
-                });
-                GpuTypeId::from_idx(types.len() - 1)
-            });
-            for d in 0..g.count {
-                let cores = match &g.cores {
-                    None => None,
-                    Some(CoresDef::One(c)) => Some(c.clone()),
-                    Some(CoresDef::PerDevice(v)) => v.get(d as usize).cloned(),
+            if g.count == 0 {
+                continue;
+            }
+            match agg.iter_mut().find(|a| a.ty == g.ty) {
+                Some(a) => a.count += u64::from(g.count),
+                None => agg.push(slurmconf::GresSpec {
+                    name: "gpu".into(),
+                    ty: g.ty.clone(),
+                    count: u64::from(g.count),
+                }),
+            }
+            let cores = |c: &str| {
+                gresconf::parse_cores(c)
+                    .map_err(|m| InputError::at(path, format!("{np}.gpus[{gi}].cores"), m))
+            };
+            let line = GresLine {
+                file: path.to_path_buf(),
+                nodes: Some(names.clone()),
+                name: "gpu".into(),
+                ty: g.ty.clone(),
+                ..GresLine::default()
+            };
+            let per_device =
+                n.gpu_links.is_some() || matches!(g.cores, Some(CoresDef::PerDevice(_)));
+            if per_device {
+                for d in 0..g.count as usize {
+                    let c = match &g.cores {
+                        None => None,
+                        Some(CoresDef::One(c)) => Some(cores(c)?),
+                        Some(CoresDef::PerDevice(v)) => v.get(d).map(|c| cores(c)).transpose()?,
+                    };
+                    let links = n.gpu_links.as_ref().map(|m| {
+                        m.get(dev + d)
+                            .map(|row| {
+                                row.iter()
+                                    .enumerate()
+                                    .map(|(j, &v)| if j == dev + d { -1 } else { v })
+                                    .collect()
+                            })
+                            .unwrap_or_default()
+                    });
+                    gres.lines.push(GresLine {
+                        count: Some(1),
+                        cores: c,
+                        links,
+                        ..line.clone()
+                    });
+                }
+            } else {
+                let c = match &g.cores {
+                    Some(CoresDef::One(c)) => Some(cores(c)?),
+                    _ => None,
                 };
-                let socket = cores
-                    .map(|c| socket_of_cores(&c, cps, sockets))
-                    .transpose()
-                    .map_err(|m| InputError::at(path, format!("{np}.gpus[{gi}].cores"), m))?
-                    .flatten();
-                let phys = gpus.len() as u8;
-                gpus.push(GpuDevice {
-                    ty: id,
-                    model,
-                    socket,
-                    phys,
-                    mig: mig.map(|p| gresim_model::MigInstance {
-                        profile: p,
-                        start: 0,
-                    }),
+                gres.lines.push(GresLine {
+                    count: Some(u64::from(g.count)),
+                    cores: c,
+                    ..line
                 });
             }
+            dev += g.count as usize;
         }
-        let links = n.gpu_links.as_ref().map(|m| {
-            m.iter()
-                .map(|r| r.iter().map(|&v| v.clamp(0, 255) as u8).collect())
-                .collect()
-        });
         let features = n
             .features
             .as_deref()
@@ -520,27 +517,22 @@ fn case_cluster(path: &Path, def: &CaseDef) -> Result<Cluster, InputError> {
                     .collect()
             })
             .unwrap_or_default();
-        for name in names {
-            nodes.push(Node {
-                name,
-                sockets,
-                cores_per_socket: cps,
-                threads_per_core: 1,
-                memory_mib: n.mem_mb.unwrap_or(256000),
-                features: Vec::clone(&features),
-                weight: n.weight.unwrap_or(1),
-                gpus: gpus.clone(),
-                gpu_links: links.clone(),
-                state: NodeAdminState::Up,
-            });
-        }
+        conf.nodes.push(NodeConf {
+            file: path.to_path_buf(),
+            line: 0,
+            names,
+            boards: 1,
+            sockets,
+            cores_per_socket: cps,
+            threads_per_core: 1,
+            cpus,
+            memory_mib: n.mem_mb.unwrap_or(256000),
+            gres: agg,
+            weight: n.weight.unwrap_or(1),
+            features,
+            state: NodeAdminState::Up,
+        });
     }
-    nodes.sort_by(|a, b| hostlist::natural_cmp(&a.name, &b.name));
-    let by_name: BTreeMap<String, NodeId> = nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.name.clone(), NodeId::from_idx(i)))
-        .collect();
     let parts = def.partitions.clone().unwrap_or_else(|| {
         vec![CasePartition {
             name: "gpu".into(),
@@ -550,110 +542,24 @@ fn case_cluster(path: &Path, def: &CaseDef) -> Result<Cluster, InputError> {
             extra: None,
         }]
     });
-    let mut partitions = Vec::new();
-    for (pi, p) in parts.iter().enumerate() {
-        let pp = format!("partitions[{pi}]");
-        let members: Vec<NodeId> = match p.nodes.as_deref() {
-            None | Some("ALL") => (0..nodes.len()).map(NodeId::from_idx).collect(),
-            Some(h) => {
-                let mut v: Vec<NodeId> = hostlist::expand(h)
-                    .map_err(|e| InputError::at(path, format!("{pp}.nodes"), e.to_string()))?
-                    .iter()
-                    .map(|n| {
-                        by_name.get(n).copied().ok_or_else(|| {
-                            InputError::at(
-                                path,
-                                format!("{pp}.nodes"),
-                                format!("unknown node '{n}'"),
-                            )
-                        })
-                    })
-                    .collect::<Result<_, _>>()?;
-                v.sort();
-                v.dedup();
-                v
-            }
-        };
-        let tv = |s: &str, f: &str| {
-            build::time_value(&NumOrStr::Str(s.to_string()))
-                .map_err(|e| InputError::at(path, format!("{pp}.{f}"), e))
-        };
-        let max_time = match &p.max_time {
-            Some(s) => tv(s, "max_time")?,
-            None => None,
-        };
-        let mut part = Partition {
-            name: p.name.clone(),
-            nodes: members,
-            default: p.default,
-            max_time,
-            default_time: None,
-            priority_tier: 1,
-            priority_job_factor: 1,
-            min_nodes: 0,
-            max_nodes: None,
-            state: PartitionState::Up,
-        };
-        for (k, v) in kv_words(p.extra.as_deref().unwrap_or(""), ' ') {
-            let num = |v: &str| {
-                v.parse::<u32>().map_err(|_| {
-                    InputError::at(
-                        path,
-                        format!("{pp}.extra"),
-                        format!("{k}={v}: expected a number"),
-                    )
-                })
-            };
-            match k.as_str() {
-                "DefaultTime" => part.default_time = tv(&v, "extra")?,
-                "PriorityTier" => part.priority_tier = num(&v)? as u16,
-                "PriorityJobFactor" => part.priority_job_factor = num(&v)? as u16,
-                "MaxNodes" => part.max_nodes = Some(num(&v)?),
-                "MinNodes" => part.min_nodes = num(&v)?,
-                "State" => {}
-                _ => {
-                    return Err(InputError::at(
-                        path,
-                        format!("{pp}.extra"),
-                        format!("unsupported partition setting '{k}'"),
-                    ))
-                }
-            }
-        }
-        partitions.push(part);
+    // The PartitionName lines replay.py writes, read by the slurm.conf reader.
+    let mut text = String::new();
+    for p in &parts {
+        text += &format!(
+            "PartitionName={} Nodes={} Default={} MaxTime={} State=UP {}\n",
+            p.name,
+            p.nodes.as_deref().unwrap_or("ALL"),
+            if p.default { "YES" } else { "NO" },
+            p.max_time.as_deref().unwrap_or("INFINITE"),
+            p.extra.as_deref().unwrap_or("")
+        );
     }
-    Ok(Cluster::new(nodes, partitions, types))
-}
-
-/// The socket a gres.conf `Cores=` range lies on; `None` when it spans every socket.
-fn socket_of_cores(cores: &str, cps: u16, sockets: u16) -> Result<Option<u16>, String> {
-    let mut set = 0u64;
-    for r in cores.split(',') {
-        let (a, b) = match r.split_once('-') {
-            Some((a, b)) => (a, b),
-            None => (r, r),
-        };
-        let a: u32 = a
-            .trim()
-            .parse()
-            .map_err(|_| format!("bad core range '{r}'"))?;
-        let b: u32 = b
-            .trim()
-            .parse()
-            .map_err(|_| format!("bad core range '{r}'"))?;
-        for c in a..=b.min(a + 4096) {
-            set |= 1 << (c / u32::from(cps.max(1))).min(63);
-        }
-    }
-    let all = if sockets >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << sockets) - 1
-    };
-    if set & all == all {
-        return Ok(None);
-    }
-    Ok(Some(set.trailing_zeros() as u16))
+    let (pc, _) = slurmconf::parse_slurm_conf(path, &text).map_err(|e| {
+        let i = e.line.map_or(0, |l| l.0.saturating_sub(1));
+        InputError::at(path, format!("partitions[{i}]"), e.msg)
+    })?;
+    conf.partitions = pc.partitions;
+    Ok((conf, gres))
 }
 
 fn case_params(path: &Path, def: &CaseDef) -> Result<SchedParams, InputError> {
@@ -663,7 +569,7 @@ fn case_params(path: &Path, def: &CaseDef) -> Result<SchedParams, InputError> {
     // second at or after start + limit (README of the conformance suite).
     let ctld = def.ctld_start.unwrap_or(0);
     let ctld_phase = (ctld + 29).rem_euclid(30) as u64;
-    let mut p = SchedParams {
+    let base = SchedParams {
         ctld_phase,
         // The harness's slurm.conf.
         sched_interval: 1,
@@ -675,72 +581,29 @@ fn case_params(path: &Path, def: &CaseDef) -> Result<SchedParams, InputError> {
         cred_expire: 5,
         ..SchedParams::default()
     };
-    let sp = s
-        .scheduler_parameters
-        .as_deref()
-        .unwrap_or("bf_interval=1,bf_resolution=1,sched_interval=1,batch_sched_delay=0");
-    for (k, v) in kv_words(sp, ',') {
-        let num = || {
-            v.parse::<u64>().map_err(|_| {
-                InputError::at(
-                    path,
-                    "slurm.scheduler_parameters",
-                    format!("{k}={v}: expected a number"),
-                )
-            })
-        };
-        match k.as_str() {
-            "sched_interval" => p.sched_interval = num()?.max(1),
-            "bf_interval" => p.bf_interval = num()?.max(1),
-            "bf_resolution" => p.bf_resolution = num()?.max(1),
-            "bf_window" => p.bf_window = num()? * 60,
-            "bf_max_job_test" => p.bf_max_job_test = num()? as u32,
-            _ => {}
-        }
+    // The settings replay.py writes, read by the slurm.conf reader.
+    let mut text = format!(
+        "SchedulerParameters={}\n",
+        s.scheduler_parameters
+            .as_deref()
+            .unwrap_or("bf_interval=1,bf_resolution=1,sched_interval=1,batch_sched_delay=0")
+    );
+    if let Some(t) = &s.priority_type {
+        text += &format!("PriorityType={t}\n");
     }
     if let Some(d) = s.def_mem_per_cpu {
-        p.def_mem_per_cpu = (d > 0).then_some(d);
+        text += &format!("DefMemPerCPU={d}\n");
     }
     if let Some(c) = s.cred_expire {
-        p.cred_expire = c;
+        text += &format!("AuthInfo=cred_expire={c}\n");
     }
-    let mut mf = gresim_sched::priority::Multifactor::new();
     for line in &s.extra_conf {
-        if let Some((k, v)) = line.split_once('=') {
-            let w = || v.trim().parse::<u32>().unwrap_or(0);
-            match k.trim() {
-                // Without slurmdbd (as the harness runs), slurmctld ignores the age weight.
-                "PriorityWeightAge" => {}
-                "PriorityWeightJobSize" => mf.weight_job_size = w(),
-                "PriorityWeightPartition" => mf.weight_partition = w(),
-                "PriorityWeightFairshare" => mf.weight_fairshare = w(),
-                "PriorityWeightQOS" => mf.weight_qos = w(),
-                "PriorityWeightAssoc" => mf.weight_assoc = w(),
-                "PriorityWeightTRES" => {
-                    for (t, x) in kv_words(v, ',') {
-                        let x: f64 = x.parse().unwrap_or(0.0);
-                        match t.to_ascii_lowercase().as_str() {
-                            "cpu" => mf.weight_tres_cpu = x,
-                            "mem" => mf.weight_tres_mem = x,
-                            "gres/gpu" => mf.weight_tres_gpu = x,
-                            _ => {}
-                        }
-                    }
-                }
-                "PriorityFavorSmall" => mf.favor_small = v.trim().eq_ignore_ascii_case("yes"),
-                _ => {}
-            }
-            if k.trim() == "DependencyParameters"
-                && v.split(',').any(|w| w.trim() == "kill_invalid_depend")
-            {
-                p.kill_invalid_depend = true;
-            }
-        }
+        text += line;
+        text.push('\n');
     }
-    if s.priority_type.as_deref() == Some("priority/multifactor") {
-        p.priority = gresim_sched::priority::PriorityConfig::Multifactor(mf);
-    }
-    Ok(p)
+    let (conf, _) = slurmconf::parse_slurm_conf(path, &text)
+        .map_err(|e| InputError::at(path, "slurm", e.msg))?;
+    Ok(slurmconf::sched_params(&conf, &base))
 }
 
 /// `scontrol …` as the harness writes it, with `{jobid}` naming a case job.

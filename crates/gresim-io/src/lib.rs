@@ -8,9 +8,15 @@
 pub mod build;
 pub mod conformance;
 pub mod error;
+pub mod gresconf;
+pub mod lint;
+pub mod sbatch;
 pub mod slurm_opts;
+pub mod slurmconf;
 pub mod spec;
 pub mod synth;
+pub mod taskenv;
+pub mod traces;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -34,6 +40,12 @@ pub enum Workload {
     Jobs(Arc<Vec<JobSpec>>),
     /// A seeded generator.
     Synthetic(Box<synth::Synthetic>),
+    /// A trace streamed from its file on every run (sacct, SWF, OpenB, Helios).
+    Trace {
+        path: PathBuf,
+        format: traces::TraceFormat,
+        options: traces::TraceOptions,
+    },
 }
 
 /// A loaded, validated scenario.
@@ -52,6 +64,9 @@ pub struct Scenario {
     pub out_dir: Option<PathBuf>,
     /// The scenario file as read, for echoing in reports.
     pub source: String,
+    /// Remarks about the inputs (unknown slurm.conf keys, settings not
+    /// modelled), each `file:line: message`.
+    pub warnings: Vec<String>,
 }
 
 impl Scenario {
@@ -60,6 +75,16 @@ impl Scenario {
         match &self.workload {
             Workload::Jobs(v) => Box::new(v.iter().cloned().map(Ok)),
             Workload::Synthetic(s) => Box::new(s.stream(seed)),
+            Workload::Trace {
+                path,
+                format,
+                options,
+            } => match traces::open(path, *format, options, &self.cluster) {
+                Ok(src) => src,
+                Err(e) => Box::new(std::iter::once(Err(gresim_engine::SourceError(
+                    e.to_string(),
+                )))),
+            },
         }
     }
 
@@ -98,12 +123,55 @@ pub fn parse_scenario(path: &Path, text: &str) -> Result<Scenario, InputError> {
             ),
         ));
     }
-    let cluster = build::build_cluster(path, &def.cluster, &def.partitions)?;
-    let params = sched_params(path, &def)?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut warnings: Vec<String> = Vec::new();
+    let (cluster, base, conf_policy) = match (&def.cluster.nodes, &def.cluster.slurm_conf) {
+        (Some(_), None) => {
+            if def.cluster.gres_conf.is_some() {
+                return Err(InputError::at(
+                    path,
+                    "cluster.gres_conf",
+                    "gres_conf goes with slurm_conf; inline nodes describe their GPUs themselves",
+                ));
+            }
+            (
+                build::build_cluster(path, &def.cluster, &def.partitions)?,
+                SchedParams::default(),
+                None,
+            )
+        }
+        (None, Some(sc)) => {
+            if !def.cluster.node_templates.is_empty() {
+                return Err(InputError::at(
+                    path,
+                    "cluster.node_templates",
+                    "node templates apply to inline nodes, not to slurm_conf",
+                ));
+            }
+            let gp = def.cluster.gres_conf.as_ref().map(|g| dir.join(g));
+            let l = slurmconf::load(&dir.join(sc), gp.as_deref())?;
+            warnings.extend(l.warnings.iter().map(ToString::to_string));
+            let mut cluster = l.cluster;
+            if !def.partitions.is_empty() {
+                let parts = build::build_partitions(path, &cluster.nodes, &def.partitions)?;
+                cluster = Cluster::new(cluster.nodes, parts, cluster.gpu_types);
+            }
+            (cluster, l.params, Some(l.policy))
+        }
+        _ => {
+            return Err(InputError::at(
+                path,
+                "cluster",
+                "expected exactly one of nodes or slurm_conf",
+            ))
+        }
+    };
+    let params = sched_params(path, &def, &base)?;
     let policy = def
         .scheduler
         .policy
         .clone()
+        .or_else(|| conf_policy.map(str::to_string))
         .unwrap_or_else(|| "slurm".to_string());
     if gresim_sched::policy_by_name(&policy).is_none() {
         return Err(InputError::at(
@@ -116,12 +184,17 @@ pub fn parse_scenario(path: &Path, text: &str) -> Result<Scenario, InputError> {
         ));
     }
     let w = &def.workload;
-    let given = [w.jobs.is_some(), w.trace.is_some(), w.synthetic.is_some()];
+    let given = [
+        w.jobs.is_some(),
+        w.trace.is_some(),
+        w.synthetic.is_some(),
+        w.scripts.is_some(),
+    ];
     if given.iter().filter(|x| **x).count() != 1 {
         return Err(InputError::at(
             path,
             "workload",
-            "expected exactly one of jobs, trace or synthetic",
+            "expected exactly one of jobs, trace, synthetic or scripts",
         ));
     }
     let workload = if let Some(jobs) = &w.jobs {
@@ -132,11 +205,40 @@ pub fn parse_scenario(path: &Path, text: &str) -> Result<Scenario, InputError> {
             &cluster,
         )?))
     } else if let Some(t) = &w.trace {
-        let tp = path.parent().unwrap_or(Path::new(".")).join(t);
-        let defs = read_trace(&tp)?;
-        Workload::Jobs(Arc::new(build::build_jobs(&tp, "jobs", &defs, &cluster)?))
+        let tp = dir.join(t);
+        let format = match &w.format {
+            None => traces::TraceFormat::Json,
+            Some(f) => traces::TraceFormat::from_name(f).ok_or_else(|| {
+                InputError::at(
+                    path,
+                    "workload.format",
+                    format!(
+                        "unknown trace format '{f}'; expected one of {}",
+                        traces::TraceFormat::NAMES.join(", ")
+                    ),
+                )
+            })?,
+        };
+        let o = w.trace_options.clone().unwrap_or_default();
+        let options = traces::TraceOptions {
+            swf_gpus_per_node: o.swf_gpus_per_node,
+            openb_scheduled_only: o.openb_scheduled_only.unwrap_or(true),
+        };
+        if format == traces::TraceFormat::Json {
+            let defs = read_trace(&tp)?;
+            Workload::Jobs(Arc::new(build::build_jobs(&tp, "jobs", &defs, &cluster)?))
+        } else {
+            traces::check(&tp, format, &options)?;
+            Workload::Trace {
+                path: tp,
+                format,
+                options,
+            }
+        }
     } else if let Some(s) = &w.synthetic {
         Workload::Synthetic(Box::new(synth::Synthetic::new(path, s, &cluster)?))
+    } else if let Some(scripts) = &w.scripts {
+        Workload::Jobs(Arc::new(build_scripts(path, scripts, &cluster)?))
     } else {
         unreachable!("checked above that exactly one workload kind is given")
     };
@@ -147,11 +249,12 @@ pub fn parse_scenario(path: &Path, text: &str) -> Result<Scenario, InputError> {
             .map(|(i, j)| (j.key.clone(), i as u32))
             .collect(),
         // Synthetic jobs are named syn1, syn2, …: resolved below without a table.
-        Workload::Synthetic(_) => BTreeMap::new(),
+        // Streamed traces are not read ahead: events cannot name their jobs.
+        Workload::Synthetic(_) | Workload::Trace { .. } => BTreeMap::new(),
     };
     let synth_jobs = match &workload {
         Workload::Synthetic(s) => s.jobs,
-        Workload::Jobs(_) => 0,
+        Workload::Jobs(_) | Workload::Trace { .. } => 0,
     };
     let key_of = |k: &str| -> Option<u32> {
         keys.get(k).copied().or_else(|| {
@@ -176,12 +279,19 @@ pub fn parse_scenario(path: &Path, text: &str) -> Result<Scenario, InputError> {
         horizon: def.horizon,
         out_dir: def.outputs.dir.as_ref().map(PathBuf::from),
         source: text.to_string(),
+        warnings,
     })
 }
 
-fn sched_params(path: &Path, def: &ScenarioDef) -> Result<SchedParams, InputError> {
+/// The scenario's scheduler settings over `base` (Slurm's defaults, or
+/// slurm.conf's settings when the cluster comes from slurm.conf).
+fn sched_params(
+    path: &Path,
+    def: &ScenarioDef,
+    base: &SchedParams,
+) -> Result<SchedParams, InputError> {
     let s = &def.scheduler;
-    let d = SchedParams::default();
+    let d = base.clone();
     let positive = |v: Option<u64>, field: &str, dflt: u64| -> Result<u64, InputError> {
         match v {
             Some(0) => Err(InputError::at(
@@ -199,7 +309,8 @@ fn sched_params(path: &Path, def: &ScenarioDef) -> Result<SchedParams, InputErro
         .map(|v| {
             build::mem_value(v).map_err(|e| InputError::at(path, "scheduler.def_mem_per_cpu", e))
         })
-        .transpose()?;
+        .transpose()?
+        .or(d.def_mem_per_cpu);
     Ok(SchedParams {
         sched_interval: positive(s.sched_interval, "sched_interval", d.sched_interval)?,
         bf_interval: positive(s.bf_interval, "bf_interval", d.bf_interval)?,
@@ -216,7 +327,11 @@ fn sched_params(path: &Path, def: &ScenarioDef) -> Result<SchedParams, InputErro
         bf_resolution: positive(s.bf_resolution, "bf_resolution", d.bf_resolution)?,
         bf_max_job_test: s.bf_max_job_test.unwrap_or(d.bf_max_job_test),
         kill_invalid_depend: s.kill_invalid_depend.unwrap_or(d.kill_invalid_depend),
-        priority: priority_config(path, s)?,
+        priority: if s.priority_type.is_none() && s.priority_weights.is_none() {
+            d.priority.clone()
+        } else {
+            priority_config(path, s)?
+        },
     })
 }
 
@@ -259,6 +374,68 @@ fn priority_config(
             format!("unknown priority type '{other}'; expected basic or multifactor"),
         )),
     }
+}
+
+/// Reads the `workload.scripts` entries: each script is parsed with its
+/// command-line options, then built like an inline job. Errors found while
+/// building name the script and the line of the option.
+fn build_scripts(
+    path: &Path,
+    defs: &[spec::ScriptDef],
+    cluster: &Cluster,
+) -> Result<Vec<JobSpec>, InputError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut scripts = Vec::with_capacity(defs.len());
+    let mut jobs = Vec::with_capacity(defs.len());
+    for d in defs {
+        let s = sbatch::load_script(&dir.join(&d.path), &d.args)?;
+        let mut j = s.job.clone();
+        // sbatch names a job after its script unless --job-name says otherwise.
+        if j.name.is_none() {
+            j.name = Path::new(&d.path)
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned());
+        }
+        j.id = d.id.clone();
+        j.user = d.user.clone();
+        j.submit = d.submit;
+        j.run_time = d.run_time;
+        j.task_run_times = d.task_run_times.clone();
+        j.exit_code = d.exit_code;
+        j.begin = s.begin_offset.map(|b| d.submit.saturating_add(b));
+        jobs.push(j);
+        scripts.push(s);
+    }
+    let mut specs = build::build_jobs(path, "workload.scripts", &jobs, cluster).map_err(|e| {
+        // `workload.scripts[i].field`: re-anchor on the script's option line.
+        let idx = e
+            .path
+            .as_deref()
+            .and_then(|p| p.strip_prefix("workload.scripts["))
+            .and_then(|p| p.split_once(']'))
+            .and_then(|(i, rest)| Some((i.parse::<usize>().ok()?, rest)));
+        match idx {
+            Some((i, rest)) if rest.starts_with('.') && rest != ".id" => match scripts.get(i) {
+                Some(s) => sbatch::relocate(e, s),
+                None => e,
+            },
+            _ => e,
+        }
+    })?;
+    // sbatch refuses a request that names the GPU GRES with and without a
+    // type (`--gres=gpu:a100:4 --gpus-per-task=1`); see `sim lint`.
+    // build_jobs sorts by submit time (stably), so map specs back by key.
+    for (i, (d, s)) in jobs.iter().zip(&scripts).enumerate() {
+        if lint::unify_gpu_types(s).is_some() {
+            let key = d.id.clone().unwrap_or_else(|| format!("job{}", i + 1));
+            if let Some(spec) = specs.iter_mut().find(|x| x.key == key) {
+                spec.reject = Some(
+                    "Invalid generic resource (gres) specification: Invalid GRES specification (with and without type identification)".into(),
+                );
+            }
+        }
+    }
+    Ok(specs)
 }
 
 /// Reads a job trace: a JSON array of jobs, or JSON Lines (one job per line).

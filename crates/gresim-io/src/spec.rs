@@ -55,7 +55,18 @@ pub struct ScenarioDef {
 pub struct ClusterDef {
     #[serde(default)]
     pub node_templates: BTreeMap<String, NodeFields>,
-    pub nodes: Vec<NodeGroupDef>,
+    /// Node groups; exactly one of `nodes` and `slurm_conf` is given.
+    #[serde(default)]
+    pub nodes: Option<Vec<NodeGroupDef>>,
+    /// A slurm.conf (relative to the scenario) whose nodes, partitions and
+    /// scheduler settings are used; the scenario's `partitions` and
+    /// `scheduler` fields override them.
+    #[serde(default)]
+    pub slurm_conf: Option<String>,
+    /// The gres.conf (relative to the scenario); default: `gres.conf` next
+    /// to slurm.conf when it exists, as Slurm reads it.
+    #[serde(default)]
+    pub gres_conf: Option<String>,
 }
 
 /// Node hardware; every field optional so templates and groups can share it.
@@ -243,11 +254,59 @@ pub struct PriorityWeightsDef {
 pub struct WorkloadDef {
     #[serde(default)]
     pub jobs: Option<Vec<JobDef>>,
-    /// Path to a JSON array or JSON Lines file of jobs, relative to the scenario.
+    /// Path to a trace, relative to the scenario: a JSON array or JSON Lines
+    /// file of jobs, or a trace in `format`.
     #[serde(default)]
     pub trace: Option<String>,
+    /// The trace's format: `json` (default; a JSON array or JSON Lines),
+    /// `sacct`, `swf`, `openb` or `helios`. Traces other than JSON are streamed.
+    #[serde(default)]
+    pub format: Option<String>,
+    /// Options of the trace readers.
+    #[serde(default)]
+    pub trace_options: Option<TraceOptionsDef>,
     #[serde(default)]
     pub synthetic: Option<SyntheticDef>,
+    /// `#SBATCH` scripts, each submitted once.
+    #[serde(default)]
+    pub scripts: Option<Vec<ScriptDef>>,
+}
+
+/// Options of the streamed trace readers (see `traces`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceOptionsDef {
+    /// SWF: read the processor count as GPUs, this many per node (default:
+    /// processors are CPUs).
+    #[serde(default)]
+    pub swf_gpus_per_node: Option<u32>,
+    /// OpenB: submit only pods that were scheduled (default true).
+    #[serde(default)]
+    pub openb_scheduled_only: Option<bool>,
+}
+
+/// One batch script submission: `sbatch [args] path` at `submit`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptDef {
+    /// The script, relative to the scenario file's directory.
+    pub path: String,
+    /// sbatch command-line options; they override the script's `#SBATCH` lines.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// The scenario's name for the submission (default `job<N>`).
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub user: Option<String>,
+    #[serde(default)]
+    pub submit: u64,
+    #[serde(default)]
+    pub run_time: Option<u64>,
+    #[serde(default)]
+    pub task_run_times: Option<BTreeMap<String, u64>>,
+    #[serde(default)]
+    pub exit_code: Option<i32>,
 }
 
 /// One submission, in sbatch's vocabulary.
@@ -328,6 +387,16 @@ pub struct JobDef {
     pub hold: bool,
     #[serde(default)]
     pub nice: Option<i32>,
+    /// `--gpu-bind`: `closest`, `none`, `map_gpu:0,1`, `mask_gpu:0x3`,
+    /// `single:N`, `per_task:N`. Used by `sim env`; no effect on scheduling.
+    #[serde(default)]
+    pub gpu_bind: Option<String>,
+    /// `--output` pattern (`logs/%x_%j.out`). Used by `sim env`.
+    #[serde(default)]
+    pub output: Option<String>,
+    /// `--error` pattern. Used by `sim env`.
+    #[serde(default)]
+    pub error: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

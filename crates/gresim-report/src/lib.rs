@@ -1,11 +1,24 @@
 //! gresim's outputs: per-job records (JSON, CSV), a run summary (JSON and a
-//! terminal table) and a GPU-utilization chart (SVG).
+//! terminal table), a GPU-utilization chart (SVG), the persisted run
+//! (`run.json`, [`run_file`]) and what is built from it: the Slurm-style
+//! views ([`squeue`], [`sacct`], [`sinfo`], [`explain`]), the charts
+//! ([`charts`]), the HTML report ([`html`]) and monitoring series
+//! ([`metrics`]). See docs/reports.md.
 //!
 //! Everything here is a pure function of a [`SimOutput`]: the same run gives
 //! byte-identical files.
 
+pub mod charts;
+pub mod explain;
+pub mod html;
+pub mod metrics;
 pub mod plot;
 pub mod records;
+pub mod run_file;
+pub mod sacct;
+pub mod sinfo;
+pub mod slurmfmt;
+pub mod squeue;
 pub mod summary;
 
 use std::fs;
@@ -16,36 +29,55 @@ use gresim_engine::SimOutput;
 
 pub use plot::utilization_svg;
 pub use records::{job_records, records_csv, records_json, JobRecord};
+pub use run_file::{RunFile, RunMeta};
 pub use summary::{round6, Stats, Summary};
 
 /// The files [`write_outputs`] writes.
-pub const OUTPUT_FILES: [&str; 4] = [
+pub const OUTPUT_FILES: [&str; 5] = [
     "records.json",
     "records.csv",
     "summary.json",
     "utilization.svg",
+    run_file::RUN_FILE,
 ];
 
-/// Writes records.json, records.csv, summary.json and utilization.svg into
-/// `dir` atomically: everything is first written into a fresh temporary
-/// directory `dir/.gresim-tmp-<pid>` and then each file is renamed into
-/// place, so a failure leaves no half-written output.
+/// Writes records.json, records.csv, summary.json, utilization.svg and
+/// run.json into `dir` atomically (see [`write_outputs_with`]); run.json
+/// then holds no scenario text and no admin actions.
+pub fn write_outputs(out: &SimOutput, scenario_name: &str, dir: &Path) -> io::Result<Summary> {
+    write_outputs_with(out, &RunMeta::new(scenario_name), dir)
+}
+
+/// Writes records.json, records.csv, summary.json, utilization.svg and
+/// run.json (the persisted run the views read, see [`run_file`]) into `dir`
+/// atomically: everything is first written into a fresh temporary directory
+/// `dir/.gresim-tmp-<pid>` and then each file is renamed into place, so a
+/// failure leaves no half-written output.
 ///
 /// `dir` is created if needed. Each file is replaced atomically (a rename
 /// within one file system); if rendering or writing fails, no file in `dir`
 /// has been touched and the temporary directory is removed.
-pub fn write_outputs(out: &SimOutput, scenario_name: &str, dir: &Path) -> io::Result<Summary> {
+pub fn write_outputs_with(out: &SimOutput, meta: &RunMeta, dir: &Path) -> io::Result<Summary> {
+    let scenario_name = meta.scenario.as_str();
     let records = job_records(out);
     let summary = Summary::compute(out, scenario_name);
     let title = format!("{scenario_name} ({}): GPUs over time", out.policy);
     let svg = utilization_svg(out, &title).map_err(io::Error::other)?;
-    let contents: [(&str, String); 4] = [
+    let run = RunFile::from_output(out, meta).to_json();
+    let contents: [(&str, String); 5] = [
         (OUTPUT_FILES[0], records_json(&records)),
         (OUTPUT_FILES[1], records_csv(&records)),
         (OUTPUT_FILES[2], summary.to_json()),
         (OUTPUT_FILES[3], svg),
+        (OUTPUT_FILES[4], run),
     ];
+    write_files_atomic(dir, &contents)?;
+    Ok(summary)
+}
 
+/// Writes `(name, text)` files into `dir` through a temporary directory and
+/// renames, so a failure leaves no half-written file. `dir` is created if needed.
+pub fn write_files_atomic(dir: &Path, contents: &[(&str, String)]) -> io::Result<()> {
     fs::create_dir_all(dir)?;
     let tmp = dir.join(format!(".gresim-tmp-{}", std::process::id()));
     // A leftover from a crashed run that had the same pid.
@@ -53,11 +85,11 @@ pub fn write_outputs(out: &SimOutput, scenario_name: &str, dir: &Path) -> io::Re
         fs::remove_dir_all(&tmp)?;
     }
     fs::create_dir(&tmp)?;
-    let result = write_and_move(&tmp, dir, &contents);
+    let result = write_and_move(&tmp, dir, contents);
     // Best effort: the directory is empty on success, and on failure the
     // original error matters more than a cleanup error.
     let _ = fs::remove_dir_all(&tmp);
-    result.map(|()| summary)
+    result
 }
 
 fn write_and_move(tmp: &Path, dir: &Path, contents: &[(&str, String)]) -> io::Result<()> {
@@ -337,6 +369,7 @@ mod tests {
             [
                 "records.csv",
                 "records.json",
+                "run.json",
                 "summary.json",
                 "utilization.svg"
             ]
@@ -359,7 +392,10 @@ mod tests {
             .unwrap()
             .contains("\"again\""));
         assert_eq!(s2.scenario, "again");
-        assert_eq!(fs::read_dir(&dir).unwrap().count(), 4);
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 5);
+        let rf = RunFile::load(&dir).unwrap();
+        assert_eq!(rf.scenario, "again");
+        assert_eq!(rf.jobs.len(), 3);
     }
 
     #[test]

@@ -1,0 +1,464 @@
+//! The six placement policies of the FGD paper, with the integer score
+//! semantics of the authors' Kubernetes scheduler plugins.
+//!
+//! Every policy gives each feasible node an integer score in 0..=100; the
+//! highest score wins and ties go to the node of lowest *rank* (the authors'
+//! scheduler breaks ties by the smallest node name, and their node names carry
+//! a random per-seed prefix, so the rank is a seeded random permutation).
+//! The policy then picks the GPU devices on the chosen node.
+//!
+//! | policy | node score | GPU choice for a shared request |
+//! |---|---|---|
+//! | Random | one feasible node drawn uniformly | a fitting GPU drawn uniformly |
+//! | DotProd | `100·(1 − ⟨free/max, req/max⟩/2)` over (CPU, total GPU) | tightest fit |
+//! | GpuClustering | quarter bands by affinity, then by GPU use | tightest fit |
+//! | GpuPacking | shared GPUs ≻ free GPUs on used nodes ≻ free nodes | tightest fit |
+//! | BestFit | `100·(1 − Σ w·(free−req)/max)` over (CPU, total GPU) | tightest fit |
+//! | FGD | `100·σ(−ΔF/1000)`, ΔF the increase of the node's fragmentation | the GPU with the best score |
+//!
+//! Whole-GPU requests always take the lowest-indexed fully free GPUs.
+
+use serde::Serialize;
+
+use crate::frag::{node_frag, GpuShareView, TypicalTask};
+use crate::model::{NodeState, Shape, MAX_GPUS, MILLI};
+
+/// CPU normaliser of DotProd and BestFit: 128 CPUs, in milli.
+pub const MAX_SPEC_CPU: f64 = 128_000.0;
+/// GPU normaliser of DotProd, BestFit and GPU Clustering: 8 GPUs, in milli.
+pub const MAX_SPEC_GPU: i64 = 8_000;
+/// Highest node score.
+pub const MAX_SCORE: i64 = 100;
+
+/// A placement policy.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum PolicyKind {
+    Random,
+    DotProd,
+    GpuClustering,
+    GpuPacking,
+    BestFit,
+    Fgd,
+}
+
+impl PolicyKind {
+    /// All six, in the paper's order.
+    pub const ALL: [PolicyKind; 6] = [
+        PolicyKind::Random,
+        PolicyKind::DotProd,
+        PolicyKind::GpuClustering,
+        PolicyKind::GpuPacking,
+        PolicyKind::BestFit,
+        PolicyKind::Fgd,
+    ];
+
+    /// Short name (`random`, `dotprod`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            PolicyKind::Random => "random",
+            PolicyKind::DotProd => "dotprod",
+            PolicyKind::GpuClustering => "clustering",
+            PolicyKind::GpuPacking => "packing",
+            PolicyKind::BestFit => "bestfit",
+            PolicyKind::Fgd => "fgd",
+        }
+    }
+
+    /// The authors' label in their result files (`01-Random`, …, `06-FGD`).
+    pub fn upstream_label(self) -> &'static str {
+        match self {
+            PolicyKind::Random => "01-Random",
+            PolicyKind::DotProd => "02-DotProd",
+            PolicyKind::GpuClustering => "03-GpuClustering",
+            PolicyKind::GpuPacking => "04-GpuPacking",
+            PolicyKind::BestFit => "05-BestFit",
+            PolicyKind::Fgd => "06-FGD",
+        }
+    }
+
+    /// Parses a short name or an upstream label, case-insensitively.
+    pub fn parse(s: &str) -> Option<PolicyKind> {
+        let l = s.trim().to_ascii_lowercase();
+        PolicyKind::ALL.into_iter().find(|p| {
+            l == p.name()
+                || l == p.upstream_label().to_ascii_lowercase()
+                || l == p.upstream_label()[3..].to_ascii_lowercase()
+        })
+    }
+}
+
+/// `1 / (1 + e^-x)`.
+#[inline]
+fn sigmoid(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// DotProd (Tetris): the node's free (CPU, total GPU) and the task's request,
+/// both divided by (128 CPUs, 8 GPUs); the score falls as the dot product
+/// grows, so nodes whose free resources are small where the task is large win.
+pub fn dot_prod_score(n: &NodeState, s: &Shape) -> i64 {
+    if n.cpu_left < s.cpu_milli {
+        return 0;
+    }
+    let gpu = MAX_SPEC_GPU as f64;
+    let dot = (n.cpu_left as f64 / MAX_SPEC_CPU) * (s.cpu_milli as f64 / MAX_SPEC_CPU)
+        + (n.gpu_left_total() as f64 / gpu) * (s.total_gpu_milli() as f64 / gpu);
+    let score = 1.0 - dot / 2.0;
+    (MAX_SCORE as f64 * score) as i64
+}
+
+/// GPU Clustering: keeps tasks of the same kind together. Bands of 25:
+/// (75, 100] a node holding only tasks of this kind, (50, 75] a node holding
+/// this kind among others, (25, 50] an empty node, [0, 25] a node holding only
+/// other kinds; inside a band, the more GPU used the higher. A task without
+/// GPUs scores 0 everywhere.
+pub fn gpu_clustering_score(n: &NodeState, s: &Shape) -> i64 {
+    let Some(kind) = s.affinity() else {
+        return 0;
+    };
+    let kinds = n.affinity.iter().filter(|&&c| c > 0).count();
+    let used = (MAX_SCORE / 4) * (MAX_SPEC_GPU - n.gpu_left_total() as i64) / MAX_SPEC_GPU;
+    let band = if n.affinity[kind] > 0 {
+        if kinds == 1 {
+            3
+        } else {
+            2
+        }
+    } else if kinds == 0 {
+        1
+    } else {
+        0
+    };
+    used + MAX_SCORE * band / 4
+}
+
+/// GPU Packing: prefer (1) GPUs already shared, then (2) free GPUs on a node
+/// already in use, then (3) a node with all GPUs free. A task without GPUs
+/// scores 0 everywhere.
+pub fn gpu_packing_score(n: &NodeState, s: &Shape) -> i64 {
+    if !s.wants_gpu() {
+        return 0;
+    }
+    let free = n.fully_free_gpus() as i64;
+    if free == i64::from(n.num_gpu) {
+        // (3): a free node, fewer GPUs better, within [free, 33].
+        return (MAX_SCORE / 3 - free).max(free);
+    }
+    let order = ascending_devices(n);
+    let mut need = usize::from(s.num_gpu);
+    let mut fully_free_used = 0i64;
+    let mut shared_left_pct = 0i64;
+    for &d in &order {
+        if need == 0 {
+            break;
+        }
+        let left = n.gpu_left[d];
+        if s.gpu_milli <= left {
+            need -= 1;
+            if left == MILLI {
+                fully_free_used += 1;
+            }
+            shared_left_pct += i64::from(left) * 100 / i64::from(MILLI);
+        }
+    }
+    if need != 0 {
+        return 0;
+    }
+    if fully_free_used > 0 {
+        // (2): within [33, 50].
+        return (MAX_SCORE / 2 - fully_free_used).max(MAX_SCORE / 3);
+    }
+    // (1): within [50, 100], the fuller the GPU the better.
+    (MAX_SCORE - shared_left_pct / 10).max(MAX_SCORE / 2)
+}
+
+/// Best-fit: the weighted (½ CPU, ½ GPU) normalised free resources left after
+/// placing, reversed so that the tightest node scores highest.
+pub fn best_fit_score(n: &NodeState, s: &Shape) -> i64 {
+    let free = [n.cpu_left as f64, n.gpu_left_total() as f64];
+    let req = [s.cpu_milli as f64, s.total_gpu_milli() as f64];
+    let max = [MAX_SPEC_CPU, MAX_SPEC_GPU as f64];
+    let mut score = 0.0;
+    for i in 0..2 {
+        if free[i] < req[i] {
+            return 0;
+        }
+        score += (free[i] - req[i]) / max[i] * 0.5;
+    }
+    ((1.0 - score) * MAX_SCORE as f64) as i64
+}
+
+/// FGD's score of one outcome: `100·σ((F_before − F_after)/1000)`, truncated.
+#[inline]
+pub fn fgd_outcome_score(frag_before: f64, frag_after: f64) -> i64 {
+    (sigmoid((frag_before - frag_after) / 1000.0) * MAX_SCORE as f64) as i64
+}
+
+/// FGD: the node score is the best outcome over the GPUs a shared task could
+/// take (or the one outcome of a whole-GPU or CPU-only task), and the device is
+/// the first GPU reaching it. `frag_before` is the node's current F.
+pub fn fgd_score_and_device(
+    n: &NodeState,
+    s: &Shape,
+    dist: &[TypicalTask],
+    frag_before: f64,
+) -> (i64, Option<usize>) {
+    let mut after = n.clone();
+    after.cpu_left = after.cpu_left.saturating_sub(s.cpu_milli);
+    if s.is_share() && s.wants_gpu() {
+        let mut best: Option<(i64, usize)> = None;
+        // Devices with the same free capacity give the same outcome.
+        let mut seen = [u32::MAX; MAX_GPUS];
+        let mut seen_score = [0i64; MAX_GPUS];
+        let mut nseen = 0;
+        for (d, &left) in n.gpus().iter().enumerate() {
+            if left < s.gpu_milli {
+                continue;
+            }
+            let score = if let Some(k) = seen[..nseen].iter().position(|&v| v == left) {
+                seen_score[k]
+            } else {
+                after.gpu_left[d] = left - s.gpu_milli;
+                let f = node_frag(GpuShareView::from(&after), dist);
+                after.gpu_left[d] = left;
+                let sc = fgd_outcome_score(frag_before, f);
+                seen[nseen] = left;
+                seen_score[nseen] = sc;
+                nseen += 1;
+                sc
+            };
+            if best.is_none_or(|(b, _)| score > b) {
+                best = Some((score, d));
+            }
+        }
+        match best {
+            Some((sc, d)) => (sc, Some(d)),
+            None => (0, None),
+        }
+    } else {
+        if s.wants_gpu() {
+            // Packing order: the least free GPU that is large enough first.
+            let order = ascending_devices(n);
+            let mut need = usize::from(s.num_gpu);
+            for d in order {
+                if need == 0 {
+                    break;
+                }
+                if after.gpu_left[d] >= s.gpu_milli {
+                    after.gpu_left[d] -= s.gpu_milli;
+                    need -= 1;
+                }
+            }
+        }
+        let f = node_frag(GpuShareView::from(&after), dist);
+        (fgd_outcome_score(frag_before, f), None)
+    }
+}
+
+/// Device indices by free capacity, least first, stable.
+fn ascending_devices(n: &NodeState) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..usize::from(n.num_gpu)).collect();
+    order.sort_by_key(|&d| n.gpu_left[d]);
+    order
+}
+
+/// The tightest-fitting GPU for a shared task: least free capacity that is
+/// still enough, lowest index among equals.
+pub fn tightest_fit_device(n: &NodeState, s: &Shape) -> Option<usize> {
+    let mut best: Option<usize> = None;
+    for (d, &left) in n.gpus().iter().enumerate() {
+        if left >= s.gpu_milli && best.is_none_or(|b| left < n.gpu_left[b]) {
+            best = Some(d);
+        }
+    }
+    best
+}
+
+/// The lowest-indexed GPUs that can take a whole-GPU task (for 1000-milli
+/// requests: the lowest-indexed fully free GPUs).
+pub fn exclusive_devices(n: &NodeState, s: &Shape) -> Option<Vec<usize>> {
+    let want = usize::from(s.num_gpu);
+    let devs: Vec<usize> = n
+        .gpus()
+        .iter()
+        .enumerate()
+        .filter(|(_, &g)| g >= s.gpu_milli)
+        .map(|(d, _)| d)
+        .take(want)
+        .collect();
+    (devs.len() == want).then_some(devs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{NodeSpec, TypeMask};
+
+    fn node(cpu: u64, gpus: &[u32]) -> NodeState {
+        let mut n = NodeState::new(&NodeSpec {
+            name: "n".into(),
+            cpu_milli: cpu,
+            memory_mib: 1 << 20,
+            num_gpu: gpus.len() as u8,
+            gpu_model: 0,
+        });
+        n.gpu_left[..gpus.len()].copy_from_slice(gpus);
+        n
+    }
+
+    fn shape(cpu: u64, num: u8, milli: u32) -> Shape {
+        Shape {
+            cpu_milli: cpu,
+            memory_mib: 0,
+            num_gpu: num,
+            gpu_milli: milli,
+            gpu_spec: TypeMask::ANY,
+        }
+    }
+
+    #[test]
+    fn dot_prod_by_hand() {
+        // Free (64 CPU, 1300 milli), request (32 CPU, 500 milli):
+        // dot = (64/128)(32/128) + (1300/8000)(500/8000) = 0.125 + 0.01015625
+        // score = 100 · (1 − 0.13515625 / 2) = 93.24 → 93.
+        assert_eq!(
+            dot_prod_score(&node(64_000, &[1000, 300]), &shape(32_000, 1, 500)),
+            93
+        );
+        // Not enough CPU: 0.
+        assert_eq!(
+            dot_prod_score(&node(1_000, &[1000]), &shape(2_000, 1, 500)),
+            0
+        );
+    }
+
+    #[test]
+    fn best_fit_by_hand() {
+        // Left after placing: CPU (64−32)/128 · ½ = 0.125, GPU (1300−500)/8000 · ½ = 0.05;
+        // score = (1 − 0.175) · 100 = 82.5 → 82.
+        assert_eq!(
+            best_fit_score(&node(64_000, &[1000, 300]), &shape(32_000, 1, 500)),
+            82
+        );
+        // A perfect fit scores 100.
+        assert_eq!(
+            best_fit_score(&node(4_000, &[500]), &shape(4_000, 1, 500)),
+            100
+        );
+    }
+
+    #[test]
+    fn gpu_clustering_by_hand() {
+        let mut n = node(96_000, &[1000, 1000, 1000, 1000, 1000, 1000, 0, 0]);
+        n.affinity[0] = 2; // two shared-GPU tasks already there
+                           // Only shared tasks here: band 3 (75) + 25 · (8000 − 6000) / 8000 = 6.25 → 6: 81.
+        assert_eq!(gpu_clustering_score(&n, &shape(1000, 1, 300)), 81);
+        // A 1-GPU task is a different kind: band 0 → 6.
+        assert_eq!(gpu_clustering_score(&n, &shape(1000, 1, 1000)), 6);
+        // Mixed kinds including this one: band 2 → 50 + 6 = 56.
+        n.affinity[1] = 1;
+        assert_eq!(gpu_clustering_score(&n, &shape(1000, 1, 1000)), 56);
+        // An empty 8-GPU node: band 1 → 25 + 0.
+        assert_eq!(
+            gpu_clustering_score(&node(96_000, &[1000; 8]), &shape(1000, 1, 300)),
+            25
+        );
+        // CPU-only tasks score 0.
+        assert_eq!(gpu_clustering_score(&n, &shape(1000, 0, 0)), 0);
+    }
+
+    #[test]
+    fn gpu_packing_by_hand() {
+        // Free nodes: max(33 − free GPUs, free GPUs).
+        assert_eq!(
+            gpu_packing_score(&node(8000, &[1000; 8]), &shape(1, 1, 300)),
+            25
+        );
+        assert_eq!(
+            gpu_packing_score(&node(8000, &[1000; 2]), &shape(1, 1, 300)),
+            31
+        );
+        // Share 300 on [1000, 400]: the 400 GPU is used, 400·100/1000 = 40 → 100 − 4 = 96.
+        assert_eq!(
+            gpu_packing_score(&node(8000, &[1000, 400]), &shape(1, 1, 300)),
+            96
+        );
+        // Share 500 must open the free GPU: 50 − 1 = 49.
+        assert_eq!(
+            gpu_packing_score(&node(8000, &[1000, 400]), &shape(1, 1, 500)),
+            49
+        );
+        // Two whole GPUs on a used node with three free: 50 − 2 = 48.
+        assert_eq!(
+            gpu_packing_score(&node(8000, &[1000, 1000, 1000, 10]), &shape(1, 2, 1000)),
+            48
+        );
+        // CPU-only tasks score 0.
+        assert_eq!(
+            gpu_packing_score(&node(8000, &[1000, 400]), &shape(1, 0, 0)),
+            0
+        );
+    }
+
+    #[test]
+    fn fgd_by_hand() {
+        // Distribution: A (4 CPU, ½ GPU) 0.5, B (CPU only) 0.25, C (2 whole GPUs) 0.25.
+        let t = |cpu, num, milli, freq| TypicalTask {
+            cpu_milli: cpu,
+            num_gpu: num,
+            gpu_milli: milli,
+            gpu_spec: TypeMask::ANY,
+            freq,
+        };
+        let dist = [
+            t(4000, 1, 500, 0.5),
+            t(1000, 0, 0, 0.25),
+            t(1000, 2, 1000, 0.25),
+        ];
+        let n = node(8000, &[1000, 300]);
+        let before = node_frag(GpuShareView::from(&n), &dist); // 800, see frag.rs
+                                                               // Share task (1 CPU, 500) can only go on GPU 0 → [500, 300], 7 CPUs:
+                                                               // A still fits (500 ≥ 500): 0.5 · 300 = 150; B, C: 0.25 · 800 each = 400.
+                                                               // F after = 550, F drops 250 → 100 · σ(0.25) = 56.2 → 56 on device 0.
+        assert_eq!(
+            fgd_score_and_device(&n, &shape(1000, 1, 500), &dist, before),
+            (56, Some(0))
+        );
+        // Share task of 200: GPU 0 → [800, 300]: A fits, 0.5·300 + 0.5·1100 = 700, F drops 100 → σ(0.1) = 52;
+        // GPU 1 → [1000, 100]: 0.5·100 + 0.5·1100 = 600, F drops 200 → σ(0.2) = 54. GPU 1 wins.
+        assert_eq!(
+            fgd_score_and_device(&n, &shape(1000, 1, 200), &dist, before),
+            (54, Some(1))
+        );
+        // A whole GPU takes GPU 0 → [0, 300]: A cannot fit: 0.5·300 + 0.5·300 = 300,
+        // F drops 500 → 100 · σ(0.5) = 62.2 → 62.
+        assert_eq!(
+            fgd_score_and_device(&n, &shape(1000, 1, 1000), &dist, before).0,
+            62
+        );
+        // Equal before and after (a task on a GPU-less node) → σ(0) = 50.
+        assert_eq!(fgd_outcome_score(10.0, 10.0), 50);
+    }
+
+    #[test]
+    fn device_choice() {
+        let n = node(8000, &[1000, 400, 600, 400]);
+        // Tightest fit for 300: the first 400 (index 1).
+        assert_eq!(tightest_fit_device(&n, &shape(1, 1, 300)), Some(1));
+        // For 500: 600 (index 2).
+        assert_eq!(tightest_fit_device(&n, &shape(1, 1, 500)), Some(2));
+        assert_eq!(tightest_fit_device(&n, &shape(1, 1, 1000)), Some(0));
+        assert_eq!(exclusive_devices(&n, &shape(1, 1, 1000)), Some(vec![0]));
+        assert_eq!(exclusive_devices(&n, &shape(1, 2, 1000)), None);
+    }
+
+    #[test]
+    fn policy_names_round_trip() {
+        for p in PolicyKind::ALL {
+            assert_eq!(PolicyKind::parse(p.name()), Some(p));
+            assert_eq!(PolicyKind::parse(p.upstream_label()), Some(p));
+        }
+        assert_eq!(PolicyKind::parse("FGD"), Some(PolicyKind::Fgd));
+        assert_eq!(PolicyKind::parse("tetris"), None);
+    }
+}

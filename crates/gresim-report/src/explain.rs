@@ -1,0 +1,444 @@
+//! `sim explain RUN_DIR JOBID [--at T]`: why a job is pending at T.
+//!
+//! Prints the job's pending reason at T, what it asks for per node, which
+//! running jobs hold resources on the nodes it could use and when they end
+//! (actual end, and the end Slurm plans with: start + time limit), an
+//! estimated start, and whether any node could ever satisfy the request.
+//!
+//! The estimated start is a simple model of backfill's planning: starting
+//! from the cluster as it is at T, running jobs are released in order of
+//! planned end and `gresim_sched::select::select` is retried after each; the
+//! first planned end at which the job fits is the estimate. It ignores queued
+//! jobs ahead of it, later submissions and future node events, so it is an
+//! estimate, labelled as one; the actual start in the run is printed beside it.
+
+use std::fmt::Write as _;
+
+use gresim_model::hostlist;
+use gresim_model::slurm_time::{format_duration, format_time_limit};
+use gresim_sched::select::{runnable_ever, select};
+
+use crate::run_file::{describe_request, JobAt, JobRec, RunFile};
+
+/// Finds a job by `123`, `123_4` or its scenario key.
+pub fn find_job<'a>(rf: &'a RunFile, id: &str) -> Option<&'a JobRec> {
+    let id = id.trim();
+    rf.jobs
+        .iter()
+        .find(|j| j.id == id)
+        .or_else(|| {
+            let n: u32 = id.parse().ok()?;
+            rf.jobs.iter().find(|j| j.job_id == Some(n))
+        })
+        .or_else(|| rf.jobs.iter().find(|j| j.key == id && j.task.is_none()))
+}
+
+/// The time explained by default: the end of the run if the job is still
+/// pending then, else the last second before its first start, else its submit.
+pub fn default_at(rf: &RunFile, j: &JobRec) -> u64 {
+    if matches!(j.at(rf.end_time), Some(JobAt::Pending { .. })) {
+        return rf.end_time;
+    }
+    match j.runs.first() {
+        Some(r) if r.start > j.first_submit => r.start - 1,
+        _ => j.first_submit,
+    }
+}
+
+fn t_str(t: u64) -> String {
+    format!("t={t} ({})", format_duration(t))
+}
+
+/// The explanation text, or an error (unknown job, inconsistent run file).
+pub fn explain(rf: &RunFile, id: &str, at: Option<u64>) -> Result<String, String> {
+    let j = find_job(rf, id).ok_or_else(|| format!("no job '{id}' in this run"))?;
+    let t = at.unwrap_or_else(|| default_at(rf, j));
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "job {} \"{}\" (user {}) at {}",
+        j.id,
+        j.name,
+        j.user,
+        t_str(t)
+    );
+    let Some(state) = j.at(t) else {
+        let _ = writeln!(
+            s,
+            "not submitted yet: it is submitted at {}",
+            t_str(j.first_submit)
+        );
+        return Ok(s);
+    };
+    let (reason, desc) = match &state {
+        JobAt::Pending { reason, desc, .. } => (reason.clone(), desc.clone()),
+        JobAt::Running(r) => {
+            let _ = writeln!(
+                s,
+                "RUNNING since {} on {}: it is not pending",
+                t_str(r.start),
+                hostlist::compress(&r.nodes.iter().map(|n| n.node.as_str()).collect::<Vec<_>>())
+            );
+            return Ok(s);
+        }
+        JobAt::Done { state, end } => {
+            let _ = writeln!(
+                s,
+                "{} at {}: it is not pending",
+                state.as_str(),
+                t_str(*end)
+            );
+            return Ok(s);
+        }
+    };
+    let _ = writeln!(
+        s,
+        "state   PENDING, reason {}{}",
+        reason,
+        desc.as_deref()
+            .map_or_else(String::new, |d| format!(" ({d})"))
+    );
+    if !rf.reasons_recorded {
+        s.push_str("        (the run kept no reason history: this is the job's last reason)\n");
+    }
+    let _ = writeln!(s, "asks    {}", describe_request(&j.request));
+    let _ = writeln!(s, "limit   {}", format_time_limit(j.time_limit));
+    match reason.as_str() {
+        "JobHeldUser" | "JobHeldAdmin" => {
+            let _ = writeln!(
+                s,
+                "held    the job is held{}; it cannot start until it is released",
+                if reason == "JobHeldAdmin" {
+                    " by an administrator"
+                } else {
+                    " by its user"
+                }
+            );
+        }
+        "Dependency" | "DependencyNeverSatisfied" => {
+            let _ = writeln!(
+                s,
+                "depends {}{}",
+                j.dependency.as_deref().unwrap_or("(unknown)"),
+                if reason == "DependencyNeverSatisfied" {
+                    ": it can never be satisfied"
+                } else {
+                    ": it waits for those jobs"
+                }
+            );
+        }
+        "BeginTime" => {
+            let _ = writeln!(
+                s,
+                "begin   not eligible before {}",
+                j.begin.map_or_else(|| "its begin time".to_string(), t_str)
+            );
+        }
+        _ => {}
+    }
+
+    let c = rf.model_cluster()?;
+    let req = rf.model_request(&c, &j.request)?;
+    let params = rf.sched_params();
+    let parts: Vec<String> = if j.request.partitions.is_empty() {
+        rf.default_partition()
+            .map(str::to_string)
+            .into_iter()
+            .collect()
+    } else {
+        j.request.partitions.clone()
+    };
+    let (mut st, running) = rf.state_at(&c, t)?;
+    let admin = rf.admin_at(t);
+
+    let mut candidates: Vec<usize> = Vec::new();
+    let mut ever = false;
+    for p in &parts {
+        let Some(pid) = c.partition_id(p) else {
+            continue;
+        };
+        ever |= runnable_ever(&c, &params, &req, pid);
+        for n in &c.partition(pid).nodes {
+            let name = &c.node(*n).name;
+            let ok = (j.request.nodelist.is_empty() || j.request.nodelist.contains(name))
+                && !j.request.exclude.contains(name);
+            if ok && !candidates.contains(&n.idx()) {
+                candidates.push(n.idx());
+            }
+        }
+    }
+    candidates.sort_unstable();
+    let _ = writeln!(
+        s,
+        "ever    {}",
+        if ever {
+            format!(
+                "yes: the request fits partition {} when its nodes are idle and up",
+                parts.join(",")
+            )
+        } else {
+            format!(
+                "NO: no node of partition {} can satisfy the request even when idle; it will pend forever",
+                parts.join(",")
+            )
+        }
+    );
+    let _ = writeln!(
+        s,
+        "nodes   {} node(s) it may use: {}",
+        candidates.len(),
+        candidates
+            .iter()
+            .map(|&i| {
+                let st = admin[i].as_str();
+                if st == "UP" {
+                    c.nodes[i].name.clone()
+                } else {
+                    format!("{}({})", c.nodes[i].name, st.to_ascii_lowercase())
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+
+    // Who holds resources on those nodes.
+    let mut holders: Vec<(u64, usize, usize)> = Vec::new();
+    for &(ji, ri) in &running {
+        let jr = &rf.jobs[ji];
+        let r = &jr.runs[ri];
+        let on: Vec<&crate::run_file::NodeAllocRec> = r
+            .nodes
+            .iter()
+            .filter(|na| {
+                c.node_id(&na.node)
+                    .is_some_and(|id| candidates.contains(&id.idx()))
+            })
+            .collect();
+        if on.is_empty() {
+            continue;
+        }
+        let planned = jr
+            .time_limit
+            .map_or(u64::MAX, |l| r.start.saturating_add(l));
+        holders.push((planned, ji, ri));
+    }
+    holders.sort_unstable();
+    if holders.is_empty() {
+        s.push_str("held by no running job on those nodes\n");
+    } else {
+        let _ = writeln!(
+            s,
+            "held by {} running job(s) on those nodes, by planned end:",
+            holders.len()
+        );
+        for &(planned, ji, ri) in &holders {
+            let jr = &rf.jobs[ji];
+            let r = &jr.runs[ri];
+            let what: Vec<String> = r
+                .nodes
+                .iter()
+                .map(|na| {
+                    let g = if na.gpus.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            " GPU {}",
+                            crate::run_file::ranges(na.gpus.iter().map(|&x| u32::from(x)))
+                        )
+                    };
+                    format!(
+                        "{}: {} CPU {}{g}",
+                        na.node,
+                        na.cpus,
+                        gresim_model::units::format_mem_mib(na.mem_mib)
+                    )
+                })
+                .collect();
+            let _ = writeln!(
+                s,
+                "  {:>8} {:<10} {:<8} {}; started {}, planned end {}, actual end {}",
+                jr.id,
+                jr.name,
+                jr.user,
+                what.join("; "),
+                r.start,
+                if planned == u64::MAX {
+                    "never (UNLIMITED)".to_string()
+                } else {
+                    planned.to_string()
+                },
+                r.end.map_or_else(
+                    || "still running at the end of the run".to_string(),
+                    |e| e.to_string()
+                )
+            );
+        }
+    }
+
+    // Estimated start.
+    let blocked = matches!(
+        reason.as_str(),
+        "JobHeldUser" | "JobHeldAdmin" | "Dependency" | "DependencyNeverSatisfied" | "BeginTime"
+    );
+    let fits = |st: &gresim_model::ClusterState| -> Option<String> {
+        for p in &parts {
+            let pid = c.partition_id(p)?;
+            if let Ok(a) = select(&c, &params, st, &req, pid, None) {
+                return Some(hostlist::compress(
+                    &c.node_names(a.nodes.iter().map(|n| &n.node)),
+                ));
+            }
+        }
+        None
+    };
+    let mut estimate: Option<(u64, String)> = None;
+    if ever {
+        if let Some(nodes) = fits(&st) {
+            estimate = Some((t, nodes));
+        } else {
+            // Release every running job (on any node) in order of planned end.
+            let mut all: Vec<(u64, usize, usize)> = running
+                .iter()
+                .map(|&(ji, ri)| {
+                    let r = &rf.jobs[ji].runs[ri];
+                    (
+                        rf.jobs[ji]
+                            .time_limit
+                            .map_or(u64::MAX, |l| r.start.saturating_add(l)),
+                        ji,
+                        ri,
+                    )
+                })
+                .filter(|x| x.0 != u64::MAX)
+                .collect();
+            all.sort_unstable();
+            for (planned, ji, ri) in all {
+                let a = rf.model_alloc(&c, &rf.jobs[ji].runs[ri])?;
+                st.release(&c, &a).map_err(|e| e.to_string())?;
+                if let Some(nodes) = fits(&st) {
+                    estimate = Some((planned.max(t), nodes));
+                    break;
+                }
+            }
+        }
+    }
+    match &estimate {
+        Some((e, nodes)) if *e == t => {
+            let _ = writeln!(
+                s,
+                "estimate  fits now on {nodes}{}",
+                if blocked {
+                    ", but it is not eligible (see above)"
+                } else {
+                    "; it waits for a scheduling pass or for jobs ahead of it"
+                }
+            );
+        }
+        Some((e, nodes)) => {
+            let _ = writeln!(
+                s,
+                "estimate  {} on {nodes} (ESTIMATE: running jobs end at their planned ends; queued jobs ahead, later submissions and node events are ignored){}",
+                t_str(*e),
+                if blocked { "; and only once it is eligible" } else { "" }
+            );
+        }
+        None if ever => {
+            let why = if admin.iter().any(|a| a != "UP") {
+                "not while the down or drained nodes stay out"
+            } else {
+                "not while the running jobs without a time limit hold their resources"
+            };
+            let _ = writeln!(s, "estimate  none: {why}");
+        }
+        None => s.push_str("estimate  never\n"),
+    }
+    match j.runs.iter().find(|r| r.start > t) {
+        Some(r) => {
+            let _ = writeln!(
+                s,
+                "actual    started at {} on {} in this run (waited {} from t)",
+                t_str(r.start),
+                hostlist::compress(&r.nodes.iter().map(|n| n.node.as_str()).collect::<Vec<_>>()),
+                format_duration(r.start - t)
+            );
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "actual    did not start after t in this run (run ends at {})",
+                t_str(rf.end_time)
+            );
+        }
+    }
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run_file::RunMeta;
+    use crate::test_support::sample_output;
+
+    fn rf() -> RunFile {
+        RunFile::from_output(&sample_output(), &RunMeta::new("tiny"))
+    }
+
+    #[test]
+    fn explains_a_resource_wait() {
+        let mut r = rf();
+        // Job 2 asks for 1 GPU with 2 CPUs and 500 MiB.
+        r.jobs[1].request.gpus_per_node = vec![crate::run_file::GpuReqRec { ty: None, count: 1 }];
+        r.jobs[1].request.mem = "per_node".into();
+        r.jobs[1].request.mem_mib = 500;
+        r.jobs[1].reasons = Some(vec![(5, "Resources".into(), None)]);
+        let text = explain(&r, "2", Some(50)).unwrap();
+        assert!(
+            text.starts_with("job 2 \"eval, \"quick\"\" (user bob) at t=50 (0:50)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("state   PENDING, reason Resources\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("asks    1 node(s), gpu:1 per node, --mem=500M\n"),
+            "{text}"
+        );
+        assert!(text.contains("ever    yes"), "{text}");
+        // Job 1 holds both GPUs; its planned end is 10 + 3600.
+        assert!(
+            text.contains("         1 train      alice    gpu01: 4 CPU 1000M GPU 0-1; started 10, planned end 3610, actual end 110\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("estimate  t=3610 (1:00:10) on gpu01 (ESTIMATE"),
+            "{text}"
+        );
+        assert!(
+            text.contains("actual    started at t=110 (1:50) on gpu01"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn never_held_and_unknown() {
+        let mut r = rf();
+        r.jobs[2].request.gpus_per_node = vec![crate::run_file::GpuReqRec { ty: None, count: 3 }];
+        r.jobs[2].request.mem = "per_node".into();
+        r.jobs[2].request.mem_mib = 10;
+        let text = explain(&r, "3_4", Some(250)).unwrap();
+        assert!(text.contains("ever    NO"), "{text}");
+        assert!(text.contains("estimate  never"), "{text}");
+        r.jobs[2].reasons = Some(vec![(20, "JobHeldUser".into(), None)]);
+        let text = explain(&r, "3_4", Some(250)).unwrap();
+        assert!(
+            text.contains("held    the job is held by its user"),
+            "{text}"
+        );
+        assert!(explain(&r, "99", None).unwrap_err().contains("no job '99'"));
+        let text = explain(&r, "1", Some(50)).unwrap();
+        assert!(text.contains("RUNNING since t=10"), "{text}");
+        let text = explain(&r, "1", None).unwrap();
+        assert!(text.contains("at t=9 (0:09)"), "{text}");
+    }
+}

@@ -1,0 +1,1387 @@
+//! `run.json`: the persisted run. Everything the views (`sim squeue`,
+//! `sacct`, `sinfo`, `explain`, `report`) need to reconstruct the cluster at
+//! any time T: the cluster, every job with every run and its allocation, the
+//! pending-reason history, the timed admin actions with the node-state
+//! timeline they imply, the load timeline and the scenario text.
+//!
+//! The file is compact JSON (one job per line) with a fixed key order, so the
+//! same run gives the same bytes. [`RunFile::load`] reads it back and checks
+//! it; every view works on a [`RunFile`], never on a live engine.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use gresim_engine::{Action, SimOutput, TimedAction};
+use gresim_model::catalog;
+use gresim_model::job::{DepKind, GpuReq, Job, JobRequest, JobState, MemReq, Reason};
+use gresim_model::state::gpu_indices;
+use gresim_model::{
+    Allocation, Cluster, ClusterState, CoreSet, GpuDevice, GpuType, GpuTypeId, MigInstance, Node,
+    NodeAdminState, NodeAlloc, NodeId, PartId, Partition,
+};
+use gresim_sched::SchedParams;
+use serde::{Deserialize, Serialize};
+
+/// The `format` tag of run.json.
+pub const RUN_FORMAT: &str = "gresim-run";
+/// The version of run.json this build writes and reads.
+pub const RUN_VERSION: u32 = 1;
+/// The file name.
+pub const RUN_FILE: &str = "run.json";
+
+/// What the engine output does not hold but run.json records.
+#[derive(Debug, Clone, Default)]
+pub struct RunMeta {
+    pub scenario: String,
+    /// The scenario file's text, echoed in the HTML report.
+    pub scenario_text: Option<String>,
+    /// The timed admin actions of the run (node and job events).
+    pub actions: Vec<TimedAction>,
+    pub seed: Option<u64>,
+}
+
+impl RunMeta {
+    pub fn new(scenario: &str) -> Self {
+        RunMeta {
+            scenario: scenario.to_string(),
+            ..RunMeta::default()
+        }
+    }
+}
+
+/// One GPU device (a whole GPU or a MIG instance).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuRec {
+    /// GRES type name (`a100`, `a100_3g.40gb`).
+    #[serde(rename = "type")]
+    pub ty: String,
+    /// Catalog model name (`A100-SXM4-80GB`).
+    pub model: String,
+    pub socket: Option<u16>,
+    pub phys: u8,
+    /// MIG profile name (`3g.40gb`) and start slice, for MIG instances.
+    pub mig: Option<(String, u8)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeRec {
+    pub name: String,
+    pub sockets: u16,
+    pub cores_per_socket: u16,
+    pub threads_per_core: u16,
+    pub memory_mib: u64,
+    pub features: Vec<String>,
+    pub weight: u32,
+    /// Initial admin state: `UP`, `DOWN` or `DRAIN`.
+    pub state: String,
+    pub gpus: Vec<GpuRec>,
+    pub gpu_links: Option<Vec<Vec<u8>>>,
+}
+
+impl NodeRec {
+    pub fn cpus(&self) -> u32 {
+        u32::from(self.sockets)
+            * u32::from(self.cores_per_socket)
+            * u32::from(self.threads_per_core)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartRec {
+    pub name: String,
+    /// Member node names in node-table order.
+    pub nodes: Vec<String>,
+    pub default: bool,
+    pub max_time: Option<u64>,
+    pub default_time: Option<u64>,
+    pub priority_tier: u16,
+    pub priority_job_factor: u16,
+    pub min_nodes: u32,
+    pub max_nodes: Option<u32>,
+    /// `UP`, `DOWN`, `DRAIN`, `INACTIVE`.
+    pub state: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuTypeRec {
+    pub name: String,
+    pub model: String,
+    pub mig: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClusterRec {
+    pub nodes: Vec<NodeRec>,
+    pub partitions: Vec<PartRec>,
+    pub gpu_types: Vec<GpuTypeRec>,
+}
+
+/// A GPU request: count and optional type name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuReqRec {
+    #[serde(rename = "type")]
+    pub ty: Option<String>,
+    pub count: u32,
+}
+
+/// The job's request, as resolved against the cluster.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestRec {
+    pub min_nodes: u32,
+    pub max_nodes: u32,
+    pub ntasks: Option<u32>,
+    pub ntasks_per_node: Option<u32>,
+    pub cpus_per_task: u32,
+    /// `default`, `per_node`, `per_cpu`, `per_gpu`, `whole_node`.
+    pub mem: String,
+    pub mem_mib: u64,
+    pub gpus_per_node: Vec<GpuReqRec>,
+    pub gpus_per_job: Option<GpuReqRec>,
+    pub gpus_per_task: Option<GpuReqRec>,
+    pub cpus_per_gpu: Option<u32>,
+    /// `--time` in seconds; `None` with `time_unlimited` false: not given.
+    pub time: Option<u64>,
+    pub time_unlimited: bool,
+    pub partitions: Vec<String>,
+    pub nodelist: Vec<String>,
+    pub exclude: Vec<String>,
+    pub features: Vec<String>,
+    pub exclusive: bool,
+}
+
+/// What one run holds on one node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeAllocRec {
+    pub node: String,
+    pub cpus: u32,
+    /// Core ids, as ranges (`0-3,8`).
+    pub cores: String,
+    pub mem_mib: u64,
+    /// GRES indices of the GPU devices.
+    pub gpus: Vec<u8>,
+    pub tasks: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRec {
+    pub start: u64,
+    /// `None` while the run went on when the simulation stopped.
+    pub end: Option<u64>,
+    /// How the run ended (`RUNNING` while it goes on).
+    pub state: String,
+    pub partition: String,
+    pub exclusive: bool,
+    pub nodes: Vec<NodeAllocRec>,
+}
+
+impl RunRec {
+    pub fn gpu_count(&self) -> u32 {
+        self.nodes.iter().map(|n| n.gpus.len() as u32).sum()
+    }
+    pub fn cpu_count(&self) -> u32 {
+        self.nodes.iter().map(|n| n.cpus).sum()
+    }
+    /// Whether the run holds its resources at `t` (start ≤ t < end).
+    pub fn active_at(&self, t: u64) -> bool {
+        self.start <= t && self.end.is_none_or(|e| t < e)
+    }
+}
+
+/// One pending-reason change: time, reason, description.
+pub type ReasonRec = (u64, String, Option<String>);
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobRec {
+    /// `%A_%a` for array tasks, else the job id (`?` for a task never started).
+    pub id: String,
+    pub job_id: Option<u32>,
+    pub array_job_id: Option<u32>,
+    pub task: Option<u32>,
+    /// Array throttle (`%N`).
+    pub throttle: Option<u32>,
+    /// Index of the submission in the workload.
+    pub sub: u32,
+    pub key: String,
+    pub name: String,
+    pub user: String,
+    pub first_submit: u64,
+    /// The last submit time (a requeue resets it, as in Slurm).
+    pub submit: u64,
+    pub eligible: Option<u64>,
+    /// Final state ([`JobState::as_str`]).
+    pub state: String,
+    /// Final reason and description.
+    pub reason: String,
+    pub reason_desc: Option<String>,
+    pub priority: u32,
+    pub exit_code: i32,
+    /// The time limit of the job in its partition, seconds; `None` is UNLIMITED.
+    pub time_limit: Option<u64>,
+    /// `--dependency` as sbatch would print it, with job ids.
+    pub dependency: Option<String>,
+    pub begin: Option<u64>,
+    /// Submitted with `--hold`.
+    pub hold: bool,
+    /// Message of a rejected submission.
+    pub rejected: Option<String>,
+    /// When a terminal job left the system: the end of its last run, or, for
+    /// a job that ended while pending (cancelled, rejected, dependency never
+    /// satisfied), the time of that event as far as the run data tells.
+    pub ended: Option<u64>,
+    pub request: RequestRec,
+    pub runs: Vec<RunRec>,
+    /// The pending-reason history (when the run recorded it).
+    pub reasons: Option<Vec<ReasonRec>>,
+}
+
+/// A timed admin action.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActionRec {
+    pub at: u64,
+    /// `node_down`, `node_up`, `node_drain`, `node_resume`, `hold`,
+    /// `hold_admin`, `release`, `cancel`, `requeue`.
+    pub action: String,
+    /// Hostlist of the nodes, for node actions.
+    pub nodes: Option<String>,
+    /// Submission index, for job actions.
+    pub sub: Option<u32>,
+}
+
+/// A node's admin state from time `t` on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeStateRec {
+    pub t: u64,
+    pub node: String,
+    /// `UP`, `DOWN`, `DRAIN`.
+    pub state: String,
+}
+
+/// The load timeline: `[t, alloc_gpus, alloc_gpu_sevenths, alloc_cpus, avail_gpus, running, pending]`.
+pub type SampleRec = [u64; 7];
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UsageRec {
+    pub gpu_alloc_secs: Vec<u64>,
+    pub gpu_avail_secs: Vec<u64>,
+    pub cpu_alloc_secs: u64,
+    pub cpu_avail_secs: u64,
+    pub from: u64,
+    pub to: u64,
+}
+
+/// The whole persisted run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunFile {
+    pub format: String,
+    pub version: u32,
+    pub scenario: String,
+    pub policy: String,
+    pub seed: Option<u64>,
+    pub end_time: u64,
+    pub hit_horizon: bool,
+    pub events: u64,
+    /// Whether the pending-reason history was recorded.
+    pub reasons_recorded: bool,
+    pub def_mem_per_cpu: Option<u64>,
+    pub cluster: ClusterRec,
+    pub actions: Vec<ActionRec>,
+    /// Every change of a node's admin state, in time order.
+    pub node_states: Vec<NodeStateRec>,
+    pub timeline: Vec<SampleRec>,
+    pub usage: UsageRec,
+    pub scenario_text: Option<String>,
+    pub jobs: Vec<JobRec>,
+}
+
+fn admin_str(s: NodeAdminState) -> &'static str {
+    match s {
+        NodeAdminState::Up => "UP",
+        NodeAdminState::Down => "DOWN",
+        NodeAdminState::Drain => "DRAIN",
+    }
+}
+
+fn admin_from(s: &str) -> Option<NodeAdminState> {
+    match s {
+        "UP" => Some(NodeAdminState::Up),
+        "DOWN" => Some(NodeAdminState::Down),
+        "DRAIN" => Some(NodeAdminState::Drain),
+        _ => None,
+    }
+}
+
+/// Writes sorted small integers as ranges: `0-3,5`.
+pub fn ranges(idx: impl Iterator<Item = u32>) -> String {
+    let mut rs: Vec<(u32, u32)> = Vec::new();
+    for i in idx {
+        match rs.last_mut() {
+            Some((_, hi)) if *hi + 1 == i => *hi = i,
+            _ => rs.push((i, i)),
+        }
+    }
+    rs.iter()
+        .map(|&(lo, hi)| {
+            if lo == hi {
+                lo.to_string()
+            } else {
+                format!("{lo}-{hi}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Reads `0-3,5` back; `None` on bad text.
+pub fn parse_ranges(s: &str) -> Option<Vec<u32>> {
+    let mut v = Vec::new();
+    for part in s.split(',').filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (u32, u32) = (a.parse().ok()?, b.parse().ok()?);
+                if b < a || b - a > 100_000 {
+                    return None;
+                }
+                v.extend(a..=b);
+            }
+            None => v.push(part.parse().ok()?),
+        }
+    }
+    Some(v)
+}
+
+fn gpu_req_rec(c: &Cluster, g: &GpuReq) -> GpuReqRec {
+    GpuReqRec {
+        ty: g.ty.map(|t| c.gpu_type(t).name.clone()),
+        count: g.count,
+    }
+}
+
+fn request_rec(c: &Cluster, r: &JobRequest) -> RequestRec {
+    let (mem, mem_mib) = match r.mem {
+        MemReq::Default => ("default", 0),
+        MemReq::PerNode(m) => ("per_node", m),
+        MemReq::PerCpu(m) => ("per_cpu", m),
+        MemReq::PerGpu(m) => ("per_gpu", m),
+        MemReq::WholeNode => ("whole_node", 0),
+    };
+    let names =
+        |ids: &[NodeId]| -> Vec<String> { ids.iter().map(|n| c.node(*n).name.clone()).collect() };
+    RequestRec {
+        min_nodes: r.min_nodes,
+        max_nodes: r.max_nodes,
+        ntasks: r.ntasks,
+        ntasks_per_node: r.ntasks_per_node,
+        cpus_per_task: r.cpus_per_task,
+        mem: mem.to_string(),
+        mem_mib,
+        gpus_per_node: r.gpus_per_node.iter().map(|g| gpu_req_rec(c, g)).collect(),
+        gpus_per_job: r.gpus_per_job.as_ref().map(|g| gpu_req_rec(c, g)),
+        gpus_per_task: r.gpus_per_task.as_ref().map(|g| gpu_req_rec(c, g)),
+        cpus_per_gpu: r.cpus_per_gpu,
+        time: r.time_limit.flatten(),
+        time_unlimited: r.time_limit == Some(None),
+        partitions: r
+            .partitions
+            .iter()
+            .map(|p| c.partition(*p).name.clone())
+            .collect(),
+        nodelist: names(&r.nodelist),
+        exclude: names(&r.exclude),
+        features: r.features.clone(),
+        exclusive: r.exclusive,
+    }
+}
+
+/// The job id a dependency on submission `sub` (task `task`) names.
+fn dep_target(
+    out: &SimOutput,
+    first_job: &BTreeMap<u32, usize>,
+    sub: u32,
+    task: Option<u32>,
+) -> String {
+    let Some(&j) = first_job.get(&sub) else {
+        return format!("?{sub}");
+    };
+    let job = &out.jobs[j];
+    let base = job
+        .array_job_id
+        .or(job.job_id)
+        .map_or_else(|| "?".to_string(), |i| i.to_string());
+    match task {
+        Some(t) => format!("{base}_{t}"),
+        None => base,
+    }
+}
+
+fn action_rec(c: &Cluster, a: &TimedAction) -> ActionRec {
+    let hl = |ns: &[NodeId]| Some(gresim_model::hostlist::compress(&c.node_names(ns)));
+    let (action, nodes, sub) = match &a.action {
+        Action::NodeDown(n) => ("node_down", hl(n), None),
+        Action::NodeUp(n) => ("node_up", hl(n), None),
+        Action::NodeDrain(n) => ("node_drain", hl(n), None),
+        Action::NodeResume(n) => ("node_resume", hl(n), None),
+        Action::Hold { sub, admin } => {
+            (if *admin { "hold_admin" } else { "hold" }, None, Some(*sub))
+        }
+        Action::Release { sub } => ("release", None, Some(*sub)),
+        Action::Cancel { sub } => ("cancel", None, Some(*sub)),
+        Action::Requeue { sub } => ("requeue", None, Some(*sub)),
+    };
+    ActionRec {
+        at: a.at,
+        action: action.to_string(),
+        nodes,
+        sub,
+    }
+}
+
+/// The node-state timeline the actions imply, as the engine applies them.
+fn node_states(c: &Cluster, actions: &[TimedAction]) -> Vec<NodeStateRec> {
+    let mut cur: Vec<NodeAdminState> = c.nodes.iter().map(|n| n.state).collect();
+    let mut sorted: Vec<&TimedAction> = actions.iter().collect();
+    sorted.sort_by_key(|a| a.at); // stable: equal times keep their order
+    let mut out = Vec::new();
+    for a in sorted {
+        let (nodes, to) = match &a.action {
+            Action::NodeDown(n) => (n, NodeAdminState::Down),
+            Action::NodeUp(n) | Action::NodeResume(n) => (n, NodeAdminState::Up),
+            Action::NodeDrain(n) => (n, NodeAdminState::Drain),
+            _ => continue,
+        };
+        for n in nodes {
+            let Some(s) = cur.get_mut(n.idx()) else {
+                continue;
+            };
+            if *s != to {
+                *s = to;
+                out.push(NodeStateRec {
+                    t: a.at,
+                    node: c.node(*n).name.clone(),
+                    state: admin_str(to).to_string(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// When a terminal job left the system (see [`JobRec::ended`]).
+fn ended(
+    job: &Job,
+    sub_cancels: &[u64],
+    reasons: Option<&Vec<gresim_engine::ReasonChange>>,
+) -> Option<u64> {
+    if !job.state.is_terminal() {
+        return None;
+    }
+    if let Some(last) = job.runs.last() {
+        if last.state == job.state {
+            return last.end;
+        }
+    }
+    if job.state == JobState::Rejected {
+        return Some(job.first_submit);
+    }
+    let from = job
+        .runs
+        .last()
+        .and_then(|r| r.end)
+        .unwrap_or(job.first_submit);
+    if job.state == JobState::Cancelled && job.reason != Reason::DependencyNeverSatisfied {
+        if let Some(&t) = sub_cancels.iter().find(|&&t| t >= from) {
+            return Some(t);
+        }
+    }
+    let last_reason = reasons.and_then(|h| h.last()).map_or(from, |r| r.t);
+    Some(from.max(last_reason))
+}
+
+impl RunFile {
+    /// Builds the persisted run from an engine output.
+    pub fn from_output(out: &SimOutput, meta: &RunMeta) -> RunFile {
+        let c = &out.cluster;
+        let cluster = ClusterRec {
+            nodes: c
+                .nodes
+                .iter()
+                .map(|n| NodeRec {
+                    name: n.name.clone(),
+                    sockets: n.sockets,
+                    cores_per_socket: n.cores_per_socket,
+                    threads_per_core: n.threads_per_core,
+                    memory_mib: n.memory_mib,
+                    features: n.features.clone(),
+                    weight: n.weight,
+                    state: admin_str(n.state).to_string(),
+                    gpus: n
+                        .gpus
+                        .iter()
+                        .map(|g| GpuRec {
+                            ty: c.gpu_type(g.ty).name.clone(),
+                            model: catalog::model(g.model).name.to_string(),
+                            socket: g.socket,
+                            phys: g.phys,
+                            mig: g.mig.map(|m| (m.profile.name.to_string(), m.start)),
+                        })
+                        .collect(),
+                    gpu_links: n.gpu_links.clone(),
+                })
+                .collect(),
+            partitions: c
+                .partitions
+                .iter()
+                .map(|p| PartRec {
+                    name: p.name.clone(),
+                    nodes: p.nodes.iter().map(|n| c.node(*n).name.clone()).collect(),
+                    default: p.default,
+                    max_time: p.max_time,
+                    default_time: p.default_time,
+                    priority_tier: p.priority_tier,
+                    priority_job_factor: p.priority_job_factor,
+                    min_nodes: p.min_nodes,
+                    max_nodes: p.max_nodes,
+                    state: format!("{:?}", p.state).to_ascii_uppercase(),
+                })
+                .collect(),
+            gpu_types: c
+                .gpu_types
+                .iter()
+                .map(|t| GpuTypeRec {
+                    name: t.name.clone(),
+                    model: catalog::model(t.model).name.to_string(),
+                    mig: t.mig.map(|p| p.name.to_string()),
+                })
+                .collect(),
+        };
+        let mut first_job: BTreeMap<u32, usize> = BTreeMap::new();
+        for (i, j) in out.jobs.iter().enumerate() {
+            first_job.entry(j.sub).or_insert(i);
+        }
+        let mut cancels: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
+        for a in &meta.actions {
+            if let Action::Cancel { sub } = a.action {
+                cancels.entry(sub).or_default().push(a.at);
+            }
+        }
+        for v in cancels.values_mut() {
+            v.sort_unstable();
+        }
+        let jobs = out
+            .jobs
+            .iter()
+            .enumerate()
+            .map(|(i, j)| {
+                let spec = out.specs.get(j.sub as usize);
+                let part =
+                    crate::records::job_partition(out, j).filter(|p| p.idx() < c.partitions.len());
+                let time_limit = match part {
+                    Some(p) => gresim_sched::time_limit_in(c, j, p),
+                    None => j.request.time_limit.flatten(),
+                };
+                let dependency = spec.and_then(|s| s.dependency.as_ref()).map(|d| {
+                    d.terms
+                        .iter()
+                        .map(|t| match (t.kind, t.target) {
+                            (DepKind::Singleton, _) | (_, None) => t.kind.as_str().to_string(),
+                            (k, Some(sub)) => {
+                                format!(
+                                    "{}:{}",
+                                    k.as_str(),
+                                    dep_target(out, &first_job, sub, t.task)
+                                )
+                            }
+                        })
+                        .collect::<Vec<_>>()
+                        .join(if d.any { "?" } else { "," })
+                });
+                let hist = out.reasons.as_ref().and_then(|r| r.get(i));
+                JobRec {
+                    id: j.display_id(),
+                    job_id: j.job_id.map(|x| x.0),
+                    array_job_id: j.array_job_id.map(|x| x.0),
+                    task: j.task,
+                    throttle: spec.and_then(|s| s.array.as_ref()).and_then(|a| a.throttle),
+                    sub: j.sub,
+                    key: spec.map_or_else(String::new, |s| s.key.clone()),
+                    name: spec.map_or_else(String::new, |s| s.name.clone()),
+                    user: spec.map_or_else(String::new, |s| s.user.clone()),
+                    first_submit: j.first_submit,
+                    submit: j.submit,
+                    eligible: j.eligible,
+                    state: j.state.as_str().to_string(),
+                    reason: j.reason.as_str().to_string(),
+                    reason_desc: j.reason_desc.clone(),
+                    priority: j.priority,
+                    exit_code: j.exit_code,
+                    time_limit,
+                    dependency,
+                    begin: j.begin,
+                    hold: spec.is_some_and(|s| s.hold),
+                    rejected: j.rejected.clone(),
+                    ended: ended(
+                        j,
+                        cancels.get(&j.sub).map_or(&[][..], |v| v.as_slice()),
+                        hist,
+                    ),
+                    request: request_rec(c, &j.request),
+                    runs: j
+                        .runs
+                        .iter()
+                        .map(|r| RunRec {
+                            start: r.start,
+                            end: r.end,
+                            state: r.state.as_str().to_string(),
+                            partition: c
+                                .partitions
+                                .get(r.partition.idx())
+                                .map_or_else(String::new, |p| p.name.clone()),
+                            exclusive: r.alloc.exclusive,
+                            nodes: r
+                                .alloc
+                                .nodes
+                                .iter()
+                                .map(|na| NodeAllocRec {
+                                    node: c.node(na.node).name.clone(),
+                                    cpus: na.cpus,
+                                    cores: ranges(na.cores.iter()),
+                                    mem_mib: na.mem_mib,
+                                    gpus: gpu_indices(na.gpus).collect(),
+                                    tasks: na.tasks,
+                                })
+                                .collect(),
+                        })
+                        .collect(),
+                    reasons: hist.map(|h| {
+                        h.iter()
+                            .map(|r| (r.t, r.reason.as_str().to_string(), r.desc.clone()))
+                            .collect()
+                    }),
+                }
+            })
+            .collect();
+        let clamp = |v: u128| u64::try_from(v).unwrap_or(u64::MAX);
+        RunFile {
+            format: RUN_FORMAT.to_string(),
+            version: RUN_VERSION,
+            scenario: meta.scenario.clone(),
+            policy: out.policy.clone(),
+            seed: meta.seed,
+            end_time: out.end_time,
+            hit_horizon: out.hit_horizon,
+            events: out.events,
+            reasons_recorded: out.reasons.is_some(),
+            def_mem_per_cpu: out.params.def_mem_per_cpu,
+            cluster,
+            actions: meta.actions.iter().map(|a| action_rec(c, a)).collect(),
+            node_states: node_states(c, &meta.actions),
+            timeline: out
+                .timeline
+                .iter()
+                .map(|s| {
+                    [
+                        s.t,
+                        u64::from(s.alloc_gpus),
+                        u64::from(s.alloc_gpu_sevenths),
+                        u64::from(s.alloc_cpus),
+                        u64::from(s.avail_gpus),
+                        u64::from(s.running),
+                        u64::from(s.pending),
+                    ]
+                })
+                .collect(),
+            usage: UsageRec {
+                gpu_alloc_secs: out.usage.gpu_alloc_secs.iter().map(|&v| clamp(v)).collect(),
+                gpu_avail_secs: out.usage.gpu_avail_secs.iter().map(|&v| clamp(v)).collect(),
+                cpu_alloc_secs: clamp(out.usage.cpu_alloc_secs),
+                cpu_avail_secs: clamp(out.usage.cpu_avail_secs),
+                from: out.usage.from,
+                to: out.usage.to,
+            },
+            scenario_text: meta.scenario_text.clone(),
+            jobs,
+        }
+    }
+
+    /// Compact JSON: the header and each job on its own line, keys in a fixed order.
+    pub fn to_json(&self) -> String {
+        // Serialise everything but the jobs, then splice the jobs in one per line.
+        let head = RunFile {
+            jobs: Vec::new(),
+            ..self.clone()
+        };
+        let mut s = serde_json::to_string(&head).expect("run file always serialises");
+        debug_assert!(s.ends_with("\"jobs\":[]}"));
+        s.truncate(s.len() - "[]}".len());
+        s.push_str("[\n");
+        for (i, j) in self.jobs.iter().enumerate() {
+            if i > 0 {
+                s.push_str(",\n");
+            }
+            s.push_str(&serde_json::to_string(j).expect("job record always serialises"));
+        }
+        s.push_str("\n]}\n");
+        s
+    }
+
+    /// Parses and checks run.json text.
+    pub fn parse(text: &str) -> Result<RunFile, String> {
+        let rf: RunFile =
+            serde_json::from_str(text).map_err(|e| format!("not a gresim run file: {e}"))?;
+        if rf.format != RUN_FORMAT {
+            return Err(format!("not a gresim run file (format '{}')", rf.format));
+        }
+        if rf.version != RUN_VERSION {
+            return Err(format!(
+                "run file version {} is not supported; this gresim reads version {RUN_VERSION}",
+                rf.version
+            ));
+        }
+        rf.check()?;
+        Ok(rf)
+    }
+
+    /// Reads `DIR/run.json`; the error names the file and what is wrong.
+    pub fn load(dir: &Path) -> Result<RunFile, String> {
+        let p = if dir.is_file() {
+            dir.to_path_buf()
+        } else {
+            dir.join(RUN_FILE)
+        };
+        let text = std::fs::read_to_string(&p).map_err(|e| {
+            format!(
+                "{}: cannot read the run ({e}); run `sim run SCENARIO --out DIR` first",
+                p.display()
+            )
+        })?;
+        RunFile::parse(&text).map_err(|e| format!("{}: {e}", p.display()))
+    }
+
+    /// Cross-references: every node, partition and GPU index named exists.
+    fn check(&self) -> Result<(), String> {
+        let nodes: BTreeMap<&str, &NodeRec> = self
+            .cluster
+            .nodes
+            .iter()
+            .map(|n| (n.name.as_str(), n))
+            .collect();
+        let parts: Vec<&str> = self
+            .cluster
+            .partitions
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect();
+        let types: Vec<&str> = self
+            .cluster
+            .gpu_types
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect();
+        for n in &self.cluster.nodes {
+            admin_from(&n.state)
+                .ok_or_else(|| format!("node {}: bad state '{}'", n.name, n.state))?;
+            if n.gpus.len() > gresim_model::cluster::MAX_GPUS_PER_NODE {
+                return Err(format!("node {}: too many GPUs", n.name));
+            }
+            for g in &n.gpus {
+                if !types.contains(&g.ty.as_str()) {
+                    return Err(format!("node {}: unknown GPU type '{}'", n.name, g.ty));
+                }
+            }
+            if n.cpus() as usize > gresim_model::cluster::MAX_CORES_PER_NODE * 8 {
+                return Err(format!("node {}: too many CPUs", n.name));
+            }
+        }
+        for p in &self.cluster.partitions {
+            for n in &p.nodes {
+                if !nodes.contains_key(n.as_str()) {
+                    return Err(format!("partition {}: unknown node '{n}'", p.name));
+                }
+            }
+        }
+        for s in &self.node_states {
+            if !nodes.contains_key(s.node.as_str()) || admin_from(&s.state).is_none() {
+                return Err(format!(
+                    "node_states: bad entry {} {} at {}",
+                    s.node, s.state, s.t
+                ));
+            }
+        }
+        for j in &self.jobs {
+            if parse_state(&j.state).is_none() {
+                return Err(format!("job {}: unknown state '{}'", j.id, j.state));
+            }
+            for r in &j.runs {
+                if !r.partition.is_empty() && !parts.contains(&r.partition.as_str()) {
+                    return Err(format!("job {}: unknown partition '{}'", j.id, r.partition));
+                }
+                if parse_state(&r.state).is_none() {
+                    return Err(format!("job {}: unknown run state '{}'", j.id, r.state));
+                }
+                for na in &r.nodes {
+                    let Some(n) = nodes.get(na.node.as_str()) else {
+                        return Err(format!("job {}: unknown node '{}'", j.id, na.node));
+                    };
+                    if na.gpus.iter().any(|&g| usize::from(g) >= n.gpus.len()) {
+                        return Err(format!(
+                            "job {}: GPU index out of range on {}",
+                            j.id, na.node
+                        ));
+                    }
+                    if parse_ranges(&na.cores).is_none() {
+                        return Err(format!("job {}: bad core list '{}'", j.id, na.cores));
+                    }
+                }
+            }
+            for p in &j.request.partitions {
+                if !parts.contains(&p.as_str()) {
+                    return Err(format!("job {}: unknown partition '{p}'", j.id));
+                }
+            }
+            for n in j.request.nodelist.iter().chain(&j.request.exclude) {
+                if !nodes.contains_key(n.as_str()) {
+                    return Err(format!("job {}: unknown node '{n}'", j.id));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn node_index(&self) -> BTreeMap<&str, usize> {
+        self.cluster
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.as_str(), i))
+            .collect()
+    }
+
+    /// Each node's admin state at `t` (`UP`/`DOWN`/`DRAIN`), in node order.
+    pub fn admin_at(&self, t: u64) -> Vec<String> {
+        let idx = self.node_index();
+        let mut cur: Vec<String> = self.cluster.nodes.iter().map(|n| n.state.clone()).collect();
+        for s in self.node_states.iter().filter(|s| s.t <= t) {
+            if let Some(&i) = idx.get(s.node.as_str()) {
+                cur[i] = s.state.clone();
+            }
+        }
+        cur
+    }
+
+    /// The default partition's name, or the first partition's.
+    pub fn default_partition(&self) -> Option<&str> {
+        self.cluster
+            .partitions
+            .iter()
+            .find(|p| p.default)
+            .or(self.cluster.partitions.first())
+            .map(|p| p.name.as_str())
+    }
+
+    /// Rebuilds the model's cluster (for node selection in `explain`).
+    pub fn model_cluster(&self) -> Result<Cluster, String> {
+        let types: Vec<GpuType> = self
+            .cluster
+            .gpu_types
+            .iter()
+            .map(|t| {
+                let model = catalog::model_by_name(&t.model)
+                    .ok_or_else(|| format!("unknown GPU model '{}'", t.model))?;
+                let mig = match &t.mig {
+                    Some(p) => Some(
+                        catalog::model(model)
+                            .mig_profile(p)
+                            .ok_or_else(|| format!("unknown MIG profile '{p}'"))?,
+                    ),
+                    None => None,
+                };
+                Ok(GpuType {
+                    name: t.name.clone(),
+                    model,
+                    mig,
+                })
+            })
+            .collect::<Result<_, String>>()?;
+        let type_id = |name: &str| {
+            types
+                .iter()
+                .position(|t| t.name == name)
+                .map(GpuTypeId::from_idx)
+                .ok_or_else(|| format!("unknown GPU type '{name}'"))
+        };
+        let nodes: Vec<Node> = self
+            .cluster
+            .nodes
+            .iter()
+            .map(|n| {
+                let gpus = n
+                    .gpus
+                    .iter()
+                    .map(|g| {
+                        let ty = type_id(&g.ty)?;
+                        let model = types[ty.idx()].model;
+                        let mig = match &g.mig {
+                            Some((p, start)) => Some(MigInstance {
+                                profile: catalog::model(model)
+                                    .mig_profile(p)
+                                    .ok_or_else(|| format!("unknown MIG profile '{p}'"))?,
+                                start: *start,
+                            }),
+                            None => None,
+                        };
+                        Ok(GpuDevice {
+                            ty,
+                            model,
+                            socket: g.socket,
+                            phys: g.phys,
+                            mig,
+                        })
+                    })
+                    .collect::<Result<_, String>>()?;
+                Ok(Node {
+                    name: n.name.clone(),
+                    sockets: n.sockets,
+                    cores_per_socket: n.cores_per_socket,
+                    threads_per_core: n.threads_per_core,
+                    memory_mib: n.memory_mib,
+                    features: n.features.clone(),
+                    weight: n.weight,
+                    gpus,
+                    gpu_links: n.gpu_links.clone(),
+                    state: admin_from(&n.state).unwrap_or_default(),
+                })
+            })
+            .collect::<Result<_, String>>()?;
+        let idx = self.node_index();
+        let partitions = self
+            .cluster
+            .partitions
+            .iter()
+            .map(|p| Partition {
+                name: p.name.clone(),
+                nodes: p
+                    .nodes
+                    .iter()
+                    .filter_map(|n| idx.get(n.as_str()).map(|&i| NodeId::from_idx(i)))
+                    .collect(),
+                default: p.default,
+                max_time: p.max_time,
+                default_time: p.default_time,
+                priority_tier: p.priority_tier,
+                priority_job_factor: p.priority_job_factor,
+                min_nodes: p.min_nodes,
+                max_nodes: p.max_nodes,
+                state: match p.state.as_str() {
+                    "DOWN" => gresim_model::cluster::PartitionState::Down,
+                    "DRAIN" => gresim_model::cluster::PartitionState::Drain,
+                    "INACTIVE" => gresim_model::cluster::PartitionState::Inactive,
+                    _ => gresim_model::cluster::PartitionState::Up,
+                },
+            })
+            .collect();
+        Ok(Cluster::new(nodes, partitions, types))
+    }
+
+    /// Rebuilds a job's request against [`RunFile::model_cluster`].
+    pub fn model_request(&self, c: &Cluster, r: &RequestRec) -> Result<JobRequest, String> {
+        let g = |x: &GpuReqRec| -> Result<GpuReq, String> {
+            Ok(GpuReq {
+                ty: match &x.ty {
+                    Some(t) => Some(
+                        c.gpu_type_id(t)
+                            .ok_or_else(|| format!("unknown GPU type '{t}'"))?,
+                    ),
+                    None => None,
+                },
+                count: x.count,
+            })
+        };
+        let nodes = |v: &[String]| -> Result<Vec<NodeId>, String> {
+            v.iter()
+                .map(|n| c.node_id(n).ok_or_else(|| format!("unknown node '{n}'")))
+                .collect()
+        };
+        Ok(JobRequest {
+            min_nodes: r.min_nodes,
+            max_nodes: r.max_nodes,
+            ntasks: r.ntasks,
+            ntasks_per_node: r.ntasks_per_node,
+            cpus_per_task: r.cpus_per_task,
+            mem: match r.mem.as_str() {
+                "per_node" => MemReq::PerNode(r.mem_mib),
+                "per_cpu" => MemReq::PerCpu(r.mem_mib),
+                "per_gpu" => MemReq::PerGpu(r.mem_mib),
+                "whole_node" => MemReq::WholeNode,
+                _ => MemReq::Default,
+            },
+            gpus_per_node: r.gpus_per_node.iter().map(g).collect::<Result<_, _>>()?,
+            gpus_per_job: r.gpus_per_job.as_ref().map(g).transpose()?,
+            gpus_per_task: r.gpus_per_task.as_ref().map(g).transpose()?,
+            cpus_per_gpu: r.cpus_per_gpu,
+            time_limit: if r.time_unlimited {
+                Some(None)
+            } else {
+                r.time.map(Some)
+            },
+            partitions: r
+                .partitions
+                .iter()
+                .map(|p| {
+                    c.partition_id(p)
+                        .ok_or_else(|| format!("unknown partition '{p}'"))
+                })
+                .collect::<Result<_, _>>()?,
+            nodelist: nodes(&r.nodelist)?,
+            exclude: nodes(&r.exclude)?,
+            features: r.features.clone(),
+            exclusive: r.exclusive,
+        })
+    }
+
+    /// The model allocation of a run.
+    pub fn model_alloc(&self, c: &Cluster, r: &RunRec) -> Result<Allocation, String> {
+        let nodes = r
+            .nodes
+            .iter()
+            .map(|na| {
+                let node = c
+                    .node_id(&na.node)
+                    .ok_or_else(|| format!("unknown node '{}'", na.node))?;
+                let mut cores = CoreSet::default();
+                for k in parse_ranges(&na.cores).ok_or("bad core list")? {
+                    cores.insert(k);
+                }
+                let mut gpus = 0u64;
+                for &g in &na.gpus {
+                    gpus |= 1u64.checked_shl(u32::from(g)).unwrap_or(0);
+                }
+                Ok(NodeAlloc {
+                    node,
+                    cores,
+                    cpus: na.cpus,
+                    mem_mib: na.mem_mib,
+                    gpus,
+                    tasks: na.tasks,
+                })
+            })
+            .collect::<Result<_, String>>()?;
+        Ok(Allocation {
+            nodes,
+            exclusive: r.exclusive,
+        })
+    }
+
+    /// Scheduler settings for re-running node selection.
+    pub fn sched_params(&self) -> SchedParams {
+        SchedParams {
+            def_mem_per_cpu: self.def_mem_per_cpu,
+            ..SchedParams::default()
+        }
+    }
+
+    /// The cluster's usage at `t`: every run active at `t` allocated, node
+    /// admin states as at `t`. Returns the state and the running (job, run)
+    /// pairs, by job index.
+    pub fn state_at(
+        &self,
+        c: &Cluster,
+        t: u64,
+    ) -> Result<(ClusterState, Vec<(usize, usize)>), String> {
+        let mut st = ClusterState::new(c);
+        for i in 0..c.nodes.len() {
+            st.set_admin(NodeId::from_idx(i), NodeAdminState::Up);
+        }
+        let mut running = Vec::new();
+        for (ji, j) in self.jobs.iter().enumerate() {
+            for (ri, r) in j.runs.iter().enumerate() {
+                if r.active_at(t) {
+                    let a = self.model_alloc(c, r)?;
+                    st.allocate(c, &a)
+                        .map_err(|e| format!("job {} at {t}: {e}", j.id))?;
+                    running.push((ji, ri));
+                }
+            }
+        }
+        for (i, s) in self.admin_at(t).iter().enumerate() {
+            st.set_admin(NodeId::from_idx(i), admin_from(s).unwrap_or_default());
+        }
+        Ok((st, running))
+    }
+
+    /// A partition id by name in the model cluster.
+    pub fn part_id(c: &Cluster, name: &str) -> Option<PartId> {
+        c.partition_id(name)
+    }
+}
+
+/// Reads a state name ([`JobState::as_str`]).
+pub fn parse_state(s: &str) -> Option<JobState> {
+    JobState::ALL.iter().copied().find(|x| x.as_str() == s)
+}
+
+/// What a job is doing at one instant.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JobAt<'a> {
+    /// Submitted and waiting; `reason` and `desc` as squeue prints them.
+    Pending {
+        reason: String,
+        desc: Option<String>,
+        /// Whether the job ran before (it was requeued).
+        requeued: bool,
+    },
+    Running(&'a RunRec),
+    /// Ended (`state`), at `end`.
+    Done {
+        state: JobState,
+        end: u64,
+    },
+}
+
+impl JobRec {
+    /// The job's state at `t`, or `None` before its submission.
+    pub fn at(&self, t: u64) -> Option<JobAt<'_>> {
+        if t < self.first_submit {
+            return None;
+        }
+        let state = parse_state(&self.state).unwrap_or(JobState::Pending);
+        if state == JobState::Rejected {
+            return Some(JobAt::Done {
+                state,
+                end: self.first_submit,
+            });
+        }
+        if let Some(r) = self.runs.iter().find(|r| r.active_at(t)) {
+            return Some(JobAt::Running(r));
+        }
+        let started = self.runs.iter().filter(|r| r.start <= t).count();
+        if let Some(e) = self.ended {
+            if t >= e {
+                // The last run ended with the job, or it ended while pending.
+                let after_last = self.runs.len() == started;
+                if after_last {
+                    return Some(JobAt::Done { state, end: e });
+                }
+            }
+        }
+        let (reason, desc) = self.reason_at(t);
+        Some(JobAt::Pending {
+            reason,
+            desc,
+            requeued: started > 0,
+        })
+    }
+
+    /// The pending reason at `t`: the last recorded change at or before `t`;
+    /// without a history, the final reason.
+    pub fn reason_at(&self, t: u64) -> (String, Option<String>) {
+        match &self.reasons {
+            Some(h) => h
+                .iter()
+                .rev()
+                .find(|r| r.0 <= t)
+                .map_or(("None".to_string(), None), |r| (r.1.clone(), r.2.clone())),
+            None => (self.reason.clone(), self.reason_desc.clone()),
+        }
+    }
+
+    /// The job's partition for display: its run's, else the requested ones, else `default`.
+    pub fn partition_for(&self, run: Option<&RunRec>, default: Option<&str>) -> String {
+        if let Some(r) = run {
+            return r.partition.clone();
+        }
+        if !self.request.partitions.is_empty() {
+            return self.request.partitions.join(",");
+        }
+        default.unwrap_or("").to_string()
+    }
+
+    /// `gres:gpu[:type]:N` per node, as squeue's `%b` (TRES_PER_NODE) prints it; `N/A` without GPUs per node.
+    pub fn tres_per_node(&self) -> String {
+        if self.request.gpus_per_node.is_empty() {
+            return "N/A".to_string();
+        }
+        self.request
+            .gpus_per_node
+            .iter()
+            .map(|g| match &g.ty {
+                Some(t) => format!("gres:gpu:{t}:{}", g.count),
+                None => format!("gres:gpu:{}", g.count),
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+/// Writes the request's resources per node in words (for `explain`).
+pub fn describe_request(r: &RequestRec) -> String {
+    let mut s = String::new();
+    if r.min_nodes == r.max_nodes {
+        let _ = write!(s, "{} node(s)", r.min_nodes);
+    } else {
+        let _ = write!(s, "{}-{} nodes", r.min_nodes, r.max_nodes);
+    }
+    if let Some(n) = r.ntasks {
+        let _ = write!(s, ", {n} task(s)");
+    }
+    if let Some(n) = r.ntasks_per_node {
+        let _ = write!(s, ", {n} task(s) per node");
+    }
+    if r.cpus_per_task != 1 {
+        let _ = write!(s, ", {} CPU(s) per task", r.cpus_per_task);
+    }
+    if let Some(c) = r.cpus_per_gpu {
+        let _ = write!(s, ", {c} CPU(s) per GPU");
+    }
+    let gpu = |g: &GpuReqRec| match &g.ty {
+        Some(t) => format!("gpu:{t}:{}", g.count),
+        None => format!("gpu:{}", g.count),
+    };
+    for g in &r.gpus_per_node {
+        let _ = write!(s, ", {} per node", gpu(g));
+    }
+    if let Some(g) = &r.gpus_per_job {
+        let _ = write!(s, ", {} for the job (--gpus)", gpu(g));
+    }
+    if let Some(g) = &r.gpus_per_task {
+        let _ = write!(s, ", {} per task", gpu(g));
+    }
+    let mem = gresim_model::units::format_mem_mib(r.mem_mib);
+    match r.mem.as_str() {
+        "per_node" => {
+            let _ = write!(s, ", --mem={mem}");
+        }
+        "per_cpu" => {
+            let _ = write!(s, ", --mem-per-cpu={mem}");
+        }
+        "per_gpu" => {
+            let _ = write!(s, ", --mem-per-gpu={mem}");
+        }
+        "whole_node" => s.push_str(", --mem=0 (whole node)"),
+        _ => s.push_str(", no memory option (DefMemPerCPU, else the whole node)"),
+    }
+    if !r.features.is_empty() {
+        let _ = write!(s, ", -C {}", r.features.join("&"));
+    }
+    if !r.nodelist.is_empty() {
+        let _ = write!(s, ", -w {}", gresim_model::hostlist::compress(&r.nodelist));
+    }
+    if !r.exclude.is_empty() {
+        let _ = write!(s, ", -x {}", gresim_model::hostlist::compress(&r.exclude));
+    }
+    if r.exclusive {
+        s.push_str(", --exclusive");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::sample_output;
+
+    fn meta() -> RunMeta {
+        RunMeta {
+            scenario: "tiny".into(),
+            scenario_text: Some("{\"name\": \"tiny\"}".into()),
+            actions: vec![
+                TimedAction {
+                    at: 120,
+                    action: Action::NodeDrain(vec![NodeId(0)]),
+                },
+                TimedAction {
+                    at: 160,
+                    action: Action::NodeResume(vec![NodeId(0)]),
+                },
+            ],
+            seed: Some(3),
+        }
+    }
+
+    #[test]
+    fn round_trips_and_is_stable() {
+        let out = sample_output();
+        let rf = RunFile::from_output(&out, &meta());
+        let text = rf.to_json();
+        assert!(text.starts_with("{\"format\":\"gresim-run\",\"version\":1,\"scenario\":\"tiny\""));
+        // One job per line after the header.
+        assert_eq!(text.lines().count(), 1 + 3 + 1, "{text}");
+        let back = RunFile::parse(&text).unwrap();
+        assert_eq!(back, rf);
+        assert_eq!(back.to_json(), text);
+        assert_eq!(rf.node_states.len(), 2);
+        assert_eq!(rf.node_states[0].state, "DRAIN");
+        assert_eq!(rf.admin_at(119), ["UP"]);
+        assert_eq!(rf.admin_at(120), ["DRAIN"]);
+        assert_eq!(rf.admin_at(160), ["UP"]);
+        let j1 = &rf.jobs[1];
+        assert_eq!(j1.runs.len(), 2);
+        assert_eq!(j1.runs[0].nodes[0].gpus, vec![0]);
+        assert_eq!(j1.runs[1].nodes[0].gpus, vec![1]);
+        assert_eq!(j1.runs[0].nodes[0].cores, "0");
+        assert_eq!(j1.ended, Some(300));
+        assert_eq!(j1.time_limit, Some(100));
+        assert_eq!(rf.jobs[2].id, "3_4");
+        assert_eq!(rf.jobs[2].ended, None);
+    }
+
+    #[test]
+    fn state_at_times() {
+        let rf = RunFile::from_output(&sample_output(), &meta());
+        let j1 = &rf.jobs[1];
+        assert_eq!(j1.at(4), None);
+        assert!(matches!(
+            j1.at(5),
+            Some(JobAt::Pending {
+                requeued: false,
+                ..
+            })
+        ));
+        assert!(matches!(j1.at(110), Some(JobAt::Running(r)) if r.start == 110));
+        assert!(matches!(
+            j1.at(150),
+            Some(JobAt::Pending { requeued: true, .. })
+        ));
+        assert!(matches!(j1.at(299), Some(JobAt::Running(r)) if r.start == 200));
+        assert_eq!(
+            j1.at(300),
+            Some(JobAt::Done {
+                state: JobState::Timeout,
+                end: 300
+            })
+        );
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic() {
+        assert!(RunFile::parse("").is_err());
+        assert!(RunFile::parse("{}").is_err());
+        assert!(RunFile::parse("[1,2]").is_err());
+        let rf = RunFile::from_output(&sample_output(), &meta());
+        let mut bad = rf.clone();
+        bad.jobs[0].runs[0].nodes[0].node = "nope".into();
+        assert!(RunFile::parse(&bad.to_json())
+            .unwrap_err()
+            .contains("unknown node 'nope'"));
+        let mut bad = rf.clone();
+        bad.jobs[0].runs[0].nodes[0].gpus = vec![9];
+        assert!(RunFile::parse(&bad.to_json()).is_err());
+        let mut bad = rf;
+        bad.version = 99;
+        assert!(RunFile::parse(&bad.to_json())
+            .unwrap_err()
+            .contains("version 99"));
+    }
+
+    #[test]
+    fn model_round_trip_allocates() {
+        let rf = RunFile::from_output(&sample_output(), &meta());
+        let c = rf.model_cluster().unwrap();
+        assert_eq!(c.nodes.len(), 1);
+        let (st, running) = rf.state_at(&c, 50).unwrap();
+        assert_eq!(running, vec![(0, 0)]);
+        assert_eq!(st.alloc_gpus(), 2);
+        assert_eq!(parse_ranges("0-3,5"), Some(vec![0, 1, 2, 3, 5]));
+        assert_eq!(parse_ranges("x"), None);
+        assert_eq!(ranges([0, 1, 2, 5].into_iter()), "0-2,5");
+    }
+}

@@ -1,0 +1,272 @@
+//! `sim sinfo RUN_DIR --at T`: one line per node, as `sinfo -N -o "%N %P
+//! %C %G %T"` plus the GRES in use (`sinfo -O GresUsed`), in aligned columns.
+//!
+//! * STATE follows Slurm: `down` and `drained`/`draining` from the admin
+//!   actions (a drained node still running jobs is `draining`); else
+//!   `idle` (no CPU allocated), `allocated` (every CPU allocated) or `mixed`.
+//!   States are lower case, as sinfo's `%T` prints them.
+//! * GRES: configured devices per type, `gpu:a100:4(S:0-1)` (the sockets
+//!   when every device has one); GRES_USED: `gpu:a100:2(IDX:0-1)`, or
+//!   `gpu:a100:0(IDX:N/A)`; `(null)` for a node without GPUs.
+//! * CPUS(A/I/O/T): allocated, idle, other (on down or drained nodes), total.
+
+use std::collections::BTreeMap;
+
+use crate::run_file::{ranges, RunFile};
+
+/// One node's line, before alignment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeRow {
+    pub name: String,
+    pub partitions: String,
+    pub cpus: String,
+    pub gres: String,
+    pub gres_used: String,
+    pub state: String,
+    /// Allocated CPUs and GPU indices (for metrics).
+    pub alloc_cpus: u32,
+    pub used_gpus: Vec<u8>,
+}
+
+/// The state of every node at `t`, in node order.
+pub fn node_rows(rf: &RunFile, t: u64) -> Vec<NodeRow> {
+    let idx = rf.node_index();
+    let n = rf.cluster.nodes.len();
+    let mut cpus = vec![0u32; n];
+    let mut jobs = vec![0u32; n];
+    let mut gpus: Vec<Vec<u8>> = vec![Vec::new(); n];
+    for j in &rf.jobs {
+        for r in j.runs.iter().filter(|r| r.active_at(t)) {
+            for na in &r.nodes {
+                if let Some(&i) = idx.get(na.node.as_str()) {
+                    cpus[i] += na.cpus;
+                    jobs[i] += 1;
+                    gpus[i].extend(&na.gpus);
+                }
+            }
+        }
+    }
+    let admin = rf.admin_at(t);
+    let dflt = rf
+        .cluster
+        .partitions
+        .iter()
+        .find(|p| p.default)
+        .map(|p| p.name.as_str());
+    rf.cluster
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, node)| {
+            let total = node.cpus();
+            let alloc = cpus[i].min(total);
+            let state = match admin[i].as_str() {
+                "DOWN" => "down",
+                "DRAIN" if jobs[i] > 0 => "draining",
+                "DRAIN" => "drained",
+                _ if alloc == 0 && jobs[i] == 0 => "idle",
+                _ if alloc >= total => "allocated",
+                _ => "mixed",
+            };
+            let other = if admin[i] == "UP" { 0 } else { total - alloc };
+            let idle = total - alloc - other;
+            let parts: Vec<String> = rf
+                .cluster
+                .partitions
+                .iter()
+                .filter(|p| p.nodes.contains(&node.name))
+                .map(|p| {
+                    if Some(p.name.as_str()) == dflt {
+                        format!("{}*", p.name)
+                    } else {
+                        p.name.clone()
+                    }
+                })
+                .collect();
+            // Devices per type, in first-seen order.
+            let mut types: Vec<&str> = Vec::new();
+            for g in &node.gpus {
+                if !types.contains(&g.ty.as_str()) {
+                    types.push(&g.ty);
+                }
+            }
+            let mut used = gpus[i].clone();
+            used.sort_unstable();
+            used.dedup();
+            let (gres, gres_used) = if node.gpus.is_empty() {
+                ("(null)".to_string(), "(null)".to_string())
+            } else {
+                let mut g = Vec::new();
+                let mut u = Vec::new();
+                for ty in &types {
+                    let devs: Vec<(usize, Option<u16>)> = node
+                        .gpus
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, d)| d.ty == *ty)
+                        .map(|(k, d)| (k, d.socket))
+                        .collect();
+                    let sockets: Option<Vec<u16>> = devs.iter().map(|d| d.1).collect();
+                    let mut s = format!("gpu:{ty}:{}", devs.len());
+                    if let Some(mut so) = sockets {
+                        so.sort_unstable();
+                        so.dedup();
+                        s.push_str(&format!("(S:{})", ranges(so.iter().map(|&x| u32::from(x)))));
+                    }
+                    g.push(s);
+                    let ui: Vec<u32> = devs
+                        .iter()
+                        .filter(|d| used.contains(&(d.0 as u8)))
+                        .map(|d| d.0 as u32)
+                        .collect();
+                    u.push(if ui.is_empty() {
+                        format!("gpu:{ty}:0(IDX:N/A)")
+                    } else {
+                        format!("gpu:{ty}:{}(IDX:{})", ui.len(), ranges(ui.iter().copied()))
+                    });
+                }
+                (g.join(","), u.join(","))
+            };
+            NodeRow {
+                name: node.name.clone(),
+                partitions: parts.join(","),
+                cpus: format!("{alloc}/{idle}/{other}/{total}"),
+                gres,
+                gres_used,
+                state: state.to_string(),
+                alloc_cpus: alloc,
+                used_gpus: used,
+            }
+        })
+        .collect()
+}
+
+/// The sinfo text at `t`: a header and one aligned line per node.
+pub fn sinfo(rf: &RunFile, t: u64, no_header: bool) -> String {
+    let mut table: Vec<[String; 6]> = Vec::new();
+    if !no_header {
+        table.push(
+            [
+                "NODELIST",
+                "PARTITION",
+                "CPUS(A/I/O/T)",
+                "GRES",
+                "GRES_USED",
+                "STATE",
+            ]
+            .map(String::from),
+        );
+    }
+    for r in node_rows(rf, t) {
+        table.push([r.name, r.partitions, r.cpus, r.gres, r.gres_used, r.state]);
+    }
+    align(&table)
+}
+
+/// Left-justified columns separated by one space; the last column unpadded.
+pub fn align<const N: usize>(table: &[[String; N]]) -> String {
+    let mut w = [0usize; N];
+    for row in table {
+        for (k, c) in row.iter().enumerate() {
+            w[k] = w[k].max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in table {
+        for (k, c) in row.iter().enumerate() {
+            if k + 1 == N {
+                out.push_str(c);
+            } else {
+                out.push_str(&format!("{c:<width$} ", width = w[k]));
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Node counts per state at `t` (for metrics and charts).
+pub fn state_counts(rf: &RunFile, t: u64) -> BTreeMap<String, u32> {
+    let mut m = BTreeMap::new();
+    for r in node_rows(rf, t) {
+        *m.entry(r.state).or_insert(0) += 1;
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run_file::RunMeta;
+    use crate::test_support::sample_output;
+    use gresim_engine::{Action, TimedAction};
+    use gresim_model::NodeId;
+
+    fn rf() -> RunFile {
+        let meta = RunMeta {
+            actions: vec![
+                TimedAction {
+                    at: 100,
+                    action: Action::NodeDrain(vec![NodeId(0)]),
+                },
+                TimedAction {
+                    at: 130,
+                    action: Action::NodeDown(vec![NodeId(0)]),
+                },
+                TimedAction {
+                    at: 140,
+                    action: Action::NodeUp(vec![NodeId(0)]),
+                },
+            ],
+            ..RunMeta::new("tiny")
+        };
+        let mut o = sample_output();
+        o.cluster.nodes[0].gpus[0].socket = Some(0);
+        o.cluster.nodes[0].gpus[1].socket = Some(1);
+        RunFile::from_output(&o, &meta)
+    }
+
+    #[test]
+    fn states_over_time() {
+        let r = rf();
+        let at = |t| sinfo(&r, t, true);
+        assert_eq!(
+            at(5),
+            "gpu01 gpu* 0/16/0/16 gpu:a100:2(S:0-1) gpu:a100:0(IDX:N/A) idle\n"
+        );
+        assert_eq!(
+            at(50),
+            "gpu01 gpu* 4/12/0/16 gpu:a100:2(S:0-1) gpu:a100:2(IDX:0-1) mixed\n"
+        );
+        // Drained at 100 while job 1 runs: draining; job 2 runs from 110.
+        assert_eq!(
+            at(105),
+            "gpu01 gpu* 4/0/12/16 gpu:a100:2(S:0-1) gpu:a100:2(IDX:0-1) draining\n"
+        );
+        assert_eq!(
+            at(135),
+            "gpu01 gpu* 2/0/14/16 gpu:a100:2(S:0-1) gpu:a100:1(IDX:0) down\n"
+        );
+        assert_eq!(
+            at(150),
+            "gpu01 gpu* 0/16/0/16 gpu:a100:2(S:0-1) gpu:a100:0(IDX:N/A) idle\n"
+        );
+        let full = sinfo(&r, 250, false);
+        assert_eq!(
+            full,
+            "NODELIST PARTITION CPUS(A/I/O/T) GRES              GRES_USED         STATE\n\
+             gpu01    gpu*      2/14/0/16     gpu:a100:2(S:0-1) gpu:a100:1(IDX:1) mixed\n"
+        );
+    }
+
+    #[test]
+    fn allocated_and_drained() {
+        let mut r = rf();
+        r.jobs[0].runs[0].nodes[0].cpus = 16;
+        assert!(sinfo(&r, 50, true).ends_with(" allocated\n"));
+        r.node_states.clear();
+        r.cluster.nodes[0].state = "DRAIN".into();
+        assert!(sinfo(&r, 5, true).ends_with(" drained\n"));
+        assert_eq!(state_counts(&r, 5).get("drained"), Some(&1));
+    }
+}
