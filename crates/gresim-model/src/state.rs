@@ -43,6 +43,25 @@ impl CoreSet {
     pub fn count(&self) -> u32 {
         self.0.iter().map(|w| w.count_ones()).sum()
     }
+    /// Members in `lo..hi`.
+    #[inline]
+    pub fn count_range(&self, lo: u32, hi: u32) -> u32 {
+        let (lo, hi) = (lo as usize, (hi as usize).min(MAX_CORES_PER_NODE));
+        let mut n = 0;
+        let mut w = lo / 64;
+        while w * 64 < hi {
+            let start = (w * 64).max(lo) - w * 64;
+            let end = ((w + 1) * 64).min(hi) - w * 64;
+            let mask = if end - start == 64 {
+                u64::MAX
+            } else {
+                ((1u64 << (end - start)) - 1) << start
+            };
+            n += (self.0[w] & mask).count_ones();
+            w += 1;
+        }
+        n
+    }
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.0.iter().all(|w| *w == 0)
@@ -445,6 +464,10 @@ mod tests {
             s.insert(c);
         }
         assert_eq!(s.iter().collect::<Vec<_>>(), vec![0, 3, 64, 200]);
+        assert_eq!(s.count_range(0, 64), 2);
+        assert_eq!(s.count_range(3, 65), 2);
+        assert_eq!(s.count_range(4, 200), 1);
+        assert_eq!(s.count_range(0, 256), 4);
         assert_eq!(s.count(), 4);
         assert_eq!(gpu_indices(0b1010_0001).collect::<Vec<_>>(), vec![0, 5, 7]);
     }

@@ -249,11 +249,10 @@ fn n_sockets(node: &Node) -> usize {
 
 fn cores_per_sock(node: &Node, cores: &CoreSet, out: &mut [u32; MAX_SOCK]) {
     *out = [0; MAX_SOCK];
-    for c in cores.iter() {
-        let s = usize::from(node.socket_of_core(c));
-        if s < MAX_SOCK {
-            out[s] += 1;
-        }
+    let cps = u32::from(node.cores_per_socket.max(1));
+    for (s, o) in out.iter_mut().enumerate().take(n_sockets(node)) {
+        let lo = s as u32 * cps;
+        *o = cores.count_range(lo, lo + cps);
     }
 }
 

@@ -16,6 +16,7 @@
 //!   whole node when none applies (Slurm's `pn_min_memory = 0`).
 
 use gresim_model::job::JobRequest;
+use gresim_model::job::MemReq;
 use gresim_model::state::{CoreSet, NodeUsage};
 use gresim_model::{Allocation, Cluster, ClusterState, Node, NodeAdminState, NodeId, PartId};
 
@@ -86,10 +87,84 @@ pub fn select(
     part: PartId,
     avoid: Option<&[bool]>,
 ) -> Result<Allocation, SelectFail> {
-    if let Some(a) = select_in(cluster, params, req, part, View::Now(state, avoid)) {
-        return Ok(a);
+    if may_fit_now(cluster, params, state, req, part, avoid) {
+        if let Some(a) = select_in(cluster, params, req, part, View::Now(state, avoid)) {
+            return Ok(a);
+        }
     }
     Err(classify(cluster, params, state, req, part))
+}
+
+/// A cheap necessary condition for `req` to fit in `part` now: enough nodes
+/// each with a free core, the per-node memory and the per-node GPUs, and
+/// enough free GPUs for a per-job count. When it fails the full node
+/// selection would fail too, so a busy cluster is rejected in one pass over
+/// plain counters.
+fn may_fit_now(
+    cluster: &Cluster,
+    params: &SchedParams,
+    state: &ClusterState,
+    req: &JobRequest,
+    part: PartId,
+    avoid: Option<&[bool]>,
+) -> bool {
+    if !req.nodelist.is_empty() {
+        return true;
+    }
+    let whole_mem = matches!(req.mem, MemReq::WholeNode)
+        || (matches!(req.mem, MemReq::Default) && params.def_mem_per_cpu.is_none());
+    let per_task = req.gpus_per_task.map(|g| (g.ty, g.count));
+    let mut nodes = 0u32;
+    let mut job_gpus = 0u32;
+    for &id in &cluster.partition(part).nodes {
+        if avoid.is_some_and(|a| a[id.idx()]) {
+            continue;
+        }
+        let u = state.node(id);
+        if !u.schedulable()
+            || u.exclusive
+            || (req.exclusive && u.jobs > 0)
+            || u.free_cores.is_empty()
+        {
+            continue;
+        }
+        let node = cluster.node(id);
+        if whole_mem && u.free_mem < node.memory_mib {
+            continue;
+        }
+        if let MemReq::PerNode(m) = req.mem {
+            if m > u.free_mem {
+                continue;
+            }
+        }
+        let free_of = |ty: Option<gresim_model::GpuTypeId>| -> u32 {
+            if ty.is_none() {
+                return u.free_gpus.count_ones();
+            }
+            node.gpus
+                .iter()
+                .enumerate()
+                .filter(|(i, d)| u.free_gpus & (1 << i) != 0 && Some(d.ty) == ty)
+                .count() as u32
+        };
+        if req.gpus_per_node.iter().any(|g| free_of(g.ty) < g.count) {
+            continue;
+        }
+        if let Some((ty, c)) = per_task {
+            if free_of(ty) < c {
+                continue;
+            }
+        }
+        if let Some(g) = req.gpus_per_job {
+            let f = free_of(g.ty);
+            if f == 0 {
+                continue;
+            }
+            job_gpus = job_gpus.saturating_add(f);
+        }
+        nodes += 1;
+    }
+    nodes >= req.min_nodes.max(1) && req.gpus_per_job.is_none_or(|g| job_gpus >= g.count)
 }
 
 /// Why `req` does not fit in `part` now: busy, waiting for unavailable nodes, or never.
@@ -100,7 +175,22 @@ pub fn classify(
     req: &JobRequest,
     part: PartId,
 ) -> SelectFail {
-    if select_in(cluster, params, req, part, View::IdleAvail(state)).is_some() {
+    let all_up = if req.nodelist.is_empty() {
+        cluster
+            .partition(part)
+            .nodes
+            .iter()
+            .all(|n| state.node(*n).schedulable())
+    } else {
+        req.nodelist.iter().all(|n| state.node(*n).schedulable())
+    };
+    // With every node up, idle-and-available is idle-and-up: a job with a
+    // single partition was accepted at submission only because it can run
+    // there, so it is merely waiting for resources.
+    if all_up && req.partitions.len() <= 1 {
+        return SelectFail::Busy;
+    }
+    if !all_up && select_in(cluster, params, req, part, View::IdleAvail(state)).is_some() {
         return SelectFail::Busy;
     }
     if select_in(cluster, params, req, part, View::IdleAll).is_none() {
