@@ -14,11 +14,65 @@ pub struct CoreSet([u64; MAX_CORES_PER_NODE / 64]);
 impl CoreSet {
     /// Cores `0..n`.
     pub fn first(n: u32) -> Self {
+        let n = (n as usize).min(MAX_CORES_PER_NODE);
         let mut s = CoreSet::default();
-        for c in 0..n.min(MAX_CORES_PER_NODE as u32) {
-            s.insert(c);
+        for (w, word) in s.0.iter_mut().enumerate() {
+            let lo = w * 64;
+            if n >= lo + 64 {
+                *word = u64::MAX;
+            } else if n > lo {
+                *word = (1u64 << (n - lo)) - 1;
+            }
         }
         s
+    }
+
+    /// Removes every member in `lo..hi`; returns how many there were.
+    #[inline]
+    pub fn clear_range(&mut self, lo: u32, hi: u32) -> u32 {
+        let (lo, hi) = (lo as usize, (hi as usize).min(MAX_CORES_PER_NODE));
+        let mut n = 0;
+        let mut w = lo / 64;
+        while w * 64 < hi {
+            let start = (w * 64).max(lo) - w * 64;
+            let end = ((w + 1) * 64).min(hi) - w * 64;
+            let mask = if end - start == 64 {
+                u64::MAX
+            } else {
+                ((1u64 << (end - start)) - 1) << start
+            };
+            n += (self.0[w] & mask).count_ones();
+            self.0[w] &= !mask;
+            w += 1;
+        }
+        n
+    }
+
+    /// The highest member in `lo..hi`, if any.
+    #[inline]
+    pub fn highest_in(&self, lo: u32, hi: u32) -> Option<u32> {
+        let (lo, hi) = (lo as usize, (hi as usize).min(MAX_CORES_PER_NODE));
+        if lo >= hi {
+            return None;
+        }
+        let mut w = (hi - 1) / 64;
+        loop {
+            let start = (w * 64).max(lo) - w * 64;
+            let end = ((w + 1) * 64).min(hi) - w * 64;
+            let mask = if end - start == 64 {
+                u64::MAX
+            } else {
+                ((1u64 << (end - start)) - 1) << start
+            };
+            let bits = self.0[w] & mask;
+            if bits != 0 {
+                return Some((w * 64 + 63 - bits.leading_zeros() as usize) as u32);
+            }
+            if w == 0 || w * 64 <= lo {
+                return None;
+            }
+            w -= 1;
+        }
     }
     #[inline]
     pub fn contains(&self, c: u32) -> bool {
@@ -468,6 +522,17 @@ mod tests {
         assert_eq!(s.count_range(3, 65), 2);
         assert_eq!(s.count_range(4, 200), 1);
         assert_eq!(s.count_range(0, 256), 4);
+        assert_eq!(s.highest_in(0, 256), Some(200));
+        assert_eq!(s.highest_in(0, 200), Some(64));
+        assert_eq!(s.highest_in(1, 3), None);
+        assert_eq!(s.highest_in(0, 64), Some(3));
+        assert_eq!(CoreSet::first(70).count(), 70);
+        assert!(CoreSet::first(70).contains(69) && !CoreSet::first(70).contains(70));
+        assert_eq!(CoreSet::first(256).count(), 256);
+        let mut t = CoreSet::first(130);
+        assert_eq!(t.clear_range(60, 70), 10);
+        assert_eq!(t.count(), 120);
+        assert!(t.contains(59) && !t.contains(60) && !t.contains(69) && t.contains(70));
         assert_eq!(s.count(), 4);
         assert_eq!(gpu_indices(0b1010_0001).collect::<Vec<_>>(), vec![0, 5, 7]);
     }

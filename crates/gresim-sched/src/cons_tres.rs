@@ -41,7 +41,8 @@ use crate::SchedParams;
 /// Slurm's NO_VAL for task counts.
 const NO_VAL: u32 = u32::MAX;
 /// Most sockets we track per node (socket masks are `u64`).
-const MAX_SOCK: usize = 64;
+/// Sockets per node the selector tracks (nodes with more are treated as having this many).
+const MAX_SOCK: usize = 16;
 
 /// One GPU request as a `gres_job_state`: per node, per task, per job.
 #[derive(Clone, Copy, Debug)]
@@ -260,13 +261,13 @@ fn cores_per_sock(node: &Node, cores: &CoreSet, out: &mut [u32; MAX_SOCK]) {
 fn drop_top_core(node: &Node, cores: &mut CoreSet, s: usize) -> bool {
     let cps = u32::from(node.cores_per_socket.max(1));
     let lo = s as u32 * cps;
-    for c in (lo..lo + cps).rev() {
-        if cores.contains(c) {
+    match cores.highest_in(lo, lo + cps) {
+        Some(c) => {
             cores.remove(c);
-            return true;
+            true
         }
+        None => false,
     }
-    false
 }
 
 /// Links count between devices `a` and `b` (0 when unknown).
@@ -329,11 +330,20 @@ fn eval_node(j: &JobCtx<'_>, id: NodeId, u: &NodeUsage, first_pass: bool) -> Opt
         _ => None,
     };
     let nsock = n_sockets(node);
-    let any_m = any_sock_mask(node);
+    // Device masks, once per node: no socket, and each socket.
+    let mut any_m = 0u64;
+    let mut smask = [0u64; MAX_SOCK];
+    for (i, d) in node.gpus.iter().enumerate().take(64) {
+        match d.socket {
+            None => any_m |= 1 << i,
+            Some(x) if usize::from(x) < MAX_SOCK => smask[usize::from(x)] |= 1 << i,
+            Some(_) => {}
+        }
+    }
     let mut per_sock = [0u32; MAX_SOCK];
     for g in j.gres.iter() {
-        let m = type_mask(node, g.ty) & free_gpus;
         let all_of_type = type_mask(node, g.ty);
+        let m = all_of_type & free_gpus;
         let mut total = m.count_ones();
         // gres_select_filter_remove_unusable
         // A whole-node job gets every device of the type, but still needs
@@ -369,7 +379,7 @@ fn eval_node(j: &JobCtx<'_>, id: NodeId, u: &NodeUsage, first_pass: bool) -> Opt
         let mut near = m.count_ones();
         for (s, &n) in per_sock.iter().enumerate().take(nsock) {
             if n == 0 {
-                near -= (m & sock_mask(node, s)).count_ones().min(near);
+                near -= (m & smask[s]).count_ones().min(near);
             }
         }
         if !whole {
@@ -449,16 +459,25 @@ fn eval_node(j: &JobCtx<'_>, id: NodeId, u: &NodeUsage, first_pass: bool) -> Opt
         let mut req_sock = 0u64;
         let mut avail_cores_tot = 0u32;
         for &s in order.iter().take(nsock) {
-            let mut cnt_s = (m & sock_mask(node, s)).count_ones();
+            let mut cnt_s = (m & smask[s]).count_ones();
             if first_pass && cpg > 0 {
                 cnt_s = cnt_s.min(per_sock[s] * tpc / cpg);
             }
             if cnt_any + cnt_s == 0 && first_pass && tot_core_cnt > min_core_cnt {
-                while per_sock[s] > 0 && drop_top_core(node, &mut cores, s) {
-                    per_sock[s] -= 1;
-                    tot_core_cnt -= 1;
-                    if tot_core_cnt <= min_core_cnt {
-                        break;
+                // Drop this socket's top cores, down to what the job needs.
+                let k = per_sock[s].min(tot_core_cnt - min_core_cnt);
+                if k == per_sock[s] {
+                    let cps = u32::from(node.cores_per_socket.max(1));
+                    cores.clear_range(s as u32 * cps, (s as u32 + 1) * cps);
+                    per_sock[s] = 0;
+                    tot_core_cnt -= k;
+                } else {
+                    while per_sock[s] > 0 && drop_top_core(node, &mut cores, s) {
+                        per_sock[s] -= 1;
+                        tot_core_cnt -= 1;
+                        if tot_core_cnt <= min_core_cnt {
+                            break;
+                        }
                     }
                 }
                 avail_cpus = avail_cpus.min(cores.count() * tpc);
@@ -501,21 +520,25 @@ fn eval_node(j: &JobCtx<'_>, id: NodeId, u: &NodeUsage, first_pass: bool) -> Opt
                 if req_sock & (1 << s) != 0 {
                     continue;
                 }
-                while per_sock[s] > 0 && drop_top_core(node, &mut cores, s) {
-                    per_sock[s] -= 1;
-                    avail_cores_tot -= 1;
-                }
+                let cps = u32::from(node.cores_per_socket.max(1));
+                avail_cores_tot -= cores.clear_range(s as u32 * cps, (s as u32 + 1) * cps);
+                per_sock[s] = 0;
             }
             avail_cpus = avail_cpus.min(cores.count() * tpc);
         }
         // Cores needed for the most tasks that fit.
+        // (The largest task count whose cores fit, in closed form.)
         let mut req_cores = 0u32;
-        while max_t >= min_t {
-            req_cores = max_t.saturating_mul(j.cpt).div_ceil(tpc);
-            if req_cores <= avail_cores_tot {
-                break;
+        if max_t >= min_t {
+            let fit = (u64::from(avail_cores_tot) * u64::from(tpc) / u64::from(j.cpt.max(1)))
+                .min(u64::from(u32::MAX)) as u32;
+            if fit >= min_t {
+                max_t = max_t.min(fit);
+                req_cores = max_t.saturating_mul(j.cpt).div_ceil(tpc);
+            } else {
+                req_cores = min_t.saturating_mul(j.cpt).div_ceil(tpc);
+                max_t = min_t.saturating_sub(1);
             }
-            max_t -= 1;
         }
         if cpg > 0 {
             let i = if g.per_node > 0 {
