@@ -1,1 +1,106 @@
-fn main() {}
+//! Project automation: `cargo xtask <task>`.
+//!
+//! - `conformance`: build `sim`, simulate every conformance case in
+//!   `crates/gresim-cli/tests/conformance/cases/` and score it with the
+//!   suite's `score.py` against all recordings; prints one line per case and
+//!   the totals. `--case NAME` runs one case and prints its mismatches.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("conformance") => conformance(&args[1..]),
+        _ => {
+            eprintln!("usage: cargo xtask conformance [--case NAME]");
+            std::process::exit(2);
+        }
+    }
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+fn conformance(args: &[String]) -> Result<()> {
+    let only = match args {
+        [flag, name] if flag == "--case" => Some(name.clone()),
+        [] => None,
+        _ => bail!("usage: cargo xtask conformance [--case NAME]"),
+    };
+    let root = root();
+    let status = Command::new("cargo")
+        .args(["build", "--release", "--bin", "sim"])
+        .current_dir(&root)
+        .status()
+        .context("running cargo build")?;
+    if !status.success() {
+        bail!("cargo build failed");
+    }
+    let sim = root.join("target/release/sim");
+    let dir = root.join("crates/gresim-cli/tests/conformance");
+    let cases = dir.join("cases");
+    let out_dir = std::env::temp_dir().join("gresim-conformance");
+    std::fs::create_dir_all(&out_dir)?;
+    let mut names: Vec<String> = std::fs::read_dir(&cases)?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json") && !n.contains(".result."))
+        .map(|n| n.trim_end_matches(".json").to_string())
+        .filter(|n| only.as_ref().is_none_or(|o| o == n))
+        .collect();
+    names.sort();
+    let (mut m, mut d, mut t) = (0u64, 0u64, 0u64);
+    for name in &names {
+        let sim_out = out_dir.join(format!("{name}.json"));
+        let run = Command::new(&sim)
+            .arg("conformance")
+            .arg(cases.join(format!("{name}.json")))
+            .arg("-o")
+            .arg(&sim_out)
+            .output()?;
+        if !run.status.success() {
+            bail!(
+                "sim conformance {name}: {}",
+                String::from_utf8_lossy(&run.stderr)
+            );
+        }
+        let mut score = Command::new("python3");
+        score
+            .arg(dir.join("score.py"))
+            .arg(cases.join(format!("{name}.result.json")))
+            .arg(&sim_out);
+        for extra in ["rerun", "rerun2"] {
+            let p = cases.join(format!("{name}.{extra}.result.json"));
+            if p.exists() {
+                score.arg("--also").arg(p);
+            }
+        }
+        if only.is_some() {
+            let out = score.output().context("running python3 score.py")?;
+            print!("{}", String::from_utf8_lossy(&out.stdout));
+            continue;
+        }
+        let out = score
+            .arg("--json")
+            .output()
+            .context("running python3 score.py")?;
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .with_context(|| format!("score.py output for {name}"))?;
+        let get = |k: &str| v[k].as_u64().unwrap_or(0);
+        let (tasks, matched, decisions) = (get("tasks"), get("matched"), get("decisions_matched"));
+        println!("{name:24} match {matched:>3}/{tasks:<3}  decisions {decisions:>3}/{tasks:<3}");
+        m += matched;
+        d += decisions;
+        t += tasks;
+    }
+    if only.is_none() {
+        println!("{:24} match {m:>3}/{t:<3}  decisions {d:>3}/{t:<3}", "all");
+    }
+    Ok(())
+}
