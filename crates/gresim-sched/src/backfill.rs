@@ -113,13 +113,50 @@ pub fn backfill_pass(queue: &BTreeSet<QueueKey>, ctx: &mut PassCtx<'_>) -> Vec<J
         times.dedup();
         let mut next_end = 0usize;
         let mut found: Option<(Time, Allocation)> = None;
+        // Which partition nodes could hold the job by counts alone; kept up
+        // to date as jobs are released, so times when it cannot fit anyway
+        // cost no node selection.
+        let pnodes = &ctx.cluster.partition(part).nodes;
+        let fits_of = |st: &ClusterState, id: gresim_model::NodeId| {
+            crate::select::node_may_fit(ctx.cluster, ctx.params, st.node(id), id, &req)
+        };
+        let mut fits: Vec<Option<u32>> = vec![None; nnodes];
+        let (mut n_fit, mut g_fit) = (0u32, 0u32);
+        for &id in pnodes {
+            let f = fits_of(&future, id);
+            if let Some(x) = f {
+                n_fit += 1;
+                g_fit = g_fit.saturating_add(x);
+            }
+            fits[id.idx()] = f;
+        }
+        let need_nodes = req.min_nodes.max(1);
+        let check = req.nodelist.is_empty();
         for &t in &times {
             if t > horizon {
                 break;
             }
             while next_end < ends.len() && ends[next_end].0 <= t {
                 let _ = future.release(ctx.cluster, &ends[next_end].1);
+                for na in &ends[next_end].1.nodes {
+                    if ctx.cluster.in_partition(part, na.node) {
+                        let i = na.node.idx();
+                        if let Some(x) = fits[i] {
+                            n_fit -= 1;
+                            g_fit = g_fit.saturating_sub(x);
+                        }
+                        fits[i] = fits_of(&future, na.node);
+                        if let Some(x) = fits[i] {
+                            n_fit += 1;
+                            g_fit = g_fit.saturating_add(x);
+                        }
+                    }
+                }
                 next_end += 1;
+            }
+            if check && (n_fit < need_nodes || req.gpus_per_job.is_some_and(|pj| g_fit < pj.count))
+            {
+                continue;
             }
             let avoid = blocked(&reservations, t, t + limit, nnodes);
             if let Ok(a) = select(ctx.cluster, ctx.params, &future, &req, part, Some(&avoid)) {

@@ -111,60 +111,69 @@ fn may_fit_now(
     if !req.nodelist.is_empty() {
         return true;
     }
-    let whole_mem = matches!(req.mem, MemReq::WholeNode)
-        || (matches!(req.mem, MemReq::Default) && params.def_mem_per_cpu.is_none());
-    let per_task = req.gpus_per_task.map(|g| (g.ty, g.count));
     let mut nodes = 0u32;
     let mut job_gpus = 0u32;
     for &id in &cluster.partition(part).nodes {
         if avoid.is_some_and(|a| a[id.idx()]) {
             continue;
         }
-        let u = state.node(id);
-        if !u.schedulable()
-            || u.exclusive
-            || (req.exclusive && u.jobs > 0)
-            || u.free_cores.is_empty()
-        {
-            continue;
+        if let Some(g) = node_may_fit(cluster, params, state.node(id), id, req) {
+            nodes += 1;
+            job_gpus = job_gpus.saturating_add(g);
         }
-        let node = cluster.node(id);
-        if whole_mem && u.free_mem < node.memory_mib {
-            continue;
-        }
-        if let MemReq::PerNode(m) = req.mem {
-            if m > u.free_mem {
-                continue;
-            }
-        }
-        let free_of = |ty: Option<gresim_model::GpuTypeId>| -> u32 {
-            if ty.is_none() {
-                return u.free_gpus.count_ones();
-            }
-            node.gpus
-                .iter()
-                .enumerate()
-                .filter(|(i, d)| u.free_gpus & (1 << i) != 0 && Some(d.ty) == ty)
-                .count() as u32
-        };
-        if req.gpus_per_node.iter().any(|g| free_of(g.ty) < g.count) {
-            continue;
-        }
-        if let Some((ty, c)) = per_task {
-            if free_of(ty) < c {
-                continue;
-            }
-        }
-        if let Some(g) = req.gpus_per_job {
-            let f = free_of(g.ty);
-            if f == 0 {
-                continue;
-            }
-            job_gpus = job_gpus.saturating_add(f);
-        }
-        nodes += 1;
     }
     nodes >= req.min_nodes.max(1) && req.gpus_per_job.is_none_or(|g| job_gpus >= g.count)
+}
+
+/// Whether node `id` in state `u` could hold its share of `req`, by counts
+/// alone (a necessary condition); with the free GPUs a per-job request could
+/// use there.
+pub fn node_may_fit(
+    cluster: &Cluster,
+    params: &SchedParams,
+    u: &NodeUsage,
+    id: NodeId,
+    req: &JobRequest,
+) -> Option<u32> {
+    if !u.schedulable() || u.exclusive || (req.exclusive && u.jobs > 0) || u.free_cores.is_empty() {
+        return None;
+    }
+    let node = cluster.node(id);
+    let whole_mem = matches!(req.mem, MemReq::WholeNode)
+        || (matches!(req.mem, MemReq::Default) && params.def_mem_per_cpu.is_none());
+    if whole_mem && u.free_mem < node.memory_mib {
+        return None;
+    }
+    if let MemReq::PerNode(m) = req.mem {
+        if m > u.free_mem {
+            return None;
+        }
+    }
+    let free_of = |ty: Option<gresim_model::GpuTypeId>| -> u32 {
+        if ty.is_none() {
+            return u.free_gpus.count_ones();
+        }
+        node.gpus
+            .iter()
+            .enumerate()
+            .filter(|(i, d)| u.free_gpus & (1 << i) != 0 && Some(d.ty) == ty)
+            .count() as u32
+    };
+    if req.gpus_per_node.iter().any(|g| free_of(g.ty) < g.count) {
+        return None;
+    }
+    if let Some(g) = req.gpus_per_task {
+        if free_of(g.ty) < g.count {
+            return None;
+        }
+    }
+    match req.gpus_per_job {
+        Some(g) => {
+            let f = free_of(g.ty);
+            (f > 0).then_some(f)
+        }
+        None => Some(0),
+    }
 }
 
 /// Why `req` does not fit in `part` now: busy, waiting for unavailable nodes, or never.
