@@ -111,6 +111,8 @@ pub fn run<'a>(
 
 impl<'a> Engine<'a> {
     pub fn new(input: SimInput<'a>, policy: Box<dyn Policy + 'a>) -> Self {
+        // Node evaluations cached for another cluster must not leak in.
+        gresim_sched::reset_caches();
         let cluster = input.cluster;
         let state = ClusterState::new(&cluster);
         let ntypes = cluster.gpu_types.len();

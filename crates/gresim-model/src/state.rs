@@ -210,7 +210,7 @@ impl Allocation {
 }
 
 /// The dynamic state of one node.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NodeUsage {
     pub free_cores: CoreSet,
     pub free_mem: u64,

@@ -946,8 +946,101 @@ fn eval_nodes(
 
 /// Evaluates every candidate for one pass.
 fn eval_all(j: &JobCtx<'_>, cands: &mut [Cand], first_pass: bool) {
-    for c in cands.iter_mut() {
-        c.eval = eval_node(j, c.id, &c.usage, first_pass);
+    EVAL_CACHE.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        let shape = cache.shape_id(j);
+        for c in cands.iter_mut() {
+            c.eval = match shape {
+                Some(sh) => cache.get_or(sh, c.id, &c.usage, first_pass, || {
+                    eval_node(j, c.id, &c.usage, first_pass)
+                }),
+                None => eval_node(j, c.id, &c.usage, first_pass),
+            };
+        }
+    });
+}
+
+/// Forgets every cached node evaluation. The engine calls it when a run
+/// starts, since the cache is keyed by node id and shape, not by cluster.
+pub fn reset_eval_cache() {
+    EVAL_CACHE.with(|c| *c.borrow_mut() = EvalCache::default());
+}
+
+thread_local! {
+    static EVAL_CACHE: std::cell::RefCell<EvalCache> = std::cell::RefCell::new(EvalCache::default());
+}
+
+/// Node evaluations keyed by the job's shape (its request without the
+/// fields `eval_node` does not read) and the node's exact usage. A node whose
+/// usage has not changed since it was last evaluated for the same shape gets
+/// the same answer without the work: the result is a pure function of the
+/// key, so caching changes no decision.
+#[derive(Default)]
+struct EvalCache {
+    shapes: Vec<(JobRequest, Option<u64>)>,
+    /// Per node, a few recent entries.
+    nodes: Vec<[Option<CacheEntry>; CACHE_WAYS]>,
+    next: Vec<u8>,
+}
+
+const CACHE_WAYS: usize = 4;
+const CACHE_SHAPES: usize = 256;
+
+#[derive(Clone, Copy)]
+struct CacheEntry {
+    shape: u32,
+    first_pass: bool,
+    usage: NodeUsage,
+    eval: Option<Eval>,
+}
+
+impl EvalCache {
+    fn shape_id(&mut self, j: &JobCtx<'_>) -> Option<u32> {
+        let mut key = j.req.clone();
+        key.time_limit = None;
+        key.partitions.clear();
+        key.nodelist.clear();
+        key.exclude.clear();
+        key.features.clear();
+        let dm = j.params.def_mem_per_cpu;
+        if let Some(i) = self.shapes.iter().position(|(k, d)| *k == key && *d == dm) {
+            return Some(i as u32);
+        }
+        if self.shapes.len() >= CACHE_SHAPES {
+            return None;
+        }
+        self.shapes.push((key, dm));
+        Some(self.shapes.len() as u32 - 1)
+    }
+
+    fn get_or(
+        &mut self,
+        shape: u32,
+        id: NodeId,
+        usage: &NodeUsage,
+        first_pass: bool,
+        f: impl FnOnce() -> Option<Eval>,
+    ) -> Option<Eval> {
+        let i = id.idx();
+        if self.nodes.len() <= i {
+            self.nodes.resize(i + 1, [None; CACHE_WAYS]);
+            self.next.resize(i + 1, 0);
+        }
+        for e in self.nodes[i].iter().flatten() {
+            if e.shape == shape && e.first_pass == first_pass && e.usage == *usage {
+                return e.eval;
+            }
+        }
+        let eval = f();
+        let w = usize::from(self.next[i]) % CACHE_WAYS;
+        self.nodes[i][w] = Some(CacheEntry {
+            shape,
+            first_pass,
+            usage: *usage,
+            eval,
+        });
+        self.next[i] = self.next[i].wrapping_add(1);
+        eval
     }
 }
 

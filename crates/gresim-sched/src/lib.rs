@@ -231,6 +231,11 @@ pub trait Policy: Send {
     fn queued(&self) -> usize;
 }
 
+/// Clears per-thread caches of node evaluations; call before a run on a new cluster.
+pub fn reset_caches() {
+    cons_tres::reset_eval_cache();
+}
+
 /// The names [`policy_by_name`] knows.
 pub const POLICY_NAMES: &[&str] = &["slurm", "fifo"];
 
