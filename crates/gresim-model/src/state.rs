@@ -27,27 +27,6 @@ impl CoreSet {
         s
     }
 
-    /// Removes every member in `lo..hi`; returns how many there were.
-    #[inline]
-    pub fn clear_range(&mut self, lo: u32, hi: u32) -> u32 {
-        let (lo, hi) = (lo as usize, (hi as usize).min(MAX_CORES_PER_NODE));
-        let mut n = 0;
-        let mut w = lo / 64;
-        while w * 64 < hi {
-            let start = (w * 64).max(lo) - w * 64;
-            let end = ((w + 1) * 64).min(hi) - w * 64;
-            let mask = if end - start == 64 {
-                u64::MAX
-            } else {
-                ((1u64 << (end - start)) - 1) << start
-            };
-            n += (self.0[w] & mask).count_ones();
-            self.0[w] &= !mask;
-            w += 1;
-        }
-        n
-    }
-
     /// The highest member in `lo..hi`, if any.
     #[inline]
     pub fn highest_in(&self, lo: u32, hi: u32) -> Option<u32> {
@@ -97,11 +76,11 @@ impl CoreSet {
     pub fn count(&self) -> u32 {
         self.0.iter().map(|w| w.count_ones()).sum()
     }
-    /// Members in `lo..hi`.
+    /// Calls `f(word, mask)` for each word overlapping `lo..hi`, with the
+    /// mask of the bits of that word inside the range.
     #[inline]
-    pub fn count_range(&self, lo: u32, hi: u32) -> u32 {
+    fn range_words(lo: u32, hi: u32, mut f: impl FnMut(usize, u64)) {
         let (lo, hi) = (lo as usize, (hi as usize).min(MAX_CORES_PER_NODE));
-        let mut n = 0;
         let mut w = lo / 64;
         while w * 64 < hi {
             let start = (w * 64).max(lo) - w * 64;
@@ -111,9 +90,28 @@ impl CoreSet {
             } else {
                 ((1u64 << (end - start)) - 1) << start
             };
-            n += (self.0[w] & mask).count_ones();
+            f(w, mask);
             w += 1;
         }
+    }
+
+    /// Members in `lo..hi`.
+    #[inline]
+    pub fn count_range(&self, lo: u32, hi: u32) -> u32 {
+        let mut n = 0;
+        Self::range_words(lo, hi, |w, m| n += (self.0[w] & m).count_ones());
+        n
+    }
+
+    /// Removes every member in `lo..hi`; returns how many there were.
+    #[inline]
+    pub fn clear_range(&mut self, lo: u32, hi: u32) -> u32 {
+        let mut n = 0;
+        let words = &mut self.0;
+        Self::range_words(lo, hi, |w, m| {
+            n += (words[w] & m).count_ones();
+            words[w] &= !m;
+        });
         n
     }
     #[inline]
