@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod compare_cmd;
 mod env_cmd;
 mod fgd_cmd;
 mod lint_cmd;
@@ -38,6 +39,8 @@ enum Command {
     /// Reproduce the FGD paper (ATC'23) on the OpenB trace: six policies × seeds,
     /// compared with the published figures.
     Fgd(fgd_cmd::FgdArgs),
+    /// Run a scenario under several placement policies in parallel and compare them.
+    Compare(compare_cmd::CompareArgs),
     /// Allocate a batch script on an idle cluster and print what each task sees (SLURM_*, CUDA_VISIBLE_DEVICES).
     Env(env_cmd::EnvArgs),
     /// Warn about GPU pitfalls in a batch script (exit 0; 1 with --deny-warnings and findings).
@@ -121,6 +124,7 @@ fn normalise_args(mut args: Vec<OsString>) -> Vec<OsString> {
     const SUBCOMMANDS: &[&str] = &[
         "run",
         "conformance",
+        "compare",
         "fgd",
         "env",
         "lint",
@@ -158,6 +162,7 @@ fn main() -> ExitCode {
         Command::Report(a) => views::cmd_report(&a).map_err(|(code, msg)| Failure { code, msg }),
         Command::Fgd(args) => fgd_cmd::cmd_fgd(&args),
         Command::Env(args) => env_cmd::cmd_env(&args),
+        Command::Compare(args) => compare_cmd::cmd_compare(&args),
         Command::Lint(args) => lint_cmd::cmd_lint(&args),
     };
     match result {

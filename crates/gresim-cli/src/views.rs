@@ -36,6 +36,10 @@ pub struct RunViewArgs {
     /// Also write report.html (a self-contained HTML report) into the output directory.
     #[arg(long)]
     pub report: bool,
+    /// Also write every chart as PNG: utilization.png beside utilization.svg,
+    /// and the report's charts as charts/NAME.svg and charts/NAME.png.
+    #[arg(long)]
+    pub png: bool,
     /// Write monitoring series (metrics.om, OpenMetrics; metrics.csv) into DIR.
     #[arg(long, value_name = "DIR")]
     pub metrics: Option<PathBuf>,
@@ -75,12 +79,16 @@ pub fn run_meta(s: &gresim_io::Scenario, seed: u64) -> RunMeta {
 
 /// After `sim run` wrote its outputs into `dir`: the report and the metrics.
 pub fn after_run(a: &RunViewArgs, dir: &Path) -> Result<(), ViewError> {
-    if !a.report && a.metrics.is_none() {
+    if !a.report && !a.png && a.metrics.is_none() {
         return Ok(());
     }
     let rf = RunFile::load(dir).map_err(|e| (1, e))?;
     if a.report {
         write_report(&rf, dir)?;
+    }
+    if a.png {
+        // The run just wrote utilization.svg: a failure here is internal.
+        write_pngs(&rf, dir).map_err(|(_, e)| (1, e))?;
     }
     if let Some(m) = &a.metrics {
         let (om, csv) = gresim_report::metrics::metrics_files(&rf, a.metrics_interval);
@@ -104,6 +112,44 @@ fn write_report(rf: &RunFile, dir: &Path) -> Result<PathBuf, ViewError> {
         },
     )?;
     Ok(dir.join(gresim_report::html::REPORT_FILE))
+}
+
+/// Writes `utilization.png` beside `utilization.svg` (when the run directory
+/// has one) and every report chart as `charts/NAME.svg` and
+/// `charts/NAME.png`. Returns the files written.
+fn write_pngs(rf: &RunFile, dir: &Path) -> Result<Vec<PathBuf>, ViewError> {
+    use gresim_report::charts::{chart_files, CHARTS_DIR};
+    use gresim_report::raster::{png_name, svg_to_png};
+    let mut written = Vec::new();
+    let util = "utilization.svg";
+    let util_path = dir.join(util);
+    if util_path.exists() {
+        let svg = std::fs::read_to_string(&util_path)
+            .map_err(|e| input(format!("{}: cannot read ({e})", util_path.display())))?;
+        let png = svg_to_png(&svg).map_err(|e| input(format!("{}: {e}", util_path.display())))?;
+        let name = png_name(util).expect("an .svg name");
+        gresim_report::write_files_atomic(dir, &[(name.as_str(), png)]).map_err(|e| {
+            (
+                1,
+                format!("cannot write {name} into {}: {e}", dir.display()),
+            )
+        })?;
+        written.push(dir.join(name));
+    }
+    let files = chart_files(rf).map_err(|e| (1, e))?;
+    let charts = dir.join(CHARTS_DIR);
+    let named: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|(n, b)| (n.as_str(), b.as_slice()))
+        .collect();
+    gresim_report::write_files_atomic(&charts, &named).map_err(|e| {
+        (
+            1,
+            format!("cannot write charts into {}: {e}", charts.display()),
+        )
+    })?;
+    written.extend(files.iter().map(|(n, _)| charts.join(n)));
+    Ok(written)
 }
 
 /// Prints to stdout; a closed pipe is not an error.
@@ -228,6 +274,10 @@ pub fn cmd_explain(a: &ExplainArgs) -> Result<(), ViewError> {
 #[derive(clap::Args, Debug)]
 pub struct ReportArgs {
     pub run_dir: PathBuf,
+    /// Also write every chart as PNG: utilization.png beside utilization.svg,
+    /// and the report's charts as charts/NAME.svg and charts/NAME.png.
+    #[arg(long)]
+    pub png: bool,
 }
 
 pub fn cmd_report(a: &ReportArgs) -> Result<(), ViewError> {
@@ -237,6 +287,115 @@ pub fn cmd_report(a: &ReportArgs) -> Result<(), ViewError> {
     } else {
         a.run_dir.clone()
     };
-    let p = write_report(&rf, &dir)?;
-    print(&format!("{}\n", p.display()))
+    let mut written = vec![write_report(&rf, &dir)?];
+    if a.png {
+        written.extend(write_pngs(&rf, &dir)?);
+    }
+    let text: String = written
+        .iter()
+        .map(|p| format!("{}\n", p.display()))
+        .collect();
+    print(&text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The report crate's hand-made run (see its fragmentation tests).
+    const RUN: &str = include_str!("../../gresim-report/testdata/frag_run.json");
+    const SVG: &str = r##"<svg width="120" height="40" xmlns="http://www.w3.org/2000/svg"><rect width="120" height="40" fill="#FFFFFF"/><text x="4" y="28" font-family="sans-serif" font-size="20">GPUs</text></svg>"##;
+
+    fn run_dir(svg: &str) -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("run.json"), RUN).unwrap();
+        std::fs::write(d.path().join("utilization.svg"), svg).unwrap();
+        d
+    }
+
+    fn report(dir: &Path, png: bool) -> Result<(), ViewError> {
+        cmd_report(&ReportArgs {
+            run_dir: dir.to_path_buf(),
+            png,
+        })
+    }
+
+    fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+        let mut v: Vec<(String, Vec<u8>)> = Vec::new();
+        for sub in [dir.to_path_buf(), dir.join("charts")] {
+            for e in std::fs::read_dir(&sub).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_file() {
+                    let name = p.strip_prefix(dir).unwrap().display().to_string();
+                    v.push((name, std::fs::read(&p).unwrap()));
+                }
+            }
+        }
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn report_png_writes_a_png_beside_every_svg_and_the_same_bytes_again() {
+        let d = run_dir(SVG);
+        report(d.path(), false).unwrap();
+        assert!(!d.path().join("charts").exists(), "no charts without --png");
+        assert!(!d.path().join("utilization.png").exists());
+        report(d.path(), true).unwrap();
+        let first = files(d.path());
+        let names: Vec<&str> = first.iter().map(|f| f.0.as_str()).collect();
+        for stem in [
+            "utilization",
+            "charts/gpu_states",
+            "charts/gpu_util_by_type",
+            "charts/queue",
+            "charts/wait_cdf",
+            "charts/slowdown_cdf",
+            "charts/gantt",
+        ] {
+            for ext in ["svg", "png"] {
+                assert!(
+                    names.contains(&format!("{stem}.{ext}").as_str()),
+                    "{stem}.{ext} in {names:?}"
+                );
+            }
+        }
+        for (name, bytes) in &first {
+            if name.ends_with(".png") {
+                assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{name}");
+            }
+        }
+        let html = String::from_utf8(std::fs::read(d.path().join("report.html")).unwrap()).unwrap();
+        assert!(html.contains("<th>fragmentation.fragmented_share</th><td>0.264516</td>"));
+        // Again, and into another directory: byte-identical files.
+        report(d.path(), true).unwrap();
+        assert_eq!(files(d.path()), first);
+        let d2 = run_dir(SVG);
+        report(d2.path(), true).unwrap();
+        assert_eq!(files(d2.path()), first);
+    }
+
+    #[test]
+    fn bad_run_dirs_are_input_errors() {
+        let d = run_dir("<svg oops");
+        let (code, msg) = report(d.path(), true).unwrap_err();
+        assert_eq!(code, 2);
+        assert!(
+            msg.contains("utilization.svg") && msg.contains("bad SVG"),
+            "{msg}"
+        );
+        assert!(!d.path().join("utilization.png").exists());
+        let missing = d.path().join("nothing-here");
+        let (code, msg) = report(&missing, true).unwrap_err();
+        assert_eq!(code, 2);
+        assert!(msg.contains("cannot read the run"), "{msg}");
+        std::fs::write(d.path().join("run.json"), "{\"format\": 1}").unwrap();
+        assert_eq!(report(d.path(), true).unwrap_err().0, 2);
+        // Without utilization.svg only the report's charts are written.
+        let d = run_dir(SVG);
+        std::fs::remove_file(d.path().join("utilization.svg")).unwrap();
+        report(d.path(), true).unwrap();
+        assert!(!d.path().join("utilization.png").exists());
+        assert!(d.path().join("charts/gpu_states.png").exists());
+    }
 }

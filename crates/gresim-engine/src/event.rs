@@ -61,6 +61,8 @@ pub enum EventKind {
     Begin {
         job: JobIdx,
     },
+    /// The next action of the failure model (see `FailureSource`).
+    Failure,
     MainPass,
     BackfillPass,
 }

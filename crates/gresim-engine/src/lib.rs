@@ -7,6 +7,7 @@
 
 pub mod event;
 mod run;
+mod runtime;
 
 pub use run::{run, Engine};
 
@@ -33,6 +34,13 @@ pub enum Action {
     Cancel { sub: u32 },
     /// `scontrol requeue`.
     Requeue { sub: u32 },
+    /// A hardware failure (from a failure model): the nodes go DOWN like
+    /// [`Action::NodeDown`]; admin actions while they are failed take effect
+    /// at the repair.
+    NodeFail(Vec<NodeId>),
+    /// The failed nodes are repaired and return to the state they had (or an
+    /// admin set while they were failed): UP, DRAIN or DOWN.
+    NodeRepair(Vec<NodeId>),
 }
 
 /// An action and when it happens.
@@ -40,6 +48,22 @@ pub enum Action {
 pub struct TimedAction {
     pub at: Time,
     pub action: Action,
+}
+
+/// A lazily generated stream of [`Action::NodeFail`] / [`Action::NodeRepair`]
+/// actions in order of time (failures before repairs within a second). The
+/// engine pulls one at a time, and stops pulling once the rest of the run
+/// cannot be affected: nothing runs, nothing is failed, nothing else is due.
+pub type FailureSource<'a> = Box<dyn Iterator<Item = TimedAction> + 'a>;
+
+/// A change of a node's admin state, as the engine applied it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeChange {
+    pub t: Time,
+    pub node: NodeId,
+    pub state: gresim_model::NodeAdminState,
+    /// Caused by a failure model (a failure or its repair).
+    pub failure: bool,
 }
 
 /// An error from the workload source while the run goes on (a bad line in a streamed trace).
@@ -79,6 +103,8 @@ pub struct SimInput<'a> {
     pub horizon: Option<Time>,
     /// Keep every job's pending-reason history (costs memory on big runs).
     pub record_reasons: bool,
+    /// Random node failures and repairs (see [`FailureSource`]).
+    pub failures: Option<FailureSource<'a>>,
 }
 
 /// The cluster's load at one instant (recorded whenever it changes).
@@ -139,6 +165,10 @@ pub struct SimOutput {
     pub events: u64,
     /// Whether the horizon stopped the run.
     pub hit_horizon: bool,
+    /// Every change of a node's admin state, in the order applied.
+    pub node_log: Vec<NodeChange>,
+    /// Per node: how many times a failure model took it down.
+    pub node_failures: Vec<u32>,
 }
 
 impl SimOutput {

@@ -10,7 +10,10 @@ use gresim_model::{
 use gresim_sched::{select, PassCtx, Policy, Start};
 
 use crate::event::{EventKind, EventQueue, Phase};
-use crate::{Action, EngineError, JobSource, ReasonChange, Sample, SimInput, SimOutput, Usage};
+use crate::{
+    Action, EngineError, FailureSource, JobSource, NodeChange, ReasonChange, Sample, SimInput,
+    SimOutput, TimedAction, Usage,
+};
 
 /// Slurm plans a job without a time limit as ending a year after its start.
 const UNLIMITED_PLAN: u64 = 365 * 86400;
@@ -99,6 +102,17 @@ pub struct Engine<'a> {
     last_t: Time,
     events: u64,
     prev_submit: Time,
+
+    /// The failure model's stream and its action now in the queue.
+    failure_src: Option<FailureSource<'a>>,
+    next_failure: Option<TimedAction>,
+    /// Per node: the admin state it returns to once repaired, while failed.
+    failed: Vec<Option<NodeAdminState>>,
+    failed_count: u32,
+    node_failures: Vec<u32>,
+    node_log: Vec<NodeChange>,
+    /// The change being applied comes from the failure model.
+    applying_failure: bool,
 }
 
 /// Runs a simulation to its end.
@@ -157,6 +171,13 @@ impl<'a> Engine<'a> {
             last_t: 0,
             events: 0,
             prev_submit: 0,
+            failure_src: input.failures,
+            next_failure: None,
+            failed: vec![None; cluster.nodes.len()],
+            failed_count: 0,
+            node_failures: vec![0; cluster.nodes.len()],
+            node_log: Vec::new(),
+            applying_failure: false,
             cluster,
         };
         for i in 0..e.cluster.nodes.len() {
@@ -172,9 +193,18 @@ impl<'a> Engine<'a> {
 
     /// Keeps the count of nodes that are DOWN or DRAIN.
     fn set_admin(&mut self, id: NodeId, s: NodeAdminState) {
-        let was = self.state.node(id).admin != NodeAdminState::Up;
+        let old = self.state.node(id).admin;
+        let was = old != NodeAdminState::Up;
         let is = s != NodeAdminState::Up;
         self.state.set_admin(id, s);
+        if old != s {
+            self.node_log.push(NodeChange {
+                t: self.now,
+                node: id,
+                state: s,
+                failure: self.applying_failure,
+            });
+        }
         match (was, is) {
             (false, true) => self.unavailable_nodes += 1,
             (true, false) => self.unavailable_nodes -= 1,
@@ -208,6 +238,7 @@ impl<'a> Engine<'a> {
                 .push(a.at, Phase::Admin, EventKind::Action(i as u32));
         }
         self.pull_next_submission()?;
+        self.pull_next_failure();
         let first_t = self.queue.peek().map_or(0, |e| e.time);
         self.now = first_t;
         self.last_t = first_t;
@@ -217,6 +248,12 @@ impl<'a> Engine<'a> {
             // Events that no longer mean anything (the end of a run that was
             // requeued or cancelled, a superseded pass) must not move the clock.
             if self.is_stale(&ev.kind, ev.time) {
+                continue;
+            }
+            if ev.kind == EventKind::Failure && self.failures_cannot_matter() {
+                // Only the endless failure process is left: stop it.
+                self.failure_src = None;
+                self.next_failure = None;
                 continue;
             }
             if let Some(h) = self.horizon {
@@ -236,6 +273,7 @@ impl<'a> Engine<'a> {
                 EventKind::Action(i) => self.on_action(i as usize)?,
                 EventKind::Submit => self.on_submit()?,
                 EventKind::Begin { job } => self.on_begin(job),
+                EventKind::Failure => self.on_failure()?,
                 EventKind::Requeue { job, run } => {
                     let j = &self.jobs[job.idx()];
                     if j.state == JobState::Running && j.runs.len() as u32 == run + 1 {
@@ -272,6 +310,8 @@ impl<'a> Engine<'a> {
             end_time: end,
             events: self.events,
             hit_horizon,
+            node_log: self.node_log,
+            node_failures: self.node_failures,
         })
     }
 
@@ -288,7 +328,7 @@ impl<'a> Engine<'a> {
                 let j = &self.jobs[job.idx()];
                 j.state != JobState::Pending || j.begin.is_none_or(|b| b > t)
             }
-            EventKind::Action(_) | EventKind::Submit => false,
+            EventKind::Action(_) | EventKind::Submit | EventKind::Failure => false,
         }
     }
 
@@ -511,6 +551,11 @@ impl<'a> Engine<'a> {
                 planned_end: 0,
                 begin: spec.begin,
                 requeue,
+                work_saved: 0,
+                lost_gpu_secs: 0,
+                lost_secs: 0,
+                oom: false,
+                natural_end: None,
             });
             if let Some(h) = self.reasons.as_mut() {
                 h.push(vec![ReasonChange {
@@ -919,6 +964,9 @@ impl<'a> Engine<'a> {
             let j = &self.jobs[job.idx()];
             gresim_sched::time_limit_in(&self.cluster, j, partition)
         };
+        let oom = self.runs_out_of_gpu_memory(job, &alloc);
+        let work = self.run_secs(job);
+        let work = crate::runtime::run_time_for(&self.cluster, &self.specs[sub], &alloc, work);
         let now = self.now;
         let j = &mut self.jobs[job.idx()];
         j.state = JobState::Running;
@@ -932,11 +980,16 @@ impl<'a> Engine<'a> {
             partition,
             alloc,
         });
-        // When does this run end on its own?
-        let natural = match j.run_time {
-            RunTime::Secs(d) => Some(now + d),
-            RunTime::ToLimit => None,
+        // When does this run end on its own? (A program that runs out of
+        // GPU memory fails shortly after it starts.)
+        let natural = match (work, oom) {
+            (Some(d), true) => Some(now + d.min(self.specs[sub].behavior.oom_after)),
+            (None, true) => Some(now + self.specs[sub].behavior.oom_after),
+            (Some(d), false) => Some(now + d),
+            (None, false) => None,
         };
+        j.oom = oom;
+        j.natural_end = natural;
         let kill = limit.map(|l| {
             let deadline = now + l;
             let iv = self.params.timelimit_check_interval;
@@ -979,6 +1032,9 @@ impl<'a> Engine<'a> {
 
     /// Frees the job's resources and closes its current run.
     fn finish_run(&mut self, job: JobIdx, run_state: JobState) -> Result<(), EngineError> {
+        if matches!(run_state, JobState::NodeFail | JobState::Requeued) {
+            self.account_failed_run(job);
+        }
         let now = self.now;
         let j = &mut self.jobs[job.idx()];
         let Some(run) = j.runs.last_mut() else {
@@ -1041,10 +1097,7 @@ impl<'a> Engine<'a> {
         let ran = self.now - r.start;
         let limit = gresim_sched::time_limit_in(&self.cluster, j, r.partition);
         // Killed by the time-limit check, or ended on its own?
-        let natural_end = match j.run_time {
-            RunTime::Secs(d) => Some(r.start + d),
-            RunTime::ToLimit => None,
-        };
+        let natural_end = j.natural_end;
         // A job that runs to its limit is killed by the check (an unlimited
         // one after Slurm's year); one with a run time ends on its own unless
         // the check came first.
@@ -1054,6 +1107,10 @@ impl<'a> Engine<'a> {
         };
         let (state, reason) = if timed_out {
             (JobState::Timeout, Reason::TimeLimit)
+        } else if j.oom {
+            // PyTorch's "RuntimeError: CUDA out of memory" exits 1.
+            self.jobs[job.idx()].exit_code = 1;
+            (JobState::Failed, Reason::NonZeroExitCode)
         } else if j.exit_code != 0 {
             (JobState::Failed, Reason::NonZeroExitCode)
         } else {
@@ -1098,29 +1155,52 @@ impl<'a> Engine<'a> {
 
     fn on_action(&mut self, i: usize) -> Result<(), EngineError> {
         let action = self.actions[i].action.clone();
+        self.apply(action)
+    }
+
+    fn apply(&mut self, action: Action) -> Result<(), EngineError> {
         match action {
             Action::NodeDown(nodes) => {
                 for n in nodes {
-                    if self.state.node(n).admin != NodeAdminState::Down {
-                        self.set_admin(n, NodeAdminState::Down);
-                        self.count_node_up(n, false);
+                    if let Some(after) = self.failed[n.idx()].as_mut() {
+                        *after = NodeAdminState::Down;
+                        continue;
                     }
-                    let mut victims = self.node_jobs[n.idx()].clone();
-                    victims.sort();
-                    for job in victims {
-                        // Slurm's accounting record of the failed run is
-                        // NODE_FAIL whether or not the job is requeued.
-                        if self.jobs[job.idx()].requeue {
-                            self.requeue(job, JobState::NodeFail)?;
-                        } else {
-                            self.finish_run(job, JobState::NodeFail)?;
-                            self.terminate(job, JobState::NodeFail, Reason::NodeDown);
-                        }
+                    self.take_node_down(n)?;
+                }
+            }
+            Action::NodeFail(nodes) => {
+                self.applying_failure = true;
+                for n in nodes {
+                    if self.failed[n.idx()].is_none() {
+                        self.failed[n.idx()] = Some(self.state.node(n).admin);
+                        self.failed_count += 1;
+                        self.node_failures[n.idx()] += 1;
+                        self.take_node_down(n)?;
                     }
                 }
+                self.applying_failure = false;
+            }
+            Action::NodeRepair(nodes) => {
+                self.applying_failure = true;
+                for n in nodes {
+                    let Some(after) = self.failed[n.idx()].take() else {
+                        continue;
+                    };
+                    self.failed_count -= 1;
+                    if after != NodeAdminState::Down {
+                        self.count_node_up(n, true);
+                        self.set_admin(n, after);
+                    }
+                }
+                self.applying_failure = false;
             }
             Action::NodeUp(nodes) | Action::NodeResume(nodes) => {
                 for n in nodes {
+                    if let Some(after) = self.failed[n.idx()].as_mut() {
+                        *after = NodeAdminState::Up;
+                        continue;
+                    }
                     if self.state.node(n).admin == NodeAdminState::Down {
                         self.count_node_up(n, true);
                     }
@@ -1129,6 +1209,10 @@ impl<'a> Engine<'a> {
             }
             Action::NodeDrain(nodes) => {
                 for n in nodes {
+                    if let Some(after) = self.failed[n.idx()].as_mut() {
+                        *after = NodeAdminState::Drain;
+                        continue;
+                    }
                     if self.state.node(n).admin == NodeAdminState::Down {
                         self.count_node_up(n, true);
                     }
@@ -1193,5 +1277,156 @@ impl<'a> Engine<'a> {
         }
         self.mark_dirty();
         Ok(())
+    }
+
+    // ---- failures, checkpoints, GPU memory --------------------------------------
+
+    /// A node goes DOWN: its running jobs are requeued or end NODE_FAIL (a
+    /// multi-node job loses all its nodes).
+    fn take_node_down(&mut self, n: NodeId) -> Result<(), EngineError> {
+        if self.state.node(n).admin != NodeAdminState::Down {
+            self.set_admin(n, NodeAdminState::Down);
+            self.count_node_up(n, false);
+        }
+        let mut victims = self.node_jobs[n.idx()].clone();
+        victims.sort();
+        for job in victims {
+            // Slurm's accounting record of the failed run is
+            // NODE_FAIL whether or not the job is requeued.
+            if self.jobs[job.idx()].requeue {
+                self.requeue(job, JobState::NodeFail)?;
+            } else {
+                self.finish_run(job, JobState::NodeFail)?;
+                self.terminate(job, JobState::NodeFail, Reason::NodeDown);
+            }
+        }
+        Ok(())
+    }
+
+    /// Queues the failure model's next action.
+    fn pull_next_failure(&mut self) {
+        let Some(src) = self.failure_src.as_mut() else {
+            return;
+        };
+        match src.next() {
+            Some(a) => {
+                let phase = match a.action {
+                    Action::NodeRepair(_) => Phase::NodeReturn,
+                    _ => Phase::Admin,
+                };
+                // A source that goes back in time is clamped, never obeyed.
+                self.queue
+                    .push(a.at.max(self.now), phase, EventKind::Failure);
+                self.next_failure = Some(a);
+            }
+            None => {
+                self.failure_src = None;
+                self.next_failure = None;
+            }
+        }
+    }
+
+    fn on_failure(&mut self) -> Result<(), EngineError> {
+        let Some(a) = self.next_failure.take() else {
+            return Err(EngineError::Internal(
+                "failure event without a failure".into(),
+            ));
+        };
+        match a.action {
+            Action::NodeFail(_) | Action::NodeRepair(_) => self.apply(a.action)?,
+            other => {
+                return Err(EngineError::Internal(format!(
+                    "the failure model produced {other:?}"
+                )))
+            }
+        }
+        self.pull_next_failure();
+        Ok(())
+    }
+
+    /// Whether the failure process (the only event left) can still change
+    /// the outcome: not when nothing runs, no submission is to come, and
+    /// either no job waits or no node is failed (failures only take capacity
+    /// away, and repairs only return what failures took).
+    fn failures_cannot_matter(&self) -> bool {
+        self.queue.is_empty()
+            && self.running == 0
+            && self.next_spec.is_none()
+            && (self.pending == 0 || self.failed_count == 0)
+    }
+
+    /// Seconds of run time the job's next run needs (`None`: it runs to its
+    /// limit): the work left since the last checkpoint, slowed down on the CPU
+    /// fallback, plus the restart overhead when it resumes from a checkpoint.
+    fn run_secs(&self, job: JobIdx) -> Option<u64> {
+        let j = &self.jobs[job.idx()];
+        let b = &self.specs[j.sub as usize].behavior;
+        let RunTime::Secs(d) = j.run_time else {
+            return None;
+        };
+        let total = b.scaled(d);
+        let overhead = if b.checkpoint_interval.is_some() && !j.runs.is_empty() {
+            b.restart_overhead
+        } else {
+            0
+        };
+        Some(total.saturating_sub(j.work_saved).saturating_add(overhead))
+    }
+
+    /// Slurm does not manage GPU memory: a program that needs more than a
+    /// device it got has fails with "CUDA out of memory".
+    fn runs_out_of_gpu_memory(&self, job: JobIdx, alloc: &Allocation) -> bool {
+        let sub = self.jobs[job.idx()].sub as usize;
+        let Some(need) = self.specs[sub].behavior.vram_mib else {
+            return false;
+        };
+        alloc.nodes.iter().any(|na| {
+            let node = &self.cluster.nodes[na.node.idx()];
+            gresim_model::state::gpu_indices(na.gpus)
+                .filter_map(|g| node.gpus.get(usize::from(g)))
+                .any(|d| d.memory_mib() < need)
+        })
+    }
+
+    /// The current run fails (node failure or requeue): the work since the
+    /// last checkpoint is lost, and so is the restart overhead it spent.
+    fn account_failed_run(&mut self, job: JobIdx) {
+        let now = self.now;
+        let j = &self.jobs[job.idx()];
+        let Some(r) = j.runs.last() else {
+            return;
+        };
+        let b = self.specs[j.sub as usize].behavior;
+        let elapsed = now.saturating_sub(r.start);
+        let overhead = match b.checkpoint_interval {
+            Some(_) if j.runs.len() > 1 => b.restart_overhead.min(elapsed),
+            _ => 0,
+        };
+        let saved = match (b.checkpoint_interval, j.oom) {
+            (Some(iv), false) if iv > 0 => {
+                let done = j.work_saved + (elapsed - overhead);
+                let total = match j.run_time {
+                    RunTime::Secs(d) => b.scaled(d),
+                    RunTime::ToLimit => u64::MAX,
+                };
+                // The checkpoints are at multiples of the interval, short of the end.
+                let last = (done / iv) * iv;
+                last.min(total.saturating_sub(1) / iv * iv)
+                    .max(j.work_saved)
+            }
+            _ => j.work_saved,
+        };
+        let gained = saved - j.work_saved;
+        let lost = elapsed - gained.min(elapsed);
+        let gpus: u64 = r
+            .alloc
+            .nodes
+            .iter()
+            .map(|na| u64::from(na.gpu_count()))
+            .sum();
+        let j = &mut self.jobs[job.idx()];
+        j.work_saved = saved;
+        j.lost_secs += lost;
+        j.lost_gpu_secs += lost * gpus;
     }
 }

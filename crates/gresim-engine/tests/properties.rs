@@ -326,6 +326,8 @@ struct Scenario {
     actions: Vec<TimedAction>,
     horizon: Option<Time>,
     record_reasons: bool,
+    /// The failure model's stream (empty: no failure model).
+    failures: Vec<TimedAction>,
 }
 
 /// A compact description for failure reports (the full `Cluster` is noisy).
@@ -385,6 +387,14 @@ impl std::fmt::Debug for Scenario {
         }
         for a in &self.actions {
             writeln!(f, "  at {}: {:?}", a.at, a.action)?;
+        }
+        for a in &self.failures {
+            writeln!(f, "  failure model at {}: {:?}", a.at, a.action)?;
+        }
+        for (i, sp) in self.specs.iter().enumerate() {
+            if sp.behavior != gresim_model::job::JobBehavior::default() {
+                writeln!(f, "  sub {i} behavior {:?}", sp.behavior)?;
+            }
         }
         write!(f, "}}")
     }
@@ -640,6 +650,8 @@ fn build_specs(gens: &[JobGen], cluster: &Cluster) -> Vec<JobSpec> {
             nice: 0,
             reject: None,
             requeue_after_start: g.requeue_after_start,
+            behavior: gresim_model::job::JobBehavior::default(),
+            comm: None,
         });
     }
     specs
@@ -730,6 +742,7 @@ fn scenario_with(after_submit: bool) -> impl Strategy<Value = Scenario> {
                 actions,
                 horizon,
                 record_reasons,
+                failures: Vec::new(),
             }
         })
 }
@@ -771,6 +784,8 @@ fn simulate(s: &Scenario) -> Result<SimOutput, TestCaseError> {
         actions: s.actions.clone(),
         horizon: s.horizon,
         record_reasons: s.record_reasons,
+        failures: (!s.failures.is_empty())
+            .then(|| Box::new(s.failures.clone().into_iter()) as gresim_engine::FailureSource<'_>),
     };
     let policy = gresim_sched::policy_by_name("fifo").expect("the fifo policy");
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -1850,4 +1865,401 @@ proptest! {
     fn singleton_waiters_are_not_left_behind(s in singleton_scenario()) {
         check_with(&s, check_stuck_jobs_explained)?;
     }
+}
+
+// ---- failure models, checkpoints, GPU memory ------------------------------------
+
+/// One failing unit of a drawn failure model: a node, or (when `group`) the
+/// node and the next one, failing together; up and down times in seconds.
+#[derive(Debug, Clone)]
+struct UnitGen {
+    node: u8,
+    group: bool,
+    cycles: Vec<(u64, u64)>,
+}
+
+/// A job's drawn behavior: (checkpoint interval, overhead), vram, CPU fallback.
+type BehaviorGen = (Option<(u64, u64)>, Option<u8>, bool, u64);
+
+fn unit_gen() -> impl Strategy<Value = UnitGen> {
+    (
+        any::<u8>(),
+        proptest::bool::weighted(0.3),
+        proptest::collection::vec((1u64..=1_500, 1u64..=600), 1..=6),
+    )
+        .prop_map(|(node, group, cycles)| UnitGen {
+            node,
+            group,
+            cycles,
+        })
+}
+
+fn behavior_gen() -> impl Strategy<Value = BehaviorGen> {
+    (
+        proptest::option::weighted(0.5, (1u64..=900, 0u64..=120)),
+        proptest::option::weighted(0.2, 0u8..=3),
+        proptest::bool::weighted(0.15),
+        1u64..=60,
+    )
+}
+
+/// The merged stream of the units, as gresim-io's generator makes it: in
+/// time order, failures before repairs within a second, and a node counted
+/// down while any of its units is down.
+fn build_failures(units: &[UnitGen], nodes: usize) -> Vec<TimedAction> {
+    let mut evs: Vec<(Time, u8, usize, Vec<NodeId>)> = Vec::new();
+    for (k, u) in units.iter().enumerate() {
+        let first = usize::from(u.node) % nodes;
+        let mut members = vec![NodeId::from_idx(first)];
+        if u.group && nodes > 1 {
+            members.push(NodeId::from_idx((first + 1) % nodes));
+        }
+        let mut t = 0;
+        for &(up, down) in &u.cycles {
+            t += up;
+            evs.push((t, 0, k, members.clone()));
+            t += down;
+            evs.push((t, 1, k, members.clone()));
+        }
+    }
+    evs.sort_by_key(|e| (e.0, e.1, e.2));
+    let mut count = vec![0u32; nodes];
+    let mut out = Vec::new();
+    for (t, kind, _, members) in evs {
+        let mut changed = Vec::new();
+        for n in members {
+            let c = &mut count[n.idx()];
+            if kind == 0 {
+                *c += 1;
+                if *c == 1 {
+                    changed.push(n);
+                }
+            } else {
+                *c -= 1;
+                if *c == 0 {
+                    changed.push(n);
+                }
+            }
+        }
+        if !changed.is_empty() {
+            let action = if kind == 0 {
+                Action::NodeFail(changed)
+            } else {
+                Action::NodeRepair(changed)
+            };
+            out.push(TimedAction { at: t, action });
+        }
+    }
+    out
+}
+
+/// VRAM needs to draw from: below a 1g.10gb slice, between slices, above an 80 GB GPU.
+const VRAM_MIB: [u64; 4] = [4_096, 15_000, 45_000, 90_000];
+
+/// A scenario with a random failure model, and random checkpoints, VRAM
+/// needs and CPU fallbacks on its jobs.
+fn failure_scenario() -> impl Strategy<Value = Scenario> {
+    (
+        scenario(),
+        proptest::collection::vec(unit_gen(), 1..=8),
+        proptest::collection::vec(behavior_gen(), 20),
+    )
+        .prop_map(|(mut s, units, behaviors)| {
+            s.failures = build_failures(&units, s.cluster.nodes.len());
+            for (spec, (ckpt, vram, fallback, oom_after)) in s.specs.iter_mut().zip(behaviors) {
+                let b = &mut spec.behavior;
+                if let Some((iv, o)) = ckpt {
+                    b.checkpoint_interval = Some(iv);
+                    b.restart_overhead = o;
+                }
+                if spec.request.wants_gpus() {
+                    b.vram_mib = vram.map(|v| VRAM_MIB[usize::from(v)]);
+                } else if fallback {
+                    b.cpu_fallback_slowdown = Some(2.5);
+                }
+                b.oom_after = oom_after;
+            }
+            s
+        })
+}
+
+/// No job is lost: each has a record; without a horizon none is left
+/// RUNNING; a job whose run failed was requeued (a later run, or PENDING)
+/// or ended NODE_FAIL; and failed runs end when one of their nodes fails
+/// (or an admin requeues them).
+fn check_no_job_lost(s: &Scenario, out: &SimOutput) -> Result<(), TestCaseError> {
+    check_jobs_end_once(s, out)?;
+    let expected: usize = s
+        .specs
+        .iter()
+        .map(|sp| sp.array.as_ref().map_or(1, |a| a.indices.len()))
+        .sum();
+    if !out.hit_horizon {
+        prop_assert_eq!(out.jobs.len(), expected);
+    }
+    let downs: std::collections::BTreeSet<(Time, NodeId)> = out
+        .node_log
+        .iter()
+        .filter(|c| c.state == NodeAdminState::Down)
+        .map(|c| (c.t, c.node))
+        .collect();
+    for (ji, j) in out.jobs.iter().enumerate() {
+        if !out.hit_horizon {
+            prop_assert!(
+                j.state != JobState::Running,
+                "job {ji} is RUNNING at the end without a horizon"
+            );
+        }
+        for (ri, r) in j.runs.iter().enumerate() {
+            if r.state != JobState::NodeFail {
+                continue;
+            }
+            let e = r
+                .end
+                .ok_or_else(|| TestCaseError::fail("NODE_FAIL run without end"))?;
+            prop_assert!(
+                r.alloc.node_ids().any(|n| downs.contains(&(e, n))),
+                "job {ji} run {ri} ended NODE_FAIL at {e} but none of its nodes went down then"
+            );
+            let last = ri + 1 == j.runs.len();
+            if last {
+                prop_assert!(
+                    matches!(
+                        j.state,
+                        JobState::NodeFail | JobState::Pending | JobState::Cancelled
+                    ),
+                    "job {ji} lost after its node failed: state {:?}",
+                    j.state
+                );
+                prop_assert_eq!(
+                    j.state == JobState::NodeFail,
+                    !j.requeue,
+                    "job {} (requeue {}) after a node failure is {:?}",
+                    ji,
+                    j.requeue,
+                    j.state
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checkpointed work is conserved: replaying the runs with the checkpoint
+/// rule gives each run's length — a run that completes lasts exactly the
+/// work left since the last checkpoint (slowed down on the CPU fallback)
+/// plus the restart overhead; an OOM run lasts `oom_after` (or less, when
+/// the program is shorter); and the lost GPU-seconds add up.
+fn check_work_conserved(out: &SimOutput) -> Result<(), TestCaseError> {
+    for (ji, j) in out.jobs.iter().enumerate() {
+        let b = out.specs[j.sub as usize].behavior;
+        let total = match j.run_time {
+            RunTime::Secs(d) => Some(b.scaled(d)),
+            RunTime::ToLimit => None,
+        };
+        let mut saved = 0u64;
+        let mut lost_gpu = 0u64;
+        for (ri, r) in j.runs.iter().enumerate() {
+            let o = match b.checkpoint_interval {
+                Some(_) if ri > 0 => b.restart_overhead,
+                _ => 0,
+            };
+            let need = total.map(|t| t - saved + o);
+            let Some(end) = r.end else { continue };
+            let d = end - r.start;
+            match r.state {
+                JobState::Completed => {
+                    prop_assert_eq!(Some(d), need, "job {} run {} completed", ji, ri);
+                }
+                JobState::Failed if j.oom && ri + 1 == j.runs.len() => {
+                    let want = need.map_or(b.oom_after, |n| n.min(b.oom_after));
+                    prop_assert_eq!(d, want, "job {} run {} out of GPU memory", ji, ri);
+                }
+                JobState::Failed => {
+                    prop_assert_eq!(Some(d), need, "job {} run {} failed", ji, ri);
+                }
+                JobState::NodeFail | JobState::Requeued => {
+                    if let Some(n) = need {
+                        prop_assert!(d <= n, "job {ji} run {ri} lasted {d} s of {n}");
+                    }
+                    // An OOM program dies before its first checkpoint.
+                    let oom_run = b.vram_mib.is_some_and(|v| {
+                        r.alloc.nodes.iter().any(|na| {
+                            let node = &out.cluster.nodes[na.node.idx()];
+                            gpu_indices(na.gpus).any(|g| node.gpus[usize::from(g)].memory_mib() < v)
+                        })
+                    });
+                    let new_saved = match b.checkpoint_interval {
+                        Some(iv) if !oom_run => {
+                            let done = saved + d - o.min(d);
+                            let cap = total.map_or(u64::MAX, |t| t.saturating_sub(1) / iv * iv);
+                            (done / iv * iv).min(cap).max(saved)
+                        }
+                        _ => saved,
+                    };
+                    let lost = d - (new_saved - saved);
+                    lost_gpu += lost * u64::from(r.alloc.gpu_count());
+                    saved = new_saved;
+                }
+                _ => {}
+            }
+        }
+        prop_assert_eq!(j.lost_gpu_secs, lost_gpu, "job {} lost GPU-seconds", ji);
+        prop_assert_eq!(j.work_saved, saved, "job {} saved work", ji);
+    }
+    Ok(())
+}
+
+/// Runs never hold a node while it is failed or DOWN, per the engine's own
+/// log of node states; and the per-node failure counts match the log.
+fn check_failed_nodes_idle(s: &Scenario, out: &SimOutput) -> Result<(), TestCaseError> {
+    let n = out.cluster.nodes.len();
+    let mut fails = vec![0u32; n];
+    for c in &out.node_log {
+        if c.failure && c.state == NodeAdminState::Down {
+            fails[c.node.idx()] += 1;
+        }
+    }
+    // A failure of a node that is already DOWN counts, but changes no state.
+    let mut drawn = vec![0u32; n];
+    for a in &s.failures {
+        if let Action::NodeFail(ns) = &a.action {
+            for x in ns {
+                drawn[x.idx()] += 1;
+            }
+        }
+    }
+    for i in 0..n {
+        prop_assert!(
+            fails[i] <= out.node_failures[i] && out.node_failures[i] <= drawn[i],
+            "node {i}: {} failures logged, {} counted, {} drawn",
+            fails[i],
+            out.node_failures[i],
+            drawn[i]
+        );
+    }
+    // Down intervals per node: [down, next change).
+    let mut down: Vec<Vec<(Time, Time)>> = vec![Vec::new(); n];
+    let mut since: Vec<Option<Time>> = out
+        .cluster
+        .nodes
+        .iter()
+        .map(|nd| (nd.state == NodeAdminState::Down).then_some(0))
+        .collect();
+    for c in &out.node_log {
+        let i = c.node.idx();
+        match (since[i], c.state == NodeAdminState::Down) {
+            (None, true) => since[i] = Some(c.t),
+            (Some(a), false) => {
+                down[i].push((a, c.t));
+                since[i] = None;
+            }
+            _ => {}
+        }
+    }
+    for (i, s) in since.iter().enumerate() {
+        if let Some(a) = s {
+            down[i].push((*a, Time::MAX));
+        }
+    }
+    for (ji, j) in out.jobs.iter().enumerate() {
+        for (ri, r) in j.runs.iter().enumerate() {
+            let end = r.end.unwrap_or(Time::MAX);
+            for nid in r.alloc.node_ids() {
+                for &(a, b) in &down[nid.idx()] {
+                    // [start, end) and [a, b) must not overlap: a run
+                    // hit by the failure ends in its second, and a repaired
+                    // node takes jobs from the next one.
+                    prop_assert!(
+                        !(r.start < b && a < end),
+                        "job {ji} run {ri} [{}, {:?}) holds {} while it is DOWN [{a}, {b})",
+                        r.start,
+                        r.end,
+                        out.cluster.nodes[nid.idx()].name
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(config(500))]
+
+    #[test]
+    fn failures_never_over_allocate(s in failure_scenario()) {
+        check_with(&s, |_, out| check_no_over_allocation(out))?;
+    }
+
+    #[test]
+    fn failures_lose_no_job(s in failure_scenario()) {
+        check_with(&s, check_no_job_lost)?;
+    }
+
+    #[test]
+    fn failures_conserve_gpu_seconds(s in failure_scenario()) {
+        check_with(&s, |_, out| {
+            check_usage(out)?;
+            check_timeline(out)
+        })?;
+    }
+
+    #[test]
+    fn checkpointed_work_is_conserved(s in failure_scenario()) {
+        check_with(&s, |_, out| check_work_conserved(out))?;
+    }
+
+    #[test]
+    fn failed_nodes_run_nothing(s in failure_scenario()) {
+        check_with(&s, check_failed_nodes_idle)?;
+    }
+
+    #[test]
+    fn failures_keep_time_moving_forward(s in failure_scenario()) {
+        check_with(&s, check_time_forward)?;
+    }
+
+    #[test]
+    fn failures_leave_no_job_stuck_without_reason(s in failure_scenario()) {
+        check_with(&s, check_stuck_jobs_explained)?;
+    }
+}
+
+/// The failure generator reaches what the failure properties are about.
+#[test]
+fn failure_generator_reaches_failures_checkpoints_and_oom() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let (mut node_fail_runs, mut saved, mut oom, mut fallback, mut lost) = (0, 0, 0, 0, 0u64);
+    for _ in 0..300 {
+        let s = failure_scenario()
+            .new_tree(&mut runner)
+            .expect("a scenario")
+            .current();
+        let Ok(out) = simulate(&s) else { continue };
+        for j in &out.jobs {
+            node_fail_runs += j
+                .runs
+                .iter()
+                .filter(|r| r.state == JobState::NodeFail)
+                .count();
+            saved += u32::from(j.work_saved > 0);
+            oom += u32::from(j.oom && j.state == JobState::Failed);
+            fallback += u32::from(
+                out.specs[j.sub as usize]
+                    .behavior
+                    .cpu_fallback_slowdown
+                    .is_some()
+                    && j.state == JobState::Completed,
+            );
+            lost += j.lost_gpu_secs;
+        }
+    }
+    eprintln!(
+        "failure scenarios: {node_fail_runs} NODE_FAIL runs, {saved} jobs resumed from a \
+         checkpoint, {oom} OOM, {fallback} CPU fallbacks completed, {lost} GPU-s lost"
+    );
+    assert!(node_fail_runs > 50 && saved > 10 && oom > 10 && fallback > 5 && lost > 0);
 }

@@ -11,7 +11,7 @@ use gresim_model::cluster::{
     NodeAdminState, PartitionState, MAX_CORES_PER_NODE, MAX_GPUS_PER_NODE,
 };
 use gresim_model::hostlist;
-use gresim_model::job::{JobRequest, JobSpec, MemReq, RunTime};
+use gresim_model::job::{JobBehavior, JobRequest, JobSpec, MemReq, RunTime};
 use gresim_model::slurm_time::{parse_time_limit, Seconds};
 use gresim_model::units::parse_mem_mib;
 use gresim_model::{Cluster, GpuDevice, GpuType, GpuTypeId, MigInstance, Node, NodeId, Partition};
@@ -30,6 +30,8 @@ pub fn build_cluster(
     let mut nodes: Vec<Node> = Vec::new();
     let mut types: Vec<GpuType> = Vec::new();
     let mut type_ids: BTreeMap<String, GpuTypeId> = BTreeMap::new();
+    let mut node_topos: BTreeMap<String, Option<Arc<gresim_model::topology::Topology>>> =
+        BTreeMap::new();
     let groups = def.nodes.as_deref().unwrap_or_default();
     if groups.is_empty() {
         return Err(err(
@@ -71,6 +73,7 @@ pub fn build_cluster(
             weight: over.weight.or(base.weight),
             gpus: over.gpus.or(base.gpus),
             gpu_links: over.gpu_links.or(base.gpu_links),
+            topology: over.topology.or(base.topology),
         };
         let sockets = f.sockets.unwrap_or(1);
         let Some(cps) = f.cores_per_socket else {
@@ -221,7 +224,20 @@ pub fn build_cluster(
                 ));
             }
         }
+        let topo = match &f.topology {
+            Some(t) => Some(crate::topo_build::resolve_topology(
+                file,
+                &format!("{gp}.topology"),
+                t,
+                &gpus,
+                def.fabric.as_ref().and_then(|x| x.rail_gbps),
+            )?),
+            None => None,
+        };
         for name in names {
+            if topo.is_some() {
+                node_topos.insert(name.clone(), topo.clone());
+            }
             nodes.push(Node {
                 name,
                 sockets,
@@ -247,7 +263,16 @@ pub fn build_cluster(
         }
     }
     let partitions = build_partitions(file, &nodes, parts)?;
-    Ok(Cluster::new(nodes, partitions, types))
+    let per_node: Vec<_> = nodes
+        .iter()
+        .map(|n| node_topos.get(&n.name).cloned().flatten())
+        .collect();
+    let mut cluster = Cluster::new(nodes, partitions, types);
+    if per_node.iter().any(Option::is_some) {
+        cluster.set_topologies(per_node);
+    }
+    crate::topo_build::apply_fabric(file, def, &mut cluster)?;
+    Ok(cluster)
 }
 
 /// Resolves the scenario's partitions against `nodes` (in node-table order);
@@ -711,13 +736,28 @@ pub fn build_job(
             .map_err(|e| err("dependency", e))?,
         ),
     };
+    let behavior = job_behavior(d, &r).map_err(|(f, m)| err(f, m))?;
+    let comm = match &d.comm {
+        Some(c) => Some(Arc::new(crate::topo_build::build_comm(
+            file,
+            &format!("{path}.comm"),
+            c,
+            cluster,
+            d.run_time.is_some(),
+        )?)),
+        None => None,
+    };
     Ok(JobSpec {
         name: d.name.clone().unwrap_or_else(|| key.clone()),
         key,
         user: d.user.clone().unwrap_or_else(|| "user".to_string()),
         request: Arc::new(r),
         submit: d.submit,
-        run_time: d.run_time.map_or(RunTime::ToLimit, RunTime::Secs),
+        run_time: match (d.run_time, comm.as_ref().and_then(|c| c.compute_secs())) {
+            (Some(t), _) => RunTime::Secs(t),
+            (None, Some(c)) => RunTime::Secs(c),
+            (None, None) => RunTime::ToLimit,
+        },
         task_run_times,
         exit_code: d.exit_code.unwrap_or(0),
         array,
@@ -728,7 +768,52 @@ pub fn build_job(
         nice: d.nice.unwrap_or(0),
         reject: None,
         requeue_after_start: None,
+        behavior,
+        comm,
     })
+}
+
+/// Default run-time factor of a job that expects a GPU but runs on the CPU.
+pub const DEFAULT_CPU_FALLBACK_SLOWDOWN: f64 = 10.0;
+
+/// The program's side of a job: checkpoints, GPU memory, CPU fallback.
+fn job_behavior(d: &JobDef, r: &JobRequest) -> Result<JobBehavior, (&'static str, String)> {
+    let mut b = JobBehavior::default();
+    match (d.checkpoint_interval, d.restart_overhead) {
+        (Some(0), _) => {
+            return Err((
+                "checkpoint_interval",
+                "expected at least 1 second between checkpoints".into(),
+            ))
+        }
+        (None, Some(_)) => {
+            return Err((
+                "restart_overhead",
+                "a restart overhead needs checkpoint_interval".into(),
+            ))
+        }
+        (iv, o) => {
+            b.checkpoint_interval = iv;
+            b.restart_overhead = o.unwrap_or(0);
+        }
+    }
+    if let Some(v) = &d.vram {
+        let mib = mem_value(v).map_err(|e| ("vram", e))?;
+        if mib == 0 {
+            return Err(("vram", "expected GPU memory above 0".into()));
+        }
+        if !r.wants_gpus() {
+            return Err((
+                "vram",
+                "vram is GPU memory per GPU, but the job requests no GPU".into(),
+            ));
+        }
+        b.vram_mib = Some(mib);
+    }
+    if d.expects_gpu && !r.wants_gpus() {
+        b.cpu_fallback_slowdown = Some(DEFAULT_CPU_FALLBACK_SLOWDOWN);
+    }
+    Ok(b)
 }
 
 /// Timed events to engine actions.

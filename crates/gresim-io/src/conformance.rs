@@ -324,6 +324,7 @@ pub fn load_case(path: &Path) -> Result<Case, InputError> {
         policy: "slurm".to_string(),
         workload: Workload::Jobs(Arc::new(specs)),
         actions,
+        failures: None,
         horizon: None,
         out_dir: None,
         source: text,

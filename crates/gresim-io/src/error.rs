@@ -68,6 +68,11 @@ pub fn from_json(file: &Path, e: serde_path_to_error::Error<serde_json::Error>) 
     if let Some(i) = msg.rfind(" at line ") {
         msg.truncate(i);
     }
+    if msg.contains("untagged enum NumOrStr") {
+        // `"gpus": -1`, `"nodes": 1.5`: say what fits.
+        msg = "expected a whole number of at least 0 or a string (\"2\", \"a100:2\", \"1-2\")"
+            .to_string();
+    }
     let mut err = InputError::at(file, path, msg);
     if line > 0 {
         err = err.with_line(line, col);

@@ -8,6 +8,9 @@
 pub mod build;
 pub mod conformance;
 pub mod error;
+pub mod failures;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod gresconf;
 pub mod lint;
 pub mod sbatch;
@@ -16,6 +19,7 @@ pub mod slurmconf;
 pub mod spec;
 pub mod synth;
 pub mod taskenv;
+pub mod topo_build;
 pub mod traces;
 
 use std::collections::BTreeMap;
@@ -60,6 +64,8 @@ pub struct Scenario {
     pub policy: String,
     pub workload: Workload,
     pub actions: Vec<TimedAction>,
+    /// Random node failures (`failures`).
+    pub failures: Option<failures::FailureModel>,
     pub horizon: Option<Time>,
     pub out_dir: Option<PathBuf>,
     /// The scenario file as read, for echoing in reports.
@@ -97,6 +103,10 @@ impl Scenario {
             actions: self.actions.clone(),
             horizon: self.horizon,
             record_reasons: false,
+            failures: self
+                .failures
+                .as_ref()
+                .map(|m| Box::new(m.stream(seed)) as gresim_engine::FailureSource<'_>),
         }
     }
 }
@@ -156,6 +166,7 @@ pub fn parse_scenario(path: &Path, text: &str) -> Result<Scenario, InputError> {
                 let parts = build::build_partitions(path, &cluster.nodes, &def.partitions)?;
                 cluster = Cluster::new(cluster.nodes, parts, cluster.gpu_types);
             }
+            topo_build::apply_fabric(path, &def.cluster, &mut cluster)?;
             (cluster, l.params, Some(l.policy))
         }
         _ => {
@@ -263,6 +274,12 @@ pub fn parse_scenario(path: &Path, text: &str) -> Result<Scenario, InputError> {
         })
     };
     let actions = build::build_actions(path, &def.events, &cluster, &key_of)?;
+    let failures = def
+        .failures
+        .as_ref()
+        .map(|f| failures::build(path, f, &cluster))
+        .transpose()?;
+    let workload = apply_behavior_settings(path, w, workload)?;
     Ok(Scenario {
         path: path.to_path_buf(),
         name: def.name.clone().unwrap_or_else(|| {
@@ -276,11 +293,53 @@ pub fn parse_scenario(path: &Path, text: &str) -> Result<Scenario, InputError> {
         policy,
         workload,
         actions,
+        failures,
         horizon: def.horizon,
         out_dir: def.outputs.dir.as_ref().map(PathBuf::from),
         source: text.to_string(),
         warnings,
     })
+}
+
+/// `workload.oom_after` and `workload.cpu_fallback_slowdown` over every job.
+fn apply_behavior_settings(
+    path: &Path,
+    w: &spec::WorkloadDef,
+    workload: Workload,
+) -> Result<Workload, InputError> {
+    if let Some(f) = w.cpu_fallback_slowdown {
+        if !(f.is_finite() && (1.0..=1e6).contains(&f)) {
+            return Err(InputError::at(
+                path,
+                "workload.cpu_fallback_slowdown",
+                format!("expected a factor between 1 and 1e6, got {f}"),
+            ));
+        }
+    }
+    if w.oom_after.is_none() && w.cpu_fallback_slowdown.is_none() {
+        return Ok(workload);
+    }
+    let Workload::Jobs(jobs) = workload else {
+        return Err(InputError::at(
+            path,
+            if w.oom_after.is_some() {
+                "workload.oom_after"
+            } else {
+                "workload.cpu_fallback_slowdown"
+            },
+            "applies to jobs given as JSON (inline, a JSON trace or scripts)",
+        ));
+    };
+    let mut jobs = Arc::unwrap_or_clone(jobs);
+    for j in &mut jobs {
+        if let Some(o) = w.oom_after {
+            j.behavior.oom_after = o;
+        }
+        if let (Some(f), Some(_)) = (w.cpu_fallback_slowdown, j.behavior.cpu_fallback_slowdown) {
+            j.behavior.cpu_fallback_slowdown = Some(f);
+        }
+    }
+    Ok(Workload::Jobs(Arc::new(jobs)))
 }
 
 /// The scenario's scheduler settings over `base` (Slurm's defaults, or

@@ -43,6 +43,9 @@ pub struct ScenarioDef {
     pub workload: WorkloadDef,
     #[serde(default)]
     pub events: Vec<EventDef>,
+    /// Random node failures and repairs (docs/reliability.md).
+    #[serde(default)]
+    pub failures: Option<FailuresDef>,
     /// Stop the simulation at this time (seconds).
     #[serde(default)]
     pub horizon: Option<u64>,
@@ -67,6 +70,9 @@ pub struct ClusterDef {
     /// to slurm.conf when it exists, as Slurm reads it.
     #[serde(default)]
     pub gres_conf: Option<String>,
+    /// The network between nodes (docs/topology.md).
+    #[serde(default)]
+    pub fabric: Option<FabricDef>,
 }
 
 /// Node hardware; every field optional so templates and groups can share it.
@@ -91,6 +97,9 @@ pub struct NodeFields {
     /// gres.conf `Links=` as a matrix over the node's GPU devices.
     #[serde(default)]
     pub gpu_links: Option<Vec<Vec<u8>>>,
+    /// The node's interconnect topology: a preset name or a `topo -m` file.
+    #[serde(default)]
+    pub topology: Option<TopologyDef>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -119,6 +128,8 @@ pub struct NodeGroupDef {
     pub gpus: Option<Vec<GpuGroupDef>>,
     #[serde(default)]
     pub gpu_links: Option<Vec<Vec<u8>>>,
+    #[serde(default)]
+    pub topology: Option<TopologyDef>,
 }
 
 impl NodeGroupDef {
@@ -132,6 +143,7 @@ impl NodeGroupDef {
             weight: self.weight,
             gpus: self.gpus.clone(),
             gpu_links: self.gpu_links.clone(),
+            topology: self.topology.clone(),
         }
     }
 }
@@ -270,6 +282,12 @@ pub struct WorkloadDef {
     /// `#SBATCH` scripts, each submitted once.
     #[serde(default)]
     pub scripts: Option<Vec<ScriptDef>>,
+    /// Seconds a job that runs out of GPU memory lasts before it fails (default 30).
+    #[serde(default)]
+    pub oom_after: Option<u64>,
+    /// Run-time factor of a job that expects a GPU but asked for none (default 10).
+    #[serde(default)]
+    pub cpu_fallback_slowdown: Option<f64>,
 }
 
 /// Options of the streamed trace readers (see `traces`).
@@ -397,6 +415,23 @@ pub struct JobDef {
     /// `--error` pattern. Used by `sim env`.
     #[serde(default)]
     pub error: Option<String>,
+    /// Communication profile: placement changes the run time (docs/topology.md).
+    #[serde(default)]
+    pub comm: Option<CommDef>,
+    /// The program checkpoints every this many seconds of work; a requeued
+    /// run resumes from the last checkpoint.
+    #[serde(default)]
+    pub checkpoint_interval: Option<u64>,
+    /// Seconds a resumed run spends before useful work goes on.
+    #[serde(default)]
+    pub restart_overhead: Option<u64>,
+    /// GPU memory the program needs per GPU (`"40G"`, or MiB).
+    #[serde(default)]
+    pub vram: Option<NumOrStr>,
+    /// The program wants a GPU: without a GPU request it runs on the CPU,
+    /// `workload.cpu_fallback_slowdown` times slower.
+    #[serde(default)]
+    pub expects_gpu: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -456,6 +491,9 @@ pub struct MixEntryDef {
     /// Multiplies this shape's run times (default 1).
     #[serde(default)]
     pub run_time_scale: Option<f64>,
+    /// Communication profile of this shape's jobs (docs/topology.md).
+    #[serde(default)]
+    pub comm: Option<CommDef>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -482,4 +520,162 @@ pub struct OutputsDef {
     /// Where outputs go (relative to the working directory); `--out` overrides.
     #[serde(default)]
     pub dir: Option<String>,
+}
+
+/// The failure model: independent per-node failures and correlated
+/// failures of node groups (a rack, a leaf switch), each followed by a repair.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FailuresDef {
+    /// Seed of the failure process; default: derived from the run's seed.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Nodes that fail independently (hostlist or `ALL`, the default).
+    #[serde(default)]
+    pub nodes: Option<String>,
+    /// Up time of a node between a repair and its next failure.
+    #[serde(default)]
+    pub mtbf: Option<DistDef>,
+    /// Repair time (default for the correlated groups too).
+    #[serde(default)]
+    pub repair: Option<DistDef>,
+    /// Groups that fail as a whole.
+    #[serde(default)]
+    pub correlated: Vec<CorrelatedDef>,
+    /// No failure before this time (seconds; default 0).
+    #[serde(default)]
+    pub start: Option<u64>,
+    /// No failure after this time (seconds; repairs still happen).
+    #[serde(default)]
+    pub until: Option<u64>,
+}
+
+/// A distribution of durations.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DistDef {
+    /// `exponential`, `weibull` or `fixed`.
+    pub distribution: String,
+    /// The mean, in hours (or `mean_seconds`).
+    #[serde(default)]
+    pub mean_hours: Option<f64>,
+    #[serde(default)]
+    pub mean_seconds: Option<f64>,
+    /// Weibull shape k (k < 1: infant mortality, k > 1: wear-out).
+    #[serde(default)]
+    pub shape: Option<f64>,
+    /// Weibull scale in hours, instead of a mean.
+    #[serde(default)]
+    pub scale_hours: Option<f64>,
+}
+
+/// A group of nodes that fails at once.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CorrelatedDef {
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Hostlist of the group.
+    pub nodes: String,
+    /// Mean up time of the group, hours (an exponential distribution).
+    #[serde(default)]
+    pub mtbf_hours: Option<f64>,
+    /// Or a full distribution.
+    #[serde(default)]
+    pub mtbf: Option<DistDef>,
+    /// The group's repair time; default: `failures.repair`.
+    #[serde(default)]
+    pub repair: Option<DistDef>,
+}
+
+/// A node topology: a preset name (`"dgx-a100"`), or an object.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum TopologyDef {
+    Preset(String),
+    Spec(TopologySpecDef),
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopologySpecDef {
+    /// A built-in preset: `dgx-a100`, `dgx-h100`, `hgx-h200`, `pcie-8gpu`, `workstation-4gpu-nvlink`.
+    #[serde(default)]
+    pub preset: Option<String>,
+    /// `nvidia-smi topo -m` output, relative to the scenario.
+    #[serde(default)]
+    pub topo_m: Option<String>,
+    /// PCIe generation of a `topo_m` node's links (default 4).
+    #[serde(default)]
+    pub pcie_gen: Option<u8>,
+    /// Line rate of a `topo_m` node's NICs, Gb/s (default: the fabric's `rail_gbps`).
+    #[serde(default)]
+    pub nic_gbps: Option<f64>,
+}
+
+/// The network between nodes.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FabricDef {
+    /// `infiniband` (default), `roce` or `ethernet`.
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// Leaf switches and their nodes: `{"leaf1": "dgx[01-04]"}`.
+    #[serde(default)]
+    pub leaves: Option<BTreeMap<String, String>>,
+    /// Or: consecutive nodes (in node-table order) per leaf.
+    #[serde(default)]
+    pub nodes_per_leaf: Option<u32>,
+    /// Leaf downlink : uplink bandwidth (default 1, non-blocking).
+    #[serde(default)]
+    pub oversubscription: Option<f64>,
+    /// Rails per node without NICs in its topology (default 1).
+    #[serde(default)]
+    pub rails: Option<u32>,
+    /// Line rate per rail, Gb/s (default 100).
+    #[serde(default)]
+    pub rail_gbps: Option<f64>,
+    /// IP interfaces and their Gb/s, for NCCL's socket transport
+    /// (default `{"ib0": rail_gbps, "eth0": 10}`).
+    #[serde(default)]
+    pub interfaces: Option<BTreeMap<String, f64>>,
+    /// `NCCL_IB_DISABLE=1` for every job.
+    #[serde(default)]
+    pub nccl_ib_disable: Option<bool>,
+    /// `NCCL_SOCKET_IFNAME` for every job.
+    #[serde(default)]
+    pub nccl_socket_ifname: Option<String>,
+    /// One-way latency through the network, µs (default 5).
+    #[serde(default)]
+    pub latency_us: Option<f64>,
+    /// Latency of NCCL's socket transport, µs (default 50).
+    #[serde(default)]
+    pub socket_latency_us: Option<f64>,
+}
+
+/// A job's communication profile: `steps` + `compute_per_step` +
+/// `bytes_per_step`, or `fraction` (+ optional `bytes_per_step`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommDef {
+    /// Bytes all-reduced per step: a number, or `"1.5GB"`, `"512MiB"`.
+    #[serde(default)]
+    pub bytes_per_step: Option<NumOrStr>,
+    #[serde(default)]
+    pub steps: Option<u64>,
+    /// Seconds of computation per step.
+    #[serde(default)]
+    pub compute_per_step: Option<f64>,
+    /// Share of the run time spent communicating on the ideal placement.
+    #[serde(default)]
+    pub fraction: Option<f64>,
+    /// `ring` (default) or `hierarchical`.
+    #[serde(default)]
+    pub algorithm: Option<String>,
+    /// `NCCL_IB_DISABLE=1` for this job.
+    #[serde(default)]
+    pub nccl_ib_disable: Option<bool>,
+    /// `NCCL_SOCKET_IFNAME` for this job.
+    #[serde(default)]
+    pub nccl_socket_ifname: Option<String>,
 }

@@ -29,6 +29,8 @@ pub struct Synthetic {
     limit_factor: f64,
     to_limit_share: f64,
     shapes: Vec<(String, Arc<JobRequest>, f64)>,
+    /// Each shape's communication profile.
+    shape_comm: Vec<Option<Arc<gresim_model::comm::CommProfile>>>,
     weights: WeightedIndex<f64>,
     users: u32,
 }
@@ -77,6 +79,7 @@ impl Synthetic {
             return Err(err("mix", "expected at least one job shape".into()));
         }
         let mut shapes = Vec::new();
+        let mut shape_comm = Vec::new();
         for (i, m) in d.mix.iter().enumerate() {
             let mp = format!("mix[{i}]");
             if !(m.weight.is_finite() && m.weight > 0.0) {
@@ -161,6 +164,16 @@ impl Synthetic {
             }
             let name = m.name.clone().unwrap_or_else(|| format!("shape{i}"));
             shapes.push((name, Arc::new(req), scale));
+            shape_comm.push(match &m.comm {
+                Some(c) => Some(Arc::new(crate::topo_build::build_comm(
+                    file,
+                    &format!("{p}.{mp}.comm"),
+                    c,
+                    cluster,
+                    true,
+                )?)),
+                None => None,
+            });
         }
         let weights = WeightedIndex::new(d.mix.iter().map(|m| m.weight))
             .map_err(|e| err("mix", e.to_string()))?;
@@ -178,6 +191,7 @@ impl Synthetic {
             limit_factor,
             to_limit_share,
             shapes,
+            shape_comm,
             weights,
             users: d.users.unwrap_or(8).max(1),
         })
@@ -249,6 +263,8 @@ impl Iterator for SynthStream<'_> {
             nice: 0,
             reject: None,
             requeue_after_start: None,
+            behavior: gresim_model::job::JobBehavior::default(),
+            comm: s.shape_comm.get(k).cloned().flatten(),
         }))
     }
 }

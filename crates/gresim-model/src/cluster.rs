@@ -4,10 +4,13 @@
 //! during a run; the dynamic side lives in [`crate::state::ClusterState`].
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
 
 use crate::catalog::{self, GpuModel, MigProfile};
+use crate::fabric::Fabric;
 use crate::ids::{GpuModelId, GpuTypeId, NodeId, PartId};
 use crate::slurm_time::Seconds;
+use crate::topology::Topology;
 
 /// One GPU device as Slurm's GRES sees it: a whole GPU or one MIG instance.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,6 +26,17 @@ pub struct GpuDevice {
     pub phys: u8,
     /// The MIG instance, when this device is one.
     pub mig: Option<MigInstance>,
+}
+
+impl GpuDevice {
+    /// The memory a program on this device sees, MiB: the MIG instance's
+    /// memory, else the whole GPU's.
+    pub fn memory_mib(&self) -> u64 {
+        match self.mig {
+            Some(m) => m.profile.memory_mib,
+            None => crate::catalog::model(self.model).memory_mib,
+        }
+    }
 }
 
 /// A MIG GPU instance placed on a physical GPU.
@@ -156,6 +170,11 @@ pub struct Cluster {
     type_by_name: BTreeMap<String, GpuTypeId>,
     /// For each partition, a membership bitmap over nodes.
     part_members: Vec<Vec<bool>>,
+    /// Topologies given by the scenario, per node (`None`: derived from the node).
+    topologies: Vec<Option<Arc<Topology>>>,
+    /// Topologies derived from the nodes' sockets and gres.conf Links, built on first use.
+    derived: OnceLock<(Vec<Arc<Topology>>, Vec<u32>)>,
+    fabric: Option<Arc<Fabric>>,
 }
 
 impl Cluster {
@@ -189,7 +208,86 @@ impl Cluster {
             node_by_name,
             type_by_name,
             part_members,
+            topologies: Vec::new(),
+            derived: OnceLock::new(),
+            fabric: None,
         }
+    }
+
+    /// Sets the topology of each node (in node-table order; `None` keeps the
+    /// one derived from the node's sockets and Links).
+    pub fn set_topologies(&mut self, per_node: Vec<Option<Arc<Topology>>>) {
+        self.topologies = per_node;
+    }
+
+    /// Sets the network between nodes.
+    pub fn set_fabric(&mut self, fabric: Fabric) {
+        self.fabric = Some(Arc::new(fabric));
+    }
+
+    /// Whether the scenario described topology or a fabric explicitly.
+    pub fn has_explicit_topology(&self) -> bool {
+        self.fabric.is_some() || self.topologies.iter().any(Option::is_some)
+    }
+
+    /// The network between nodes (the default one when none was given).
+    pub fn fabric(&self) -> &Fabric {
+        static DEFAULT: OnceLock<Fabric> = OnceLock::new();
+        match &self.fabric {
+            Some(f) => f,
+            None => DEFAULT.get_or_init(Fabric::default),
+        }
+    }
+
+    /// Node `id`'s topology.
+    pub fn topology(&self, id: NodeId) -> &Topology {
+        if let Some(Some(t)) = self.topologies.get(id.idx()) {
+            return t;
+        }
+        let (topos, idx) = self.derived.get_or_init(|| self.derive_topologies());
+        match idx.get(id.idx()).and_then(|&i| topos.get(i as usize)) {
+            Some(t) => t,
+            None => {
+                static EMPTY: OnceLock<Topology> = OnceLock::new();
+                EMPTY.get_or_init(Topology::empty)
+            }
+        }
+    }
+
+    /// The topology each node's own description implies: one host bridge
+    /// per socket, each GPU on its own PCIe Gen4 link to its socket (gres.conf
+    /// `Cores=`), NVLinks from `Links=`. Nodes that look alike share one.
+    fn derive_topologies(&self) -> (Vec<Arc<Topology>>, Vec<u32>) {
+        type Key = (u16, Vec<Option<u16>>, Option<Vec<Vec<u8>>>);
+        let mut seen: BTreeMap<Key, u32> = BTreeMap::new();
+        let mut topos = Vec::new();
+        let mut idx = Vec::with_capacity(self.nodes.len());
+        for n in &self.nodes {
+            // One entry per physical GPU; Links only when there is no MIG.
+            let mut socks: Vec<Option<u16>> = Vec::new();
+            for d in &n.gpus {
+                let p = usize::from(d.phys);
+                if socks.len() <= p {
+                    socks.resize(p + 1, None);
+                }
+                socks[p] = d.socket;
+            }
+            let mig = n.gpus.iter().any(|d| d.mig.is_some());
+            let links = if mig { None } else { n.gpu_links.clone() };
+            let key = (n.sockets, socks, links);
+            let i = match seen.get(&key) {
+                Some(&i) => i,
+                None => {
+                    let t = Topology::from_links(key.0, &key.1, key.2.as_deref(), 4);
+                    topos.push(Arc::new(t));
+                    let i = topos.len() as u32 - 1;
+                    seen.insert(key, i);
+                    i
+                }
+            };
+            idx.push(i);
+        }
+        (topos, idx)
     }
 
     pub fn node(&self, id: NodeId) -> &Node {

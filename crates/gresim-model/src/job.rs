@@ -194,6 +194,63 @@ pub struct JobSpec {
     /// `scontrol requeue` this many seconds after the job's first start (an
     /// admin action tied to the job, as the conformance harness issues it).
     pub requeue_after_start: Option<u64>,
+    /// What the job's program does that Slurm does not see: checkpoints,
+    /// GPU memory, CPU fallback (docs/reliability.md).
+    pub behavior: JobBehavior,
+    /// The job's communication profile: placement changes its run time
+    /// (docs/topology.md). `None` keeps the run time as given.
+    pub comm: Option<Arc<crate::comm::CommProfile>>,
+}
+
+/// Default seconds an out-of-memory run lasts before it fails.
+pub const DEFAULT_OOM_AFTER: u64 = 30;
+
+/// The program's side of a job, which Slurm neither sees nor manages.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JobBehavior {
+    /// The program saves a checkpoint every this many seconds of work; a
+    /// restarted run resumes from the last one.
+    pub checkpoint_interval: Option<u64>,
+    /// Seconds a restarted run spends (loading the checkpoint, warming up)
+    /// before useful work resumes. Only with `checkpoint_interval`.
+    pub restart_overhead: u64,
+    /// GPU memory the program needs per GPU, MiB. On a GPU or MIG slice with
+    /// less, it fails with "CUDA out of memory".
+    pub vram_mib: Option<u64>,
+    /// How long a run that runs out of GPU memory lasts before it fails.
+    pub oom_after: u64,
+    /// The program expects a GPU but the job asked for none, so it runs on
+    /// the CPU this many times slower (seed pitfall 1). `None`: no fallback.
+    pub cpu_fallback_slowdown: Option<f64>,
+}
+
+impl Default for JobBehavior {
+    fn default() -> Self {
+        JobBehavior {
+            checkpoint_interval: None,
+            restart_overhead: 0,
+            vram_mib: None,
+            oom_after: DEFAULT_OOM_AFTER,
+            cpu_fallback_slowdown: None,
+        }
+    }
+}
+
+impl JobBehavior {
+    /// The seconds of run time `secs` of work takes on the CPU fallback.
+    pub fn scaled(&self, secs: u64) -> u64 {
+        match self.cpu_fallback_slowdown {
+            Some(f) if f.is_finite() && f > 0.0 => {
+                let v = (secs as f64 * f).ceil();
+                if v >= u64::MAX as f64 {
+                    u64::MAX / 4
+                } else {
+                    v as u64
+                }
+            }
+            _ => secs,
+        }
+    }
 }
 
 impl JobSpec {
@@ -365,6 +422,18 @@ pub struct Job {
     pub requeue: bool,
     /// While running: the end Slurm plans with (start + time limit).
     pub planned_end: Time,
+    /// Seconds of work saved by the last checkpoint (see [`JobBehavior`]).
+    pub work_saved: u64,
+    /// GPU-seconds of failed runs (node failure, requeue) that did not turn
+    /// into saved work: the work since the last checkpoint plus the restart
+    /// overhead, times the run's GPUs.
+    pub lost_gpu_secs: u64,
+    /// Wall seconds of failed runs that did not turn into saved work.
+    pub lost_secs: u64,
+    /// The current (or last) run ran out of GPU memory.
+    pub oom: bool,
+    /// While running: when the current run's program exits on its own.
+    pub natural_end: Option<Time>,
 }
 
 impl Job {

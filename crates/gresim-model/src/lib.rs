@@ -6,11 +6,14 @@
 
 pub mod catalog;
 pub mod cluster;
+pub mod comm;
+pub mod fabric;
 pub mod hostlist;
 pub mod ids;
 pub mod job;
 pub mod slurm_time;
 pub mod state;
+pub mod topology;
 pub mod units;
 
 pub use cluster::{Cluster, GpuDevice, GpuType, MigInstance, Node, NodeAdminState, Partition};

@@ -1,7 +1,5 @@
-//! The report's charts, drawn with plotters as SVG from a [`RunFile`].
-//!
-//! PNG is not produced: plotters' bitmap backend needs system fonts to draw
-//! text, and gresim must not depend on what fonts a machine has.
+//! The report's charts, drawn with plotters as SVG from a [`RunFile`], and
+//! as PNG by rasterising that SVG with an embedded font ([`crate::raster`]).
 //!
 //! Every function returns the SVG text or an error message; none panics on
 //! an empty run.
@@ -10,6 +8,7 @@ use std::collections::BTreeMap;
 
 use plotters::prelude::*;
 
+use crate::fragmentation::{fragmentation, Fragmentation, Split, WHOLE_GPU};
 use crate::run_file::{JobRec, RunFile};
 use crate::summary::Summary;
 
@@ -150,7 +149,7 @@ fn lines_svg(
             .y_desc(y_desc)
             .draw()
             .map_err(e)?;
-        // Stacked areas are drawn top first so lower ones stay visible.
+        // Stacked areas are drawn top first, opaque, so each band shows its own colour.
         let order: Vec<usize> = if stacked {
             (0..drawn.len()).rev().collect()
         } else {
@@ -162,7 +161,7 @@ fn lines_svg(
             if stacked {
                 chart
                     .draw_series(
-                        AreaSeries::new(pts.iter().copied(), 0.0, color.mix(0.75))
+                        AreaSeries::new(pts.iter().copied(), 0.0, color.filled())
                             .border_style(color),
                     )
                     .map_err(e)?
@@ -243,31 +242,47 @@ pub fn gpu_util_by_type_svg(rf: &RunFile) -> Result<String, String> {
     )
 }
 
-/// GPUs allocated, idle and down over time, stacked (from the load timeline).
+/// GPUs allocated, idle and usable, idle and fragmented, and down or
+/// drained over time, stacked (see [`crate::fragmentation`]); MIG instances
+/// count as their fraction of a GPU.
 pub fn gpu_states_svg(rf: &RunFile) -> Result<String, String> {
-    let total: u64 = rf.cluster.nodes.iter().map(|n| n.gpus.len() as u64).sum();
-    let tl = &rf.timeline;
-    let pick = |f: &dyn Fn(&[u64; 7]) -> f64| -> Vec<(u64, f64)> {
-        tl.iter().map(|s| (s[0], f(s))).collect()
+    gpu_states_svg_of(rf, &fragmentation(rf))
+}
+
+/// [`gpu_states_svg`] from an already computed split.
+pub fn gpu_states_svg_of(rf: &RunFile, fr: &Fragmentation) -> Result<String, String> {
+    let g = WHOLE_GPU as f64;
+    let pick = |f: &dyn Fn(&Split) -> u64| -> Vec<(u64, f64)> {
+        fr.points
+            .iter()
+            .map(|(t, s)| (*t, f(s) as f64 / g))
+            .collect()
+    };
+    let frag_label = match &fr.typical {
+        Some(t) => format!(
+            "idle, fragmented (typical request {} does not fit)",
+            t.describe()
+        ),
+        None => "idle, fragmented (no GPU jobs: none)".to_string(),
     };
     let series = vec![
-        ("allocated".to_string(), pick(&|s| s[1] as f64)),
-        (
-            "idle".to_string(),
-            pick(&|s| s[4].saturating_sub(s[1]) as f64),
-        ),
-        (
-            "down".to_string(),
-            pick(&|s| total.saturating_sub(s[4]) as f64),
-        ),
+        ("allocated".to_string(), pick(&|s| s.allocated)),
+        ("idle, usable".to_string(), pick(&|s| s.usable)),
+        (frag_label, pick(&|s| s.fragmented)),
+        ("down or drained".to_string(), pick(&|s| s.unavailable)),
     ];
+    let total = fr.total as f64 / g;
     lines_svg(
-        "GPUs allocated, idle and down",
-        "GPUs",
+        &format!(
+            "GPUs allocated, idle (usable / fragmented) and down; fragmented {:.1}% of capacity",
+            100.0 * fr.fragmented_share()
+        ),
+        "GPUs (MIG: fraction of a GPU)",
         rf.end_time,
         &series,
         true,
-        Some((total as f64 * 1.1).ceil().max(1.0)),
+        // Head room for the four-line legend.
+        Some((total * 1.3).ceil().max(1.0)),
     )
 }
 
@@ -551,6 +566,74 @@ pub fn compare_bars_svg(runs: &[(String, Summary)]) -> Result<String, String> {
     Ok(svg)
 }
 
+/// One chart of the report.
+pub struct Chart {
+    /// File stem: `charts/<stem>.svg`, `charts/<stem>.png`.
+    pub stem: &'static str,
+    pub title: &'static str,
+    pub svg: Result<String, String>,
+}
+
+/// Every chart of the report, in the report's order; the Gantt chart only
+/// for runs of at most [`GANTT_MAX_JOBS`] jobs. `fr` is the run's
+/// [`fragmentation`].
+pub fn report_charts(rf: &RunFile, fr: &Fragmentation) -> Vec<Chart> {
+    let (waits, sds) = waits_and_slowdowns(rf);
+    let mut v = vec![
+        Chart {
+            stem: "gpu_util_by_type",
+            title: "GPU utilization by type",
+            svg: gpu_util_by_type_svg(rf),
+        },
+        Chart {
+            stem: "gpu_states",
+            title: "GPUs allocated, idle (usable, fragmented), down",
+            svg: gpu_states_svg_of(rf, fr),
+        },
+        Chart {
+            stem: "queue",
+            title: "queue",
+            svg: queue_svg(rf),
+        },
+        Chart {
+            stem: "wait_cdf",
+            title: "wait CDF",
+            svg: cdf_svg("Wait time CDF", "wait (s)", &waits),
+        },
+        Chart {
+            stem: "slowdown_cdf",
+            title: "slowdown CDF",
+            svg: cdf_svg("Bounded slowdown CDF", "bounded slowdown", &sds),
+        },
+    ];
+    if let Some(g) = gantt_svg(rf) {
+        v.push(Chart {
+            stem: "gantt",
+            title: "Gantt",
+            svg: g,
+        });
+    }
+    v
+}
+
+/// The directory, inside a run directory, that chart files go to.
+pub const CHARTS_DIR: &str = "charts";
+
+/// Every report chart as files: `(<stem>.svg, SVG)` and `(<stem>.png, PNG)`
+/// pairs, in the report's order. Fails on the first chart that cannot be
+/// drawn or rasterised, naming it.
+pub fn chart_files(rf: &RunFile) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let fr = fragmentation(rf);
+    let mut out = Vec::new();
+    for c in report_charts(rf, &fr) {
+        let svg = c.svg.map_err(|e| format!("chart {}: {e}", c.stem))?;
+        let png = crate::raster::svg_to_png(&svg).map_err(|e| format!("chart {}: {e}", c.stem))?;
+        out.push((format!("{}.svg", c.stem), svg.into_bytes()));
+        out.push((format!("{}.png", c.stem), png));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -616,5 +699,83 @@ mod tests {
         empty.end_time = 0;
         assert!(queue_svg(&empty).unwrap().contains("<svg"));
         assert!(gpu_states_svg(&empty).unwrap().contains("<svg"));
+        assert_eq!(chart_files(&empty).unwrap().len(), 12);
+    }
+
+    fn without_text(svg: &str) -> String {
+        let mut out = String::new();
+        let mut rest = svg;
+        while let Some(a) = rest.find("<text") {
+            out.push_str(&rest[..a]);
+            let b = rest[a..].find("</text>").expect("closed") + a + "</text>".len();
+            rest = &rest[b..];
+        }
+        out.push_str(rest);
+        out
+    }
+
+    #[test]
+    fn fragmented_capacity_is_charted() {
+        let r = RunFile::parse(crate::fragmentation::tests::HAND_MADE).unwrap();
+        let svg = gpu_states_svg(&r).unwrap();
+        for label in [
+            "allocated",
+            "idle, usable",
+            "idle, fragmented (typical request gpu:a100:2, 2 CPUs, 16G does not fit)",
+            "down or drained",
+            "fragmented 26.5% of capacity",
+        ] {
+            assert!(svg.contains(label), "{label} in {svg}");
+        }
+    }
+
+    #[test]
+    fn png_charts_are_stable_and_show_text() {
+        let r = RunFile::parse(crate::fragmentation::tests::HAND_MADE).unwrap();
+        let files = chart_files(&r).unwrap();
+        let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "gpu_util_by_type.svg",
+                "gpu_util_by_type.png",
+                "gpu_states.svg",
+                "gpu_states.png",
+                "queue.svg",
+                "queue.png",
+                "wait_cdf.svg",
+                "wait_cdf.png",
+                "slowdown_cdf.svg",
+                "slowdown_cdf.png",
+                "gantt.svg",
+                "gantt.png"
+            ]
+        );
+        // The same run gives the same bytes.
+        assert_eq!(files, chart_files(&r.clone()).unwrap());
+        for pair in files.chunks(2) {
+            let svg = std::str::from_utf8(&pair[0].1).unwrap();
+            let (w, h, px) = crate::raster::tests::decode(&pair[1].1);
+            assert!(
+                svg.contains(&format!("width=\"{w}\" height=\"{h}\"")),
+                "{}",
+                pair[0].0
+            );
+            let first = &px[..4];
+            assert!(
+                px.chunks_exact(4).any(|p| p != first),
+                "{} is one colour",
+                pair[1].0
+            );
+            // Text is drawn: the same chart without its text elements differs.
+            let bare = crate::raster::svg_to_png(&without_text(svg)).unwrap();
+            let (_, _, bare_px) = crate::raster::tests::decode(&bare);
+            let differ = px
+                .chunks_exact(4)
+                .zip(bare_px.chunks_exact(4))
+                .filter(|(a, b)| a != b)
+                .count();
+            assert!(differ > 500, "{}: only {differ} pixels of text", pair[1].0);
+        }
     }
 }

@@ -8,6 +8,7 @@ use gresim_model::hostlist;
 use gresim_model::slurm_time::format_duration;
 
 use crate::charts;
+use crate::fragmentation::{fragmentation, Fragmentation};
 use crate::run_file::RunFile;
 
 /// The report's file name.
@@ -74,6 +75,30 @@ fn chart(out: &mut String, title: &str, svg: Result<String, String>) {
     }
 }
 
+/// The summary rows of the GPU fragmentation measure.
+pub fn fragmentation_rows(fr: &Fragmentation) -> Vec<(String, String)> {
+    let typical = match &fr.typical {
+        Some(t) => format!(
+            "{} per node ({} of {} GPU jobs)",
+            t.describe(),
+            t.jobs,
+            t.gpu_jobs
+        ),
+        None => "none (no job requests GPUs)".to_string(),
+    };
+    vec![
+        ("fragmentation.typical_request".into(), typical),
+        (
+            "fragmentation.fragmented_share".into(),
+            crate::round6(fr.fragmented_share()).to_string(),
+        ),
+        (
+            "fragmentation.fragmented_share_of_idle".into(),
+            crate::round6(fr.fragmented_share_of_idle()).to_string(),
+        ),
+    ]
+}
+
 /// The whole page. `summary` is summary.json's content, when available.
 pub fn report_html(rf: &RunFile, summary: Option<&serde_json::Value>) -> String {
     let mut h = String::new();
@@ -101,52 +126,35 @@ pub fn report_html(rf: &RunFile, summary: Option<&serde_json::Value>) -> String 
     );
 
     h.push_str("<h2>Summary</h2>\n");
-    match summary {
-        Some(v) => {
-            let mut rows = Vec::new();
-            flatten("", v, &mut rows);
-            h.push_str("<table>\n");
-            for (k, v) in rows {
-                let _ = writeln!(h, "<tr><th>{}</th><td>{}</td></tr>", esc(&k), esc(&v));
-            }
-            h.push_str("</table>\n");
-        }
-        None => h.push_str("<p class=\"note\">summary.json not found.</p>\n"),
+    let fr = fragmentation(rf);
+    let mut rows = Vec::new();
+    if let Some(v) = summary {
+        flatten("", v, &mut rows);
     }
+    rows.extend(fragmentation_rows(&fr));
+    if summary.is_none() {
+        h.push_str("<p class=\"note\">summary.json not found.</p>\n");
+    }
+    h.push_str("<table>\n");
+    for (k, v) in rows {
+        let _ = writeln!(h, "<tr><th>{}</th><td>{}</td></tr>", esc(&k), esc(&v));
+    }
+    h.push_str("</table>\n");
+    h.push_str("<p class=\"note\">fragmented: idle GPU capacity on up nodes where the workload's typical request (its most common per-node GPU request, with the CPUs and memory such jobs got) does not fit; shares are time-averaged, MIG instances weighted by their compute slices.</p>\n");
 
     h.push_str("<h2>Charts</h2>\n");
-    chart(
-        &mut h,
-        "GPU utilization by type",
-        charts::gpu_util_by_type_svg(rf),
-    );
-    chart(
-        &mut h,
-        "GPUs allocated, idle, down",
-        charts::gpu_states_svg(rf),
-    );
-    chart(&mut h, "queue", charts::queue_svg(rf));
-    let (waits, sds) = charts::waits_and_slowdowns(rf);
-    chart(
-        &mut h,
-        "wait CDF",
-        charts::cdf_svg("Wait time CDF", "wait (s)", &waits),
-    );
-    chart(
-        &mut h,
-        "slowdown CDF",
-        charts::cdf_svg("Bounded slowdown CDF", "bounded slowdown", &sds),
-    );
-    match charts::gantt_svg(rf) {
-        Some(g) => chart(&mut h, "Gantt", g),
-        None => {
-            let _ = writeln!(
-                h,
-                "<p class=\"note\">No Gantt chart: it is drawn for runs of at most {} jobs.</p>",
-                charts::GANTT_MAX_JOBS
-            );
-        }
+    let charts = charts::report_charts(rf, &fr);
+    for c in charts {
+        chart(&mut h, c.title, c.svg);
     }
+    if rf.jobs.len() > charts::GANTT_MAX_JOBS {
+        let _ = writeln!(
+            h,
+            "<p class=\"note\">No Gantt chart: it is drawn for runs of at most {} jobs.</p>",
+            charts::GANTT_MAX_JOBS
+        );
+    }
+    let (waits, _) = charts::waits_and_slowdowns(rf);
 
     // The longest waits.
     let mut waited: Vec<(u64, usize)> = rf
@@ -288,5 +296,22 @@ mod tests {
         let b = longest.find("<tr><td>2</td>").unwrap();
         assert!(a < b);
         assert!(h.contains("<td class=\"n\">1:45</td>"));
+    }
+
+    #[test]
+    fn summary_has_the_fragmented_share() {
+        let rf = RunFile::parse(crate::fragmentation::tests::HAND_MADE).unwrap();
+        let h = report_html(&rf, None);
+        assert!(h.contains("summary.json not found"));
+        // 1640 / 6200 and 1640 / 3040 (see the fixture's known answer).
+        for row in [
+            "<tr><th>fragmentation.typical_request</th><td>gpu:a100:2, 2 CPUs, 16G per node (3 of 5 GPU jobs)</td></tr>",
+            "<tr><th>fragmentation.fragmented_share</th><td>0.264516</td></tr>",
+            "<tr><th>fragmentation.fragmented_share_of_idle</th><td>0.539474</td></tr>",
+        ] {
+            assert!(h.contains(row), "{row}");
+        }
+        assert!(h.contains("fragmented 26.5% of capacity"));
+        assert_eq!(h.matches("<svg").count(), 6);
     }
 }

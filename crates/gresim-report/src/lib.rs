@@ -10,9 +10,12 @@
 
 pub mod charts;
 pub mod explain;
+pub mod fragmentation;
 pub mod html;
 pub mod metrics;
+pub mod placement;
 pub mod plot;
+pub mod raster;
 pub mod records;
 pub mod run_file;
 pub mod sacct;
@@ -75,9 +78,10 @@ pub fn write_outputs_with(out: &SimOutput, meta: &RunMeta, dir: &Path) -> io::Re
     Ok(summary)
 }
 
-/// Writes `(name, text)` files into `dir` through a temporary directory and
-/// renames, so a failure leaves no half-written file. `dir` is created if needed.
-pub fn write_files_atomic(dir: &Path, contents: &[(&str, String)]) -> io::Result<()> {
+/// Writes `(name, contents)` files (text or bytes) into `dir` through a
+/// temporary directory and renames, so a failure leaves no half-written
+/// file. `dir` is created if needed.
+pub fn write_files_atomic<B: AsRef<[u8]>>(dir: &Path, contents: &[(&str, B)]) -> io::Result<()> {
     fs::create_dir_all(dir)?;
     let tmp = dir.join(format!(".gresim-tmp-{}", std::process::id()));
     // A leftover from a crashed run that had the same pid.
@@ -92,12 +96,16 @@ pub fn write_files_atomic(dir: &Path, contents: &[(&str, String)]) -> io::Result
     result
 }
 
-fn write_and_move(tmp: &Path, dir: &Path, contents: &[(&str, String)]) -> io::Result<()> {
+fn write_and_move<B: AsRef<[u8]>>(
+    tmp: &Path,
+    dir: &Path,
+    contents: &[(&str, B)],
+) -> io::Result<()> {
     let mut staged: Vec<(PathBuf, PathBuf)> = Vec::with_capacity(contents.len());
     for (name, text) in contents {
         let path = tmp.join(name);
         let mut f = fs::File::create(&path)?;
-        io::Write::write_all(&mut f, text.as_bytes())?;
+        io::Write::write_all(&mut f, text.as_ref())?;
         f.sync_all()?;
         staged.push((path, dir.join(name)));
     }
@@ -192,6 +200,8 @@ pub(crate) mod test_support {
             nice: 0,
             reject: None,
             requeue_after_start: None,
+            behavior: gresim_model::job::JobBehavior::default(),
+            comm: None,
         }
     }
 
@@ -241,6 +251,11 @@ pub(crate) mod test_support {
             begin: None,
             requeue: false,
             planned_end: 0,
+            work_saved: 0,
+            lost_gpu_secs: 0,
+            lost_secs: 0,
+            oom: false,
+            natural_end: None,
         }
     }
 
@@ -335,6 +350,8 @@ pub(crate) mod test_support {
             end_time: 300,
             events: 42,
             hit_horizon: false,
+            node_log: Vec::new(),
+            node_failures: vec![0],
         }
     }
 

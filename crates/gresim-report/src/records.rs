@@ -57,10 +57,26 @@ pub struct JobRecord {
     pub exit_code: i32,
     /// Sum over all runs of GPU devices × run length (seconds).
     pub gpu_seconds: u64,
+    /// GPU-seconds of failed runs (node failure, requeue) that did not turn
+    /// into checkpointed work: the work since the last checkpoint and the
+    /// restart overhead, × the run's GPUs (all of a failed run without
+    /// checkpoints).
+    pub lost_gpu_seconds: u64,
+    /// The last run ran out of GPU memory ("CUDA out of memory").
+    pub oom: bool,
+    /// The job expects a GPU but asked for none: it ran on the CPU, slower
+    /// (seed pitfall 1).
+    pub cpu_fallback: bool,
+    /// What went wrong, in words (`""` when nothing did).
+    pub note: String,
+    /// Placement cost of the last run (runs with a topology model only;
+    /// not in the CSV). See docs/topology.md.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<crate::placement::PlacementRecord>,
 }
 
 /// The CSV header: the field names of [`JobRecord`] in order.
-const CSV_HEADER: [&str; 21] = [
+const CSV_HEADER: [&str; 25] = [
     "job_id",
     "name",
     "user",
@@ -82,6 +98,10 @@ const CSV_HEADER: [&str; 21] = [
     "restarts",
     "exit_code",
     "gpu_seconds",
+    "lost_gpu_seconds",
+    "oom",
+    "cpu_fallback",
+    "note",
 ];
 
 /// The partition a job is reported in: that of its last run, else the first
@@ -195,7 +215,60 @@ fn record(out: &SimOutput, job: &Job) -> JobRecord {
             .iter()
             .map(|r| u64::from(r.alloc.gpu_count()) * run_length(r, out.end_time))
             .sum(),
+        lost_gpu_seconds: job.lost_gpu_secs,
+        oom: job.oom && job.state == JobState::Failed,
+        cpu_fallback: spec.is_some_and(|s| s.behavior.cpu_fallback_slowdown.is_some()),
+        note: note(out, job),
+        placement: crate::placement::job_placement(out, job),
     }
+}
+
+/// The note of a record: out of GPU memory, CPU fallback, lost work.
+fn note(out: &SimOutput, job: &Job) -> String {
+    let mut notes: Vec<String> = Vec::new();
+    let b = out.specs.get(job.sub as usize).map(|s| s.behavior);
+    if let (true, Some(r), Some(need)) = (job.oom, job.runs.last(), b.and_then(|b| b.vram_mib)) {
+        // The smallest device the run got.
+        let small = r
+            .alloc
+            .nodes
+            .iter()
+            .flat_map(|na| {
+                let node = out.cluster.node(na.node);
+                gpu_indices(na.gpus).filter_map(move |g| node.gpus.get(usize::from(g)))
+            })
+            .min_by_key(|d| d.memory_mib());
+        if let Some(d) = small {
+            notes.push(format!(
+                "CUDA out of memory: needs {need} MiB per GPU, {} has {} MiB",
+                out.cluster.gpu_type(d.ty).name,
+                d.memory_mib()
+            ));
+        }
+    }
+    if let Some(f) = b.and_then(|b| b.cpu_fallback_slowdown) {
+        let on_gpu_node = job.runs.last().is_some_and(|r| {
+            r.alloc
+                .nodes
+                .iter()
+                .any(|na| !out.cluster.node(na.node).gpus.is_empty())
+        });
+        notes.push(format!(
+            "expects a GPU but requested none: ran on the CPU{}, {f}x slower",
+            if on_gpu_node { " of a GPU node" } else { "" }
+        ));
+    }
+    if job.lost_secs > 0 {
+        notes.push(format!(
+            "{} s of work lost to {} failed run(s)",
+            job.lost_secs,
+            job.runs
+                .iter()
+                .filter(|r| matches!(r.state, JobState::NodeFail | JobState::Requeued))
+                .count()
+        ));
+    }
+    notes.join("; ")
 }
 
 /// One record per job, in job-table order.
@@ -251,6 +324,10 @@ pub fn records_csv(records: &[JobRecord]) -> String {
             r.restarts.to_string(),
             r.exit_code.to_string(),
             r.gpu_seconds.to_string(),
+            r.lost_gpu_seconds.to_string(),
+            r.oom.to_string(),
+            r.cpu_fallback.to_string(),
+            csv_field(&r.note),
         ];
         s.push_str(&fields.join(","));
         s.push('\n');
@@ -347,11 +424,13 @@ mod tests {
         assert_eq!(
             lines[0],
             "job_id,name,user,partition,state,reason,submit,eligible,start,end,wait,elapsed,\
-             time_limit,nodes,gpus,gpu_count,cpus,mem_mib,restarts,exit_code,gpu_seconds"
+             time_limit,nodes,gpus,gpu_count,cpus,mem_mib,restarts,exit_code,gpu_seconds,\
+             lost_gpu_seconds,oom,cpu_fallback,note"
         );
         assert_eq!(
             lines[1],
-            "1,train,alice,gpu,COMPLETED,None,0,0,10,110,10,100,3600,gpu01,gpu01:0-1,2,4,1000,0,0,200"
+            "1,train,alice,gpu,COMPLETED,None,0,0,10,110,10,100,3600,gpu01,gpu01:0-1,2,4,1000,0,0,200,\
+             0,false,false,"
         );
         // The name holds a comma and quotes: quoted, inner quotes doubled.
         assert!(
@@ -362,7 +441,7 @@ mod tests {
         // A pending job: empty Option fields.
         assert_eq!(
             lines[3],
-            "3_4,sweep,carol,gpu,PENDING,Priority,20,,,,,,,,,0,0,0,0,0,0"
+            "3_4,sweep,carol,gpu,PENDING,Priority,20,,,,,,,,,0,0,0,0,0,0,0,false,false,"
         );
         assert!(csv.ends_with('\n'));
         assert_eq!(csv_field("a\nb"), "\"a\nb\"");

@@ -427,6 +427,8 @@ fn action_rec(c: &Cluster, a: &TimedAction) -> ActionRec {
         Action::Release { sub } => ("release", None, Some(*sub)),
         Action::Cancel { sub } => ("cancel", None, Some(*sub)),
         Action::Requeue { sub } => ("requeue", None, Some(*sub)),
+        Action::NodeFail(n) => ("node_fail", hl(n), None),
+        Action::NodeRepair(n) => ("node_repair", hl(n), None),
     };
     ActionRec {
         at: a.at,
@@ -444,8 +446,10 @@ fn node_states(c: &Cluster, actions: &[TimedAction]) -> Vec<NodeStateRec> {
     let mut out = Vec::new();
     for a in sorted {
         let (nodes, to) = match &a.action {
-            Action::NodeDown(n) => (n, NodeAdminState::Down),
-            Action::NodeUp(n) | Action::NodeResume(n) => (n, NodeAdminState::Up),
+            Action::NodeDown(n) | Action::NodeFail(n) => (n, NodeAdminState::Down),
+            Action::NodeUp(n) | Action::NodeResume(n) | Action::NodeRepair(n) => {
+                (n, NodeAdminState::Up)
+            }
             Action::NodeDrain(n) => (n, NodeAdminState::Drain),
             _ => continue,
         };
@@ -674,7 +678,20 @@ impl RunFile {
             def_mem_per_cpu: out.params.def_mem_per_cpu,
             cluster,
             actions: meta.actions.iter().map(|a| action_rec(c, a)).collect(),
-            node_states: node_states(c, &meta.actions),
+            node_states: if out.node_log.is_empty() {
+                node_states(c, &meta.actions)
+            } else {
+                // What the engine applied: failures included, actions after
+                // a horizon not.
+                out.node_log
+                    .iter()
+                    .map(|ch| NodeStateRec {
+                        t: ch.t,
+                        node: c.node(ch.node).name.clone(),
+                        state: admin_str(ch.state).to_string(),
+                    })
+                    .collect()
+            },
             timeline: out
                 .timeline
                 .iter()

@@ -121,6 +121,20 @@ pub struct Summary {
     pub gpu_hours_allocated: f64,
     pub end_time: u64,
     pub events: u64,
+    /// Runs after the first, over all jobs (requeues).
+    pub restarts: u64,
+    /// Times a failure model took a node down.
+    pub node_failures: u64,
+    /// GPU-hours of failed runs that did not turn into checkpointed work.
+    #[serde(serialize_with = "ser_f64")]
+    pub lost_gpu_hours: f64,
+    /// Jobs that failed with "CUDA out of memory".
+    pub oom_jobs: u64,
+    /// Jobs that expected a GPU, asked for none and ran on the CPU.
+    pub cpu_fallback_jobs: u64,
+    /// Placement quality (runs with a topology model only; docs/topology.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<crate::placement::PlacementSummary>,
 }
 
 fn ratio(num: u128, den: u128) -> f64 {
@@ -196,6 +210,24 @@ impl Summary {
             gpu_hours_allocated: alloc as f64 / 3600.0,
             end_time: out.end_time,
             events: out.events,
+            restarts: out.jobs.iter().map(|j| u64::from(j.restarts())).sum(),
+            node_failures: out.node_failures.iter().map(|&n| u64::from(n)).sum(),
+            lost_gpu_hours: out.jobs.iter().map(|j| j.lost_gpu_secs).sum::<u64>() as f64 / 3600.0,
+            oom_jobs: out
+                .jobs
+                .iter()
+                .filter(|j| j.oom && j.state == gresim_model::JobState::Failed)
+                .count() as u64,
+            cpu_fallback_jobs: out
+                .jobs
+                .iter()
+                .filter(|j| {
+                    out.specs
+                        .get(j.sub as usize)
+                        .is_some_and(|s| s.behavior.cpu_fallback_slowdown.is_some())
+                })
+                .count() as u64,
+            placement: crate::placement::summary(out),
         }
     }
 
@@ -233,6 +265,17 @@ impl Summary {
             stats_line(&self.bounded_slowdown, 2)
         );
         let _ = writeln!(s, "{:<10} {} s", "makespan", self.makespan);
+        if let Some(p) = &self.placement {
+            let _ = writeln!(
+                s,
+                "{:<10} {}/{} multi-GPU jobs placed ideally, mean all-reduce slowdown {:.2}x, {:.2} GPU-h lost",
+                "placement",
+                p.placed_ideally,
+                p.multi_gpu_jobs,
+                p.mean_allreduce_slowdown,
+                p.gpu_hours_lost
+            );
+        }
         let by_type = if self.gpu_utilization_by_type.is_empty() {
             String::new()
         } else {
@@ -257,6 +300,18 @@ impl Summary {
             "{:<10} {:.2} allocated   end {} s, {} events",
             "GPU hours", self.gpu_hours_allocated, self.end_time, self.events
         );
+        if self.restarts + self.node_failures + self.oom_jobs + self.cpu_fallback_jobs > 0 {
+            let _ = writeln!(
+                s,
+                "{:<10} {} node failures, {} restarts, {:.2} GPU hours lost, {} OOM, {} on CPU",
+                "failures",
+                self.node_failures,
+                self.restarts,
+                self.lost_gpu_hours,
+                self.oom_jobs,
+                self.cpu_fallback_jobs
+            );
+        }
         s
     }
 }

@@ -57,7 +57,11 @@ fn blocked(res: &[Reservation], a: Time, b: Time, n: usize) -> Vec<bool> {
 }
 
 /// One backfill pass over `queue`. Returns the jobs it started.
-pub fn backfill_pass(queue: &BTreeSet<QueueKey>, ctx: &mut PassCtx<'_>) -> Vec<JobIdx> {
+pub fn backfill_pass(
+    queue: &BTreeSet<QueueKey>,
+    ctx: &mut PassCtx<'_>,
+    placement: crate::placement::Placement,
+) -> Vec<JobIdx> {
     let now = ctx.now;
     let res_q = ctx.params.bf_resolution.max(1);
     let horizon = now + ctx.params.bf_window;
@@ -93,7 +97,15 @@ pub fn backfill_pass(queue: &BTreeSet<QueueKey>, ctx: &mut PassCtx<'_>) -> Vec<J
 
         // Can it start now without touching a reservation?
         let avoid = blocked(&reservations, now, now + limit, nnodes);
-        if let Ok(alloc) = select(ctx.cluster, ctx.params, ctx.state, &req, part, Some(&avoid)) {
+        if let Ok(alloc) = crate::placement::place(
+            placement,
+            ctx.cluster,
+            ctx.params,
+            ctx.state,
+            &req,
+            part,
+            Some(&avoid),
+        ) {
             let planned = (now + limit, alloc.clone());
             if ctx.start(job, part, alloc, true).is_ok() {
                 started.push(job);
@@ -120,15 +132,48 @@ pub fn backfill_pass(queue: &BTreeSet<QueueKey>, ctx: &mut PassCtx<'_>) -> Vec<J
         let fits_of = |st: &ClusterState, id: gresim_model::NodeId| {
             crate::select::node_may_fit(ctx.cluster, ctx.params, st.node(id), id, &req)
         };
+        // Reservations overlapping the window [t, t + limit] (a reservation
+        // beginning at the window's end counts): one enters when t reaches
+        // `start - limit` and leaves when t reaches its end. `blk[n]` counts
+        // those covering node n; `avoid` mirrors `blk[n] > 0`.
+        let mut enters: Vec<(Time, usize)> = reservations
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.start.saturating_sub(limit), i))
+            .collect();
+        enters.sort_unstable();
+        let mut leaves: Vec<(Time, usize)> = reservations
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.end, i))
+            .collect();
+        leaves.sort_unstable();
+        let (mut next_enter, mut next_leave) = (0usize, 0usize);
+        let mut active = vec![false; reservations.len()];
+        let mut blk = vec![0u32; nnodes];
+        let mut avoid = vec![false; nnodes];
+        // Nodes that could hold the job by counts alone and are not reserved
+        // over the window: kept up to date as jobs are released and
+        // reservations enter or leave the window, so only times when the job
+        // could fit run the node selection.
         let mut fits: Vec<Option<u32>> = vec![None; nnodes];
-        let (mut n_fit, mut g_fit) = (0u32, 0u32);
         for &id in pnodes {
-            let f = fits_of(&future, id);
+            fits[id.idx()] = fits_of(&future, id);
+        }
+        let (mut n_fit, mut g_fit) = (0u32, 0u32);
+        let count = |f: Option<u32>, n: &mut u32, g: &mut u32, add: bool| {
             if let Some(x) = f {
-                n_fit += 1;
-                g_fit = g_fit.saturating_add(x);
+                if add {
+                    *n += 1;
+                    *g = g.saturating_add(x);
+                } else {
+                    *n -= 1;
+                    *g = g.saturating_sub(x);
+                }
             }
-            fits[id.idx()] = f;
+        };
+        for &id in pnodes {
+            count(fits[id.idx()], &mut n_fit, &mut g_fit, true);
         }
         let need_nodes = req.min_nodes.max(1);
         let check = req.nodelist.is_empty();
@@ -136,19 +181,51 @@ pub fn backfill_pass(queue: &BTreeSet<QueueKey>, ctx: &mut PassCtx<'_>) -> Vec<J
             if t > horizon {
                 break;
             }
+            // Reservations leaving, then entering, the window at t.
+            while next_leave < leaves.len() && leaves[next_leave].0 <= t {
+                let i = leaves[next_leave].1;
+                if active[i] {
+                    active[i] = false;
+                    for id in &reservations[i].nodes {
+                        let n = id.idx();
+                        blk[n] -= 1;
+                        if blk[n] == 0 {
+                            avoid[n] = false;
+                            if ctx.cluster.in_partition(part, *id) {
+                                count(fits[n], &mut n_fit, &mut g_fit, true);
+                            }
+                        }
+                    }
+                }
+                next_leave += 1;
+            }
+            while next_enter < enters.len() && enters[next_enter].0 <= t {
+                let i = enters[next_enter].1;
+                if reservations[i].end > t {
+                    active[i] = true;
+                    for id in &reservations[i].nodes {
+                        let n = id.idx();
+                        if blk[n] == 0 {
+                            avoid[n] = true;
+                            if ctx.cluster.in_partition(part, *id) {
+                                count(fits[n], &mut n_fit, &mut g_fit, false);
+                            }
+                        }
+                        blk[n] += 1;
+                    }
+                }
+                next_enter += 1;
+            }
             while next_end < ends.len() && ends[next_end].0 <= t {
                 let _ = future.release(ctx.cluster, &ends[next_end].1);
                 for na in &ends[next_end].1.nodes {
                     if ctx.cluster.in_partition(part, na.node) {
                         let i = na.node.idx();
-                        if let Some(x) = fits[i] {
-                            n_fit -= 1;
-                            g_fit = g_fit.saturating_sub(x);
-                        }
+                        let old = fits[i];
                         fits[i] = fits_of(&future, na.node);
-                        if let Some(x) = fits[i] {
-                            n_fit += 1;
-                            g_fit = g_fit.saturating_add(x);
+                        if blk[i] == 0 {
+                            count(old, &mut n_fit, &mut g_fit, false);
+                            count(fits[i], &mut n_fit, &mut g_fit, true);
                         }
                     }
                 }
@@ -158,7 +235,7 @@ pub fn backfill_pass(queue: &BTreeSet<QueueKey>, ctx: &mut PassCtx<'_>) -> Vec<J
             {
                 continue;
             }
-            let avoid = blocked(&reservations, t, t + limit, nnodes);
+            debug_assert_eq!(avoid, blocked(&reservations, t, t + limit, nnodes));
             if let Ok(a) = select(ctx.cluster, ctx.params, &future, &req, part, Some(&avoid)) {
                 found = Some((t, a));
                 break;

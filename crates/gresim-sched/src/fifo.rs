@@ -12,8 +12,9 @@ use std::collections::BTreeSet;
 use gresim_model::job::Job;
 use gresim_model::{Cluster, JobIdx, PartId, Reason};
 
+use crate::placement::Placement;
 use crate::queue::{job_partitions, QueueKey};
-use crate::select::{select, SelectFail};
+use crate::select::SelectFail;
 use crate::{EnqueueCtx, PassCtx, Policy};
 
 /// The main scheduler: priority order with strict per-partition blocking,
@@ -33,6 +34,8 @@ pub struct Fifo {
     watch: Vec<JobIdx>,
     /// Pending jobs beyond a partition's limits, with the limit's reason.
     limited: Vec<(JobIdx, Reason)>,
+    /// How nodes and GPUs are chosen (Slurm's cons_tres by default).
+    placement: Placement,
 }
 
 impl Fifo {
@@ -45,6 +48,15 @@ impl Fifo {
     pub fn with_backfill() -> Self {
         Fifo {
             backfill: true,
+            ..Fifo::default()
+        }
+    }
+
+    /// Main scheduler plus backfill, choosing nodes and GPUs with `placement`.
+    pub fn with_placement(placement: Placement) -> Self {
+        Fifo {
+            backfill: true,
+            placement,
             ..Fifo::default()
         }
     }
@@ -125,7 +137,9 @@ pub fn limit_reason(cluster: &Cluster, j: &Job, part: PartId) -> Option<Reason> 
 
 impl Policy for Fifo {
     fn name(&self) -> &'static str {
-        if self.backfill {
+        if self.placement != Placement::Slurm {
+            self.placement.name()
+        } else if self.backfill {
             "slurm"
         } else {
             "fifo"
@@ -140,7 +154,7 @@ impl Policy for Fifo {
         if !self.backfill {
             return;
         }
-        for job in crate::backfill::backfill_pass(&self.queue, ctx) {
+        for job in crate::backfill::backfill_pass(&self.queue, ctx, self.placement) {
             self.remove_job(job);
         }
     }
@@ -219,7 +233,8 @@ impl Policy for Fifo {
                 continue;
             }
             let req = &ctx.jobs[job.idx()].request;
-            match select(
+            match crate::placement::place(
+                self.placement,
                 ctx.cluster,
                 ctx.params,
                 ctx.state,

@@ -11,6 +11,7 @@
 pub mod backfill;
 pub mod cons_tres;
 pub mod fifo;
+pub mod placement;
 pub mod priority;
 pub mod queue;
 pub mod select;
@@ -237,13 +238,30 @@ pub fn reset_caches() {
 }
 
 /// The names [`policy_by_name`] knows.
-pub const POLICY_NAMES: &[&str] = &["slurm", "fifo"];
+pub const POLICY_NAMES: &[&str] = &[
+    "slurm",
+    "fifo",
+    "first-fit",
+    "best-fit",
+    "spread",
+    "topology-aware",
+];
 
 /// Builds a policy by name.
 pub fn policy_by_name(name: &str) -> Option<Box<dyn Policy>> {
     match name {
         "slurm" => Some(Box::new(Fifo::with_backfill())),
         "fifo" => Some(Box::new(Fifo::new())),
+        "first-fit" => Some(Box::new(Fifo::with_placement(
+            placement::Placement::FirstFit,
+        ))),
+        "best-fit" => Some(Box::new(Fifo::with_placement(
+            placement::Placement::BestFit,
+        ))),
+        "spread" => Some(Box::new(Fifo::with_placement(placement::Placement::Spread))),
+        "topology-aware" => Some(Box::new(Fifo::with_placement(
+            placement::Placement::TopologyAware,
+        ))),
         _ => None,
     }
 }

@@ -55,7 +55,7 @@ impl View<'_> {
                     return None;
                 }
                 let u = s.node(id);
-                u.schedulable().then(|| u.clone())
+                u.schedulable().then_some(*u)
             }
             View::IdleAvail(s) => s
                 .node(id)

@@ -1,0 +1,532 @@
+//! Named placement strategies beside Slurm's own node choice.
+//!
+//! Every strategy first asks cons_tres ([`select`]) whether the job fits at
+//! all, so a job that cannot start gets exactly Slurm's answer (and reason).
+//! When it fits, the strategy chooses among the nodes that could hold it by
+//! re-running cons_tres on a restricted set of nodes, then (topology-aware
+//! only) re-picks the GPU indices on each node:
+//!
+//! * `first-fit`: nodes in node-table order;
+//! * `best-fit`: the fewest free GPUs (then cores) first, to keep whole nodes free;
+//! * `spread`: the most free GPUs (then cores) first, to spread load;
+//! * `topology-aware`: a single-node job goes to the node whose free GPUs
+//!   form the widest ring for its GPU count (ties: best fit), and takes
+//!   those GPUs — e.g. a 4-GPU job stays inside one NVLink island; a
+//!   multi-node job is kept under one leaf switch when one can hold it
+//!   (the fullest such leaf first), and takes the widest GPUs on each node.
+//!
+//! `slurm` is cons_tres unchanged.
+
+use gresim_model::job::JobRequest;
+use gresim_model::state::gpu_indices;
+use gresim_model::{Allocation, Cluster, ClusterState, GpuTypeId, NodeId, PartId};
+
+use crate::select::{node_may_fit, select, SelectFail, View};
+use crate::SchedParams;
+
+/// A placement strategy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Placement {
+    /// select/cons_tres as Slurm does it.
+    #[default]
+    Slurm,
+    FirstFit,
+    BestFit,
+    Spread,
+    TopologyAware,
+}
+
+impl Placement {
+    pub fn name(self) -> &'static str {
+        match self {
+            Placement::Slurm => "slurm",
+            Placement::FirstFit => "first-fit",
+            Placement::BestFit => "best-fit",
+            Placement::Spread => "spread",
+            Placement::TopologyAware => "topology-aware",
+        }
+    }
+}
+
+/// The GPU types the request names, if it names any.
+fn req_types(req: &JobRequest) -> Vec<GpuTypeId> {
+    let mut v: Vec<GpuTypeId> = req
+        .gpus_per_node
+        .iter()
+        .chain(req.gpus_per_job.iter())
+        .chain(req.gpus_per_task.iter())
+        .filter_map(|g| g.ty)
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// Free devices on `id` the request could use, as a mask.
+fn eligible_free(cluster: &Cluster, state: &ClusterState, id: NodeId, types: &[GpuTypeId]) -> u64 {
+    let node = cluster.node(id);
+    let free = state.node(id).free_gpus;
+    let mut m = 0u64;
+    for (i, d) in node.gpus.iter().enumerate() {
+        if free & (1 << i) != 0 && (types.is_empty() || types.contains(&d.ty)) {
+            m |= 1 << i;
+        }
+    }
+    m
+}
+
+/// Whether device index = physical GPU index on this node (no MIG).
+fn whole_gpus(cluster: &Cluster, id: NodeId) -> bool {
+    cluster
+        .node(id)
+        .gpus
+        .iter()
+        .enumerate()
+        .all(|(i, d)| d.mig.is_none() && usize::from(d.phys) == i)
+}
+
+/// cons_tres on the nodes in `allowed` only (plus the caller's `avoid`).
+fn test_on(
+    cluster: &Cluster,
+    params: &SchedParams,
+    state: &ClusterState,
+    req: &JobRequest,
+    part: PartId,
+    avoid: Option<&[bool]>,
+    allowed: &[NodeId],
+) -> Option<Allocation> {
+    let mut mask = vec![true; cluster.nodes.len()];
+    for id in allowed {
+        mask[id.idx()] = avoid.is_some_and(|a| a[id.idx()]);
+    }
+    crate::cons_tres::job_test(cluster, params, req, part, View::Now(state, Some(&mask)))
+}
+
+/// The shortest prefix of `order` cons_tres can place the job on (by
+/// galloping then bisection), and that placement.
+fn prefix_search(
+    cluster: &Cluster,
+    params: &SchedParams,
+    state: &ClusterState,
+    req: &JobRequest,
+    part: PartId,
+    avoid: Option<&[bool]>,
+    order: &[NodeId],
+) -> Option<Allocation> {
+    let n = order.len();
+    let min = (req.min_nodes.max(1) as usize).min(n);
+    if n == 0 {
+        return None;
+    }
+    let try_len = |l: usize| test_on(cluster, params, state, req, part, avoid, &order[..l]);
+    let mut lo = min.saturating_sub(1); // known to fail (or below the minimum)
+    let mut hi = min;
+    let mut found = loop {
+        if let Some(a) = try_len(hi) {
+            break Some((hi, a));
+        }
+        if hi == n {
+            break None;
+        }
+        lo = hi;
+        hi = (hi * 2).min(n);
+    };
+    while let Some((h, _)) = &found {
+        if *h <= lo + 1 {
+            break;
+        }
+        let mid = (lo + *h) / 2;
+        match try_len(mid) {
+            Some(a) => found = Some((mid, a)),
+            None => lo = mid,
+        }
+    }
+    found.map(|x| x.1)
+}
+
+/// Chooses resources for `req` with `placement`. Fails exactly when
+/// [`select`] does, with the same reason.
+pub fn place(
+    placement: Placement,
+    cluster: &Cluster,
+    params: &SchedParams,
+    state: &ClusterState,
+    req: &JobRequest,
+    part: PartId,
+    avoid: Option<&[bool]>,
+) -> Result<Allocation, SelectFail> {
+    let base = select(cluster, params, state, req, part, avoid)?;
+    if placement == Placement::Slurm {
+        return Ok(base);
+    }
+    if !req.nodelist.is_empty() {
+        return Ok(repick(placement, cluster, state, req, base));
+    }
+    let types = req_types(req);
+    let mut cands: Vec<(NodeId, u32, u32)> = cluster
+        .partition(part)
+        .nodes
+        .iter()
+        .copied()
+        .filter(|&id| !avoid.is_some_and(|a| a[id.idx()]) && !req.exclude.contains(&id))
+        .filter(|&id| node_may_fit(cluster, params, state.node(id), id, req).is_some())
+        .map(|id| {
+            let g = eligible_free(cluster, state, id, &types).count_ones();
+            (id, g, state.node(id).free_core_count())
+        })
+        .collect();
+    let chosen = match placement {
+        Placement::Slurm => None,
+        Placement::FirstFit => {
+            let order: Vec<NodeId> = cands.iter().map(|c| c.0).collect();
+            prefix_search(cluster, params, state, req, part, avoid, &order)
+        }
+        Placement::BestFit => {
+            cands.sort_by_key(|c| (c.1, c.2, c.0));
+            let order: Vec<NodeId> = cands.iter().map(|c| c.0).collect();
+            prefix_search(cluster, params, state, req, part, avoid, &order)
+        }
+        Placement::Spread => {
+            cands.sort_by_key(|c| (std::cmp::Reverse(c.1), std::cmp::Reverse(c.2), c.0));
+            let order: Vec<NodeId> = cands.iter().map(|c| c.0).collect();
+            prefix_search(cluster, params, state, req, part, avoid, &order)
+        }
+        Placement::TopologyAware => topology_choice(
+            cluster, params, state, req, part, avoid, &base, &types, &cands,
+        ),
+    };
+    Ok(repick(
+        placement,
+        cluster,
+        state,
+        req,
+        chosen.unwrap_or(base),
+    ))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn topology_choice(
+    cluster: &Cluster,
+    params: &SchedParams,
+    state: &ClusterState,
+    req: &JobRequest,
+    part: PartId,
+    avoid: Option<&[bool]>,
+    base: &Allocation,
+    types: &[GpuTypeId],
+    cands: &[(NodeId, u32, u32)],
+) -> Option<Allocation> {
+    if base.nodes.len() <= 1 && req.min_nodes <= 1 {
+        let k = base.nodes.first().map_or(0, |n| n.gpu_count()) as usize;
+        // Free GPUs per leaf: single-node jobs pack the fullest leaves,
+        // leaving whole leaves for multi-node jobs.
+        let fabric = cluster.fabric();
+        let mut leaf_free: Vec<(u32, u32)> = Vec::new();
+        for &(id, g, _) in cands {
+            let l = fabric.leaf(id.idx());
+            match leaf_free.iter_mut().find(|x| x.0 == l) {
+                Some(x) => x.1 += g,
+                None => leaf_free.push((l, g)),
+            }
+        }
+        // Score each node by the widest ring its free GPUs can form, then
+        // by how little of the best remaining pair the choice destroys.
+        let mut scored: Vec<(f64, f64, u32, u32, u32, NodeId)> = cands
+            .iter()
+            .map(|&(id, g, c)| {
+                let (bw, loss) = if k >= 1 && whole_gpus(cluster, id) {
+                    let t = cluster.topology(id);
+                    let free = eligible_free(cluster, state, id, types);
+                    let keep = |m: u64| pair_left(t, free & !m);
+                    let before = pair_left(t, free);
+                    t.best_subset_with(free, k, false, &keep)
+                        .map_or((0.0, 0.0), |b| (b.0.gbs.min(1e18), before - keep(b.1)))
+                } else {
+                    (0.0, 0.0)
+                };
+                let lf = leaf_free
+                    .iter()
+                    .find(|x| x.0 == fabric.leaf(id.idx()))
+                    .map_or(0, |x| x.1);
+                (bw, loss, lf, g, c, id)
+            })
+            .collect();
+        scored.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then(a.1.total_cmp(&b.1))
+                .then(a.2.cmp(&b.2))
+                .then(a.3.cmp(&b.3))
+                .then(a.4.cmp(&b.4))
+                .then(a.5.cmp(&b.5))
+        });
+        for &(_, _, _, _, _, id) in &scored {
+            if let Some(a) = test_on(cluster, params, state, req, part, avoid, &[id]) {
+                return Some(a);
+            }
+        }
+        return None;
+    }
+    // Multi-node: one leaf that can hold the job, the fullest first.
+    let fabric = cluster.fabric();
+    let mut leaves: Vec<(u32, u32, Vec<NodeId>)> = Vec::new();
+    for &(id, g, _) in cands {
+        let l = fabric.leaf(id.idx());
+        match leaves.iter_mut().find(|x| x.0 == l) {
+            Some(x) => {
+                x.1 += g;
+                x.2.push(id);
+            }
+            None => leaves.push((l, g, vec![id])),
+        }
+    }
+    if leaves.len() <= 1 {
+        return None;
+    }
+    leaves.sort_by_key(|x| (x.1, x.0));
+    for (_, _, nodes) in &leaves {
+        if nodes.len() < req.min_nodes.max(1) as usize {
+            continue;
+        }
+        if let Some(a) = test_on(cluster, params, state, req, part, avoid, nodes) {
+            return Some(a);
+        }
+    }
+    // No leaf holds it: span as few leaves as possible, the emptiest first.
+    leaves.sort_by_key(|x| (std::cmp::Reverse(x.1), x.0));
+    let order: Vec<NodeId> = leaves.iter().flat_map(|x| x.2.iter().copied()).collect();
+    prefix_search(cluster, params, state, req, part, avoid, &order)
+}
+
+/// The widest pair ring the free GPUs `free` still offer (0 with fewer than two).
+fn pair_left(t: &gresim_model::topology::Topology, free: u64) -> f64 {
+    t.best_subset(free, 2, false)
+        .map_or(0.0, |b| b.0.gbs.min(1e18))
+}
+
+/// Topology-aware: on each node, the free GPUs of the same type forming
+/// the widest ring replace cons_tres's pick when they are wider.
+fn repick(
+    placement: Placement,
+    cluster: &Cluster,
+    state: &ClusterState,
+    req: &JobRequest,
+    mut alloc: Allocation,
+) -> Allocation {
+    if placement != Placement::TopologyAware {
+        return alloc;
+    }
+    let _ = req;
+    for na in alloc.nodes.iter_mut() {
+        let k = na.gpus.count_ones() as usize;
+        if k < 1 || !whole_gpus(cluster, na.node) {
+            continue;
+        }
+        let node = cluster.node(na.node);
+        let mut ty = None;
+        let mut one_type = true;
+        for g in gpu_indices(na.gpus) {
+            let t = node.gpus[usize::from(g)].ty;
+            one_type &= ty.is_none_or(|x| x == t);
+            ty = Some(t);
+        }
+        let Some(ty) = ty.filter(|_| one_type) else {
+            continue;
+        };
+        let topo = cluster.topology(na.node);
+        let cands = eligible_free(cluster, state, na.node, &[ty]) | na.gpus;
+        let now: Vec<usize> = gpu_indices(na.gpus).map(usize::from).collect();
+        let cur = topo.ring(&now, false);
+        let keep = |m: u64| pair_left(topo, cands & !m);
+        if let Some((best, mask)) = topo.best_subset_with(cands, k, false, &keep) {
+            if best.gbs > cur.gbs + 1e-9
+                || (best.gbs >= cur.gbs - 1e-9 && keep(mask) > keep(na.gpus) + 1e-9)
+            {
+                na.gpus = mask;
+            }
+        }
+    }
+    alloc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gresim_model::catalog::model_by_name;
+    use gresim_model::job::{GpuReq, MemReq};
+    use gresim_model::topology::Topology;
+    use gresim_model::{GpuDevice, GpuType, Node, NodeAdminState, Partition};
+    use std::sync::Arc;
+
+    fn cluster(n: usize, preset: &str) -> Cluster {
+        let model = model_by_name("A100-SXM4-80GB").expect("model");
+        let t = Arc::new(Topology::preset(preset).expect("preset"));
+        let g = t.gpu_count();
+        let nodes: Vec<Node> = (0..n)
+            .map(|i| Node {
+                name: format!("n{}", i + 1),
+                sockets: 2,
+                cores_per_socket: 16,
+                threads_per_core: 1,
+                memory_mib: 100_000,
+                features: vec![],
+                weight: 1,
+                gpus: (0..g)
+                    .map(|k| GpuDevice {
+                        ty: GpuTypeId(0),
+                        model,
+                        socket: t.gpu_socket(k),
+                        phys: k as u8,
+                        mig: None,
+                    })
+                    .collect(),
+                gpu_links: None,
+                state: NodeAdminState::Up,
+            })
+            .collect();
+        let mut c = Cluster::new(
+            nodes,
+            vec![Partition {
+                name: "p".into(),
+                nodes: (0..n).map(NodeId::from_idx).collect(),
+                default: true,
+                max_time: None,
+                default_time: None,
+                priority_tier: 1,
+                priority_job_factor: 1,
+                min_nodes: 0,
+                max_nodes: None,
+                state: Default::default(),
+            }],
+            vec![GpuType {
+                name: "a100".into(),
+                model,
+                mig: None,
+            }],
+        );
+        c.set_topologies(vec![Some(t); n]);
+        c
+    }
+
+    fn gres(k: u32) -> JobRequest {
+        JobRequest {
+            mem: MemReq::PerNode(100),
+            gpus_per_node: vec![GpuReq { ty: None, count: k }],
+            ..JobRequest::default()
+        }
+    }
+
+    fn start(c: &Cluster, s: &mut ClusterState, p: Placement, r: &JobRequest) -> Allocation {
+        let a = place(
+            p,
+            c,
+            &SchedParams::default(),
+            s,
+            r,
+            PartId::from_idx(0),
+            None,
+        )
+        .expect("fits");
+        s.allocate(c, &a).expect("free");
+        a
+    }
+
+    /// Workstation with NVLink pairs {0,1} and {2,3}: after a 1-GPU job
+    /// takes GPU 0, slurm gives the next 2-GPU job GPUs 1,2 (lowest free
+    /// indices, PCIe between them, 32 GB/s); topology-aware gives 2,3 (NVLink, 600 GB/s).
+    #[test]
+    fn topology_aware_keeps_pairs_on_nvlink() {
+        let c = cluster(1, "workstation-4gpu-nvlink");
+        for (p, want) in [
+            (Placement::Slurm, 0b0110u64),
+            (Placement::TopologyAware, 0b1100),
+        ] {
+            let mut s = ClusterState::new(&c);
+            start(&c, &mut s, p, &gres(1));
+            let a = start(&c, &mut s, p, &gres(2));
+            assert_eq!(a.nodes[0].gpus, want, "{}", p.name());
+        }
+    }
+
+    /// Two PCIe servers: n1 has 4 GPUs of socket 0 busy... a 4-GPU job
+    /// should go to a node where one socket's 4 GPUs are free.
+    #[test]
+    fn topology_aware_prefers_a_whole_socket() {
+        let c = cluster(2, "pcie-8gpu");
+        let mut s = ClusterState::new(&c);
+        // Occupy GPUs 0,1 (switch 0) and 4,5 on n1 by hand: free 2,3,6,7 — a 4-ring crosses sockets.
+        let mut a = place(
+            Placement::Slurm,
+            &c,
+            &SchedParams::default(),
+            &s,
+            &gres(4),
+            PartId::from_idx(0),
+            None,
+        )
+        .expect("fits");
+        a.nodes[0].gpus = 0b0011_0011;
+        s.allocate(&c, &a).expect("free");
+        let b = start(&c, &mut s, Placement::TopologyAware, &gres(4));
+        assert_eq!(b.nodes[0].node, NodeId::from_idx(1));
+        let bw = c
+            .topology(NodeId::from_idx(1))
+            .ring(
+                &gpu_indices(b.nodes[0].gpus)
+                    .map(usize::from)
+                    .collect::<Vec<_>>(),
+                false,
+            )
+            .gbs;
+        assert_eq!(bw, 32.0);
+        // Best fit would have packed it onto n1 (4 free GPUs there).
+        let mut s2 = ClusterState::new(&c);
+        s2.allocate(&c, &a).expect("free");
+        let d = start(&c, &mut s2, Placement::BestFit, &gres(4));
+        assert_eq!(d.nodes[0].node, NodeId::from_idx(0));
+        // Spread goes to the emptiest node, first-fit to the first that fits.
+        let mut s3 = ClusterState::new(&c);
+        s3.allocate(&c, &a).expect("free");
+        assert_eq!(
+            start(&c, &mut s3, Placement::Spread, &gres(1)).nodes[0].node,
+            NodeId::from_idx(1)
+        );
+        assert_eq!(
+            start(&c, &mut s3, Placement::FirstFit, &gres(1)).nodes[0].node,
+            NodeId::from_idx(0)
+        );
+    }
+
+    /// A job that does not fit fails with select's reason under every placement.
+    #[test]
+    fn failures_match_slurm() {
+        let c = cluster(1, "workstation-4gpu-nvlink");
+        let s = ClusterState::new(&c);
+        for p in [
+            Placement::FirstFit,
+            Placement::BestFit,
+            Placement::Spread,
+            Placement::TopologyAware,
+        ] {
+            let r = place(
+                p,
+                &c,
+                &SchedParams::default(),
+                &s,
+                &gres(5),
+                PartId::from_idx(0),
+                None,
+            );
+            assert_eq!(
+                r,
+                select(
+                    &c,
+                    &SchedParams::default(),
+                    &s,
+                    &gres(5),
+                    PartId::from_idx(0),
+                    None
+                )
+            );
+        }
+    }
+}
