@@ -18,7 +18,7 @@ use crate::traces::{TraceFormat, TraceOptions};
 pub type Target = fn(&[u8]);
 
 /// The targets by name, for the fallback test and the docs.
-pub const TARGETS: [(&str, Target); 13] = [
+pub const TARGETS: [(&str, Target); 14] = [
     ("scenario_json", scenario_json),
     ("trace_json", trace_json),
     ("trace_sacct", trace_sacct),
@@ -32,6 +32,7 @@ pub const TARGETS: [(&str, Target); 13] = [
     ("slurm_time", slurm_time),
     ("sizes", sizes),
     ("slurm_opts", slurm_opts),
+    ("topo_m", topo_m),
 ];
 
 fn text(data: &[u8]) -> std::borrow::Cow<'_, str> {
@@ -214,6 +215,16 @@ pub fn slurm_time(data: &[u8]) {
 }
 
 /// Memory sizes and counts.
+/// `nvidia-smi topo -m` text: parse, and a parsed matrix must print and
+/// parse again.
+pub fn topo_m(data: &[u8]) {
+    let t = text(data);
+    if let Ok(topo) = gresim_model::topology::Topology::from_topo_m(&t, 4) {
+        let out = topo.to_topo_m();
+        let _ = gresim_model::topology::Topology::from_topo_m(&out, 4);
+    }
+}
+
 pub fn sizes(data: &[u8]) {
     let t = text(data);
     if let Ok(m) = gresim_model::units::parse_mem_mib(&t) {

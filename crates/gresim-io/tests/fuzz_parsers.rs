@@ -34,6 +34,10 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
         "hostlist" => &["gpu[01-16]", "a[1-3]b[2-4],c", "n[000-010,099]"],
         "slurm_time" => &["1-02:03:04", "UNLIMITED", "90", "0", "now+2hours"],
         "sizes" => &["512G", "4096", "1.5T"],
+        "topo_m" => &[
+            "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\nGPU0\t X \tNV12\t0-15\t0\nGPU1\tNV12\t X \t0-15\t0\n",
+            "\tGPU0\tGPU1\nGPU0\t X \tSYS\nGPU1\tSYS\t X \n",
+        ],
         "slurm_opts" => &["gpu:a100:2", "0-15:2%4", "afterok:job1", "a100:4"],
         _ => &[],
     };
