@@ -15,6 +15,16 @@ use crate::{
     SimOutput, TimedAction, Usage,
 };
 
+/// When in its second an action takes effect: nodes coming back to service
+/// (resume, up, repair) after the passes of that second, everything else
+/// before them (docs/architecture.md, the event-ordering contract).
+fn action_phase(a: &Action) -> Phase {
+    match a {
+        Action::NodeUp(_) | Action::NodeResume(_) | Action::NodeRepair(_) => Phase::NodeReturn,
+        _ => Phase::Admin,
+    }
+}
+
 /// Slurm plans a job without a time limit as ending a year after its start.
 const UNLIMITED_PLAN: u64 = 365 * 86400;
 
@@ -235,7 +245,7 @@ impl<'a> Engine<'a> {
     pub fn run(mut self) -> Result<SimOutput, EngineError> {
         for (i, a) in self.actions.iter().enumerate() {
             self.queue
-                .push(a.at, Phase::Admin, EventKind::Action(i as u32));
+                .push(a.at, action_phase(&a.action), EventKind::Action(i as u32));
         }
         self.pull_next_submission()?;
         self.pull_next_failure();
@@ -1310,10 +1320,7 @@ impl<'a> Engine<'a> {
         };
         match src.next() {
             Some(a) => {
-                let phase = match a.action {
-                    Action::NodeRepair(_) => Phase::NodeReturn,
-                    _ => Phase::Admin,
-                };
+                let phase = action_phase(&a.action);
                 // A source that goes back in time is clamped, never obeyed.
                 self.queue
                     .push(a.at.max(self.now), phase, EventKind::Failure);
