@@ -41,32 +41,9 @@ impl LineParser for Helios {
     }
 
     fn record(&mut self, line: &str, cluster: &Cluster) -> Result<Rec, String> {
-        let f: Vec<&str> = line.split(',').collect();
-        if f.len() != self.width {
-            return Err(format!(
-                "{} fields, but the header has {}",
-                f.len(),
-                self.width
-            ));
-        }
-        let get = |n: &str| {
-            self.cols
-                .get(n)
-                .and_then(|&i| f.get(i))
-                .map(|s| s.trim())
-                .filter(|s| !s.is_empty() && !s.eq_ignore_ascii_case("nan"))
-        };
-        let num = |n: &str| -> Result<Option<u64>, String> {
-            get(n)
-                .map(|v| {
-                    v.parse::<f64>()
-                        .ok()
-                        .filter(|x| x.is_finite() && *x >= 0.0)
-                        .map(|x| x.round() as u64)
-                        .ok_or_else(|| format!("{n} '{v}' is not a non-negative number"))
-                })
-                .transpose()
-        };
+        let f = super::csv_fields(line, self.width)?;
+        let get = |n: &str| super::csv_get(&self.cols, &f, n);
+        let num = |n: &str| super::csv_num(&self.cols, &f, n);
         let id = get("job_id").ok_or("empty job_id")?;
         let sub = get("submit_time").ok_or("empty submit_time")?;
         let sub_t =

@@ -277,6 +277,44 @@ impl Iterator for Stream<'_> {
 }
 
 /// Column positions from a header, by lower-cased name.
+/// A CSV record's fields, which must be as many as the header's.
+pub(crate) fn csv_fields(line: &str, width: usize) -> Result<Vec<&str>, String> {
+    let f: Vec<&str> = line.split(',').collect();
+    if f.len() != width {
+        return Err(format!("{} fields, but the header has {width}", f.len()));
+    }
+    Ok(f)
+}
+
+/// Field `n` of a CSV record by header name; empty and `nan` are absent.
+pub(crate) fn csv_get<'a>(
+    cols: &BTreeMap<String, usize>,
+    f: &[&'a str],
+    n: &str,
+) -> Option<&'a str> {
+    cols.get(n)
+        .and_then(|&i| f.get(i))
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty() && !s.eq_ignore_ascii_case("nan"))
+}
+
+/// Field `n` as a non-negative number, rounded to an integer.
+pub(crate) fn csv_num(
+    cols: &BTreeMap<String, usize>,
+    f: &[&str],
+    n: &str,
+) -> Result<Option<u64>, String> {
+    csv_get(cols, f, n)
+        .map(|v| {
+            v.parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x >= 0.0)
+                .map(|x| x.round() as u64)
+                .ok_or_else(|| format!("{n} '{v}' is not a non-negative number"))
+        })
+        .transpose()
+}
+
 pub(crate) fn columns(header: &[&str]) -> BTreeMap<String, usize> {
     header
         .iter()
