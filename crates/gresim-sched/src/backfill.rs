@@ -15,7 +15,7 @@ use gresim_model::{Allocation, ClusterState, JobIdx, NodeId, PartId};
 
 use crate::fifo::partition_limit_reason;
 use crate::queue::QueueKey;
-use crate::select::select;
+use crate::select::try_select;
 use crate::PassCtx;
 
 /// Nodes held for a pending job over `[start, end)`.
@@ -236,7 +236,8 @@ pub fn backfill_pass(
                 continue;
             }
             debug_assert_eq!(avoid, blocked(&reservations, t, t + limit, nnodes));
-            if let Ok(a) = select(ctx.cluster, ctx.params, &future, &req, part, Some(&avoid)) {
+            if let Some(a) = try_select(ctx.cluster, ctx.params, &future, &req, part, Some(&avoid))
+            {
                 found = Some((t, a));
                 break;
             }

@@ -87,12 +87,24 @@ pub fn select(
     part: PartId,
     avoid: Option<&[bool]>,
 ) -> Result<Allocation, SelectFail> {
-    if may_fit_now(cluster, params, state, req, part, avoid) {
-        if let Some(a) = select_in(cluster, params, req, part, View::Now(state, avoid)) {
-            return Ok(a);
-        }
+    try_select(cluster, params, state, req, part, avoid)
+        .ok_or_else(|| classify(cluster, params, state, req, part))
+}
+
+/// [`select`] without saying why not: for callers that only need the
+/// allocation (backfill's planning), skipping the classification.
+pub fn try_select(
+    cluster: &Cluster,
+    params: &SchedParams,
+    state: &ClusterState,
+    req: &JobRequest,
+    part: PartId,
+    avoid: Option<&[bool]>,
+) -> Option<Allocation> {
+    if !may_fit_now(cluster, params, state, req, part, avoid) {
+        return None;
     }
-    Err(classify(cluster, params, state, req, part))
+    select_in(cluster, params, req, part, View::Now(state, avoid))
 }
 
 /// A cheap necessary condition for `req` to fit in `part` now: enough nodes
