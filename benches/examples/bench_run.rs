@@ -1,18 +1,20 @@
 //! One run of the benchmark scenario, for profilers and quick checks.
 //!
-//! `cargo run --release -p gresim-benches --example bench_run -- [JOBS] [--load L] [--policy P] [--json]`
+//! `cargo run --release -p gresim-benches --example bench_run -- [JOBS] [--load L] [--nodes N] [--policy P] [--json]`
 //! runs the 1,000 × 8-GPU FIFO scenario of `cargo bench --bench engine` with
 //! JOBS jobs (default 100,000) at offered GPU load L (default 0.85) and
 //! prints the wall time of the run and what the simulation did: events,
-//! simulated span, achieved GPU utilization and waits. `--policy` overrides
-//! the scenario's `fifo` (e.g. `slurm`, FIFO plus backfill); `--json` prints
-//! the scenario instead.
+//! simulated span, achieved GPU utilization and waits, and a hash of every
+//! job's runs (start, end, nodes, GPUs) to compare builds by. `--nodes`
+//! changes the cluster size (the arrival rate scales with it); `--policy`
+//! overrides the scenario's `fifo` (e.g. `slurm`, FIFO plus backfill);
+//! `--json` prints the scenario instead.
 
-use gresim_benches::{mean_interarrival_at, run_with, scenario_at, scenario_json_at, SEED};
+use gresim_benches::{mean_interarrival_for, run_with, scenario_json_sized, scenario_sized, SEED};
 use gresim_model::JobState;
 
 fn usage() -> ! {
-    eprintln!("usage: bench_run [JOBS] [--load L] [--policy P] [--json]");
+    eprintln!("usage: bench_run [JOBS] [--load L] [--nodes N] [--policy P] [--json]");
     std::process::exit(2);
 }
 
@@ -21,11 +23,16 @@ fn main() {
     let mut load = gresim_benches::TARGET_LOAD;
     let mut json = false;
     let mut policy: Option<String> = None;
+    let mut nodes = gresim_benches::NODES;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--json" => json = true,
             "--policy" => policy = Some(args.next().unwrap_or_else(|| usage())),
+            "--nodes" => match args.next().and_then(|v| v.parse().ok()) {
+                Some(n) if n > 0 => nodes = n,
+                _ => usage(),
+            },
             "--load" => match args.next().and_then(|v| v.parse().ok()) {
                 Some(l) if l > 0.0 => load = l,
                 _ => usage(),
@@ -34,10 +41,10 @@ fn main() {
         }
     }
     if json {
-        println!("{}", scenario_json_at(jobs, load));
+        println!("{}", scenario_json_sized(jobs, load, nodes));
         return;
     }
-    let scen = scenario_at(jobs, load);
+    let scen = scenario_sized(jobs, load, nodes);
     let policy = policy.unwrap_or_else(|| scen.policy.clone());
     // Wall time of the benchmark itself: it never reaches simulation results.
     #[allow(clippy::disallowed_methods)]
@@ -68,7 +75,11 @@ fn main() {
     println!("jobs                {jobs}");
     println!("policy              {policy}");
     println!("offered GPU load    {load}");
-    println!("mean interarrival   {:.4} s", mean_interarrival_at(load));
+    println!("nodes               {nodes}");
+    println!(
+        "mean interarrival   {:.4} s",
+        mean_interarrival_for(load, nodes)
+    );
     println!("wall time           {wall:.3} s");
     println!("jobs/s              {:.0}", jobs as f64 / wall);
     println!("events              {}", out.events);
@@ -103,4 +114,24 @@ fn main() {
         100.0 * busy as f64 / (u128::from(avail) * u128::from(last_submit.max(1))) as f64
     );
     println!("timeline samples    {}", out.timeline.len());
+    // FNV-1a over every run: equal hashes mean the same decisions.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut mix = |v: u64| {
+        h ^= v;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    };
+    for j in &out.jobs {
+        mix(j.runs.len() as u64);
+        for r in &j.runs {
+            mix(r.start);
+            mix(r.end.unwrap_or(u64::MAX));
+            for na in &r.alloc.nodes {
+                mix(na.node.idx() as u64);
+                mix(na.gpus);
+                mix(u64::from(na.cpus));
+                mix(na.mem_mib);
+            }
+        }
+    }
+    println!("result hash         {h:016x}");
 }

@@ -21,14 +21,16 @@ pub const RUN_TIME_MAX: u64 = 172_800;
 /// The seed of the benchmark runs.
 pub const SEED: u64 = 1;
 
-/// The job mix: (name, weight, GPUs per node, nodes).
+/// The job mix: (name, weight, GPUs per node, nodes). Sizes from 1 to 64
+/// GPUs, as issue #7's target trace asks.
 pub const MIX: &[(&str, f64, u32, u32)] = &[
     ("gpu1", 40.0, 1, 1),
     ("gpu2", 20.0, 2, 1),
     ("gpu4", 15.0, 4, 1),
-    ("gpu8", 15.0, 8, 1),
+    ("gpu8", 14.0, 8, 1),
     ("gpu16", 6.0, 8, 2),
-    ("gpu32", 4.0, 8, 4),
+    ("gpu32", 3.0, 8, 4),
+    ("gpu64", 2.0, 8, 8),
 ];
 
 /// Mean GPUs per job of [`MIX`].
@@ -54,7 +56,12 @@ pub fn mean_interarrival() -> f64 {
 
 /// Mean seconds between submissions for an offered GPU load of `load`.
 pub fn mean_interarrival_at(load: f64) -> f64 {
-    let gpus = f64::from(NODES * GPUS_PER_NODE);
+    mean_interarrival_for(load, NODES)
+}
+
+/// Mean seconds between submissions for an offered GPU load of `load` on `nodes` nodes.
+pub fn mean_interarrival_for(load: f64, nodes: u32) -> f64 {
+    let gpus = f64::from(nodes * GPUS_PER_NODE);
     mean_gpus_per_job() * mean_run_time() / (gpus * load)
 }
 
@@ -68,6 +75,13 @@ pub fn scenario_json(jobs: u64) -> String {
 
 /// [`scenario_json`] with an offered GPU load of `load` (1.0 = every GPU busy on average).
 pub fn scenario_json_at(jobs: u64, load: f64) -> String {
+    scenario_json_sized(jobs, load, NODES)
+}
+
+/// [`scenario_json_at`] on `nodes` nodes (the arrival rate scales with them).
+pub fn scenario_json_sized(jobs: u64, load: f64, nodes: u32) -> String {
+    let width = nodes.to_string().len().max(4);
+    let names = format!("gpu[{:0width$}-{nodes:0width$}]", 1);
     let mix: Vec<String> = MIX
         .iter()
         .map(|&(name, weight, gpus, nodes)| {
@@ -79,11 +93,11 @@ pub fn scenario_json_at(jobs: u64, load: f64) -> String {
     format!(
         r#"{{
   "schema_version": 1,
-  "name": "bench_{jobs}_jobs_1000x8",
+  "name": "bench_{jobs}_jobs_{nodes}x8",
   "seed": {SEED},
   "cluster": {{
     "nodes": [
-      {{"names": "gpu[0001-{NODES:04}]", "sockets": 2, "cores_per_socket": 32, "memory": "1000G",
+      {{"names": "{names}", "sockets": 2, "cores_per_socket": 32, "memory": "1000G",
         "gpus": [
           {{"model": "A100-SXM4-80GB", "count": 4, "socket": 0}},
           {{"model": "A100-SXM4-80GB", "count": 4, "socket": 1}}
@@ -110,7 +124,7 @@ pub fn scenario_json_at(jobs: u64, load: f64) -> String {
     }}
   }}
 }}"#,
-        ia = mean_interarrival_at(load),
+        ia = mean_interarrival_for(load, nodes),
         mix = mix.join(",\n        "),
     )
 }
@@ -122,7 +136,12 @@ pub fn scenario(jobs: u64) -> Scenario {
 
 /// [`scenario`] with an offered GPU load of `load`.
 pub fn scenario_at(jobs: u64, load: f64) -> Scenario {
-    let text = scenario_json_at(jobs, load);
+    scenario_sized(jobs, load, NODES)
+}
+
+/// [`scenario_at`] on `nodes` nodes.
+pub fn scenario_sized(jobs: u64, load: f64, nodes: u32) -> Scenario {
+    let text = scenario_json_sized(jobs, load, nodes);
     match gresim_io::parse_scenario(Path::new("bench.json"), &text) {
         Ok(s) => s,
         Err(e) => panic!("the benchmark scenario does not parse: {e}\n{text}"),
@@ -152,9 +171,9 @@ mod tests {
 
     #[test]
     fn interarrival_matches_the_load() {
-        // 4.84 GPUs/job × 1800·e^0.5 s / 6800 GPUs ≈ 2.112 s.
-        assert!((mean_gpus_per_job() - 4.84).abs() < 1e-9);
-        assert!((mean_interarrival() - 2.1124).abs() < 1e-3);
+        // 5.72 GPUs/job × 1800·e^0.5 s / 6800 GPUs ≈ 2.4963 s.
+        assert!((mean_gpus_per_job() - 5.72).abs() < 1e-9);
+        assert!((mean_interarrival() - 2.4963).abs() < 1e-3);
     }
 
     #[test]

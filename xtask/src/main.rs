@@ -4,18 +4,23 @@
 //!   `crates/gresim-cli/tests/conformance/cases/` and score it with the
 //!   suite's `score.py` against all recordings; prints one line per case and
 //!   the totals. `--case NAME` runs one case and prints its mismatches.
+//! - `bench-peers`: gresim side by side with AccaSim on one SWF workload
+//!   (`bench_peers.rs`; `cargo xtask bench-peers --help`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
+mod bench_peers;
+
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("conformance") => conformance(&args[1..]),
+        Some("bench-peers") => bench_peers::run(&root(), &args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask conformance [--case NAME]");
+            eprintln!("usage: cargo xtask conformance [--case NAME] | bench-peers [--help]");
             std::process::exit(2);
         }
     }

@@ -152,7 +152,7 @@ pub fn table(rows: &[Row]) -> String {
 }
 
 pub fn cmd_compare(args: &CompareArgs) -> Result<(), Failure> {
-    let scenario = gresim_io::load_scenario(&args.scenario).map_err(Failure::input)?;
+    let scenario = gresim_io::load_runnable_scenario(&args.scenario).map_err(Failure::input)?;
     if args.policies.is_empty() {
         return Err(Failure::input("expected at least one policy"));
     }

@@ -10,6 +10,9 @@ mod compare_cmd;
 mod env_cmd;
 mod fgd_cmd;
 mod lint_cmd;
+mod progress;
+mod sweep_cmd;
+mod variants_cmd;
 mod views;
 
 const EXAMPLES: &str = "\
@@ -41,6 +44,8 @@ enum Command {
     Fgd(fgd_cmd::FgdArgs),
     /// Run a scenario under several placement policies in parallel and compare them.
     Compare(compare_cmd::CompareArgs),
+    /// Run a grid of policies × parameters × seeds in parallel (or one shard of it); merge shards; emit a Slurm job-array script.
+    Sweep(sweep_cmd::SweepArgs),
     /// Allocate a batch script on an idle cluster and print what each task sees (SLURM_*, CUDA_VISIBLE_DEVICES).
     Env(env_cmd::EnvArgs),
     /// Warn about GPU pitfalls in a batch script (exit 0; 1 with --deny-warnings and findings).
@@ -79,7 +84,12 @@ struct RunArgs {
     /// Seed for the synthetic workload (default: the scenario's seed).
     #[arg(long)]
     seed: Option<u64>,
-    /// Scheduling policy, overriding the scenario's.
+    /// Scheduling policy, overriding the scenario's: slurm (Slurm's main
+    /// scheduler and backfill), fifo, first-fit, best-fit, spread,
+    /// topology-aware, dynamic-mig; or the classic policies, planned with
+    /// time limits: strict-fifo (no job overtakes the queue head), easy
+    /// (EASY backfilling: only the head holds a reservation), conservative
+    /// (every queued job holds a reservation).
     #[arg(long)]
     policy: Option<String>,
     /// Print nothing on success.
@@ -125,6 +135,7 @@ fn normalise_args(mut args: Vec<OsString>) -> Vec<OsString> {
         "run",
         "conformance",
         "compare",
+        "sweep",
         "fgd",
         "env",
         "lint",
@@ -163,6 +174,7 @@ fn main() -> ExitCode {
         Command::Fgd(args) => fgd_cmd::cmd_fgd(&args),
         Command::Env(args) => env_cmd::cmd_env(&args),
         Command::Compare(args) => compare_cmd::cmd_compare(&args),
+        Command::Sweep(args) => sweep_cmd::cmd_sweep(&args),
         Command::Lint(args) => lint_cmd::cmd_lint(&args),
     };
     match result {
@@ -175,7 +187,8 @@ fn main() -> ExitCode {
 }
 
 fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
-    let scenario = gresim_io::load_scenario(&args.scenario).map_err(Failure::input)?;
+    let scenario = gresim_io::load_runnable_scenario(&args.scenario).map_err(Failure::input)?;
+    let variants = gresim_io::variants::build_variants(&scenario).map_err(Failure::input)?;
     if !args.quiet {
         for w in &scenario.warnings {
             eprintln!("warning: {w}");
@@ -194,19 +207,30 @@ fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
     let seed = args.seed.unwrap_or(scenario.seed);
     let mut input = scenario.sim_input(seed);
     input.record_reasons = args.views.record_reasons(views::submissions(&scenario));
-    let out = gresim_engine::run(input, policy).map_err(|e| match e {
+    let mut bar = progress::Progress::new(progress::job_total(&scenario), "jobs done", args.quiet);
+    let out = progress::run_engine(input, policy, &bar).map_err(|e| match e {
         gresim_engine::EngineError::Internal(_) => Failure::internal(e),
         other => Failure::input(format!("{}: {other}", args.scenario.display())),
     })?;
+    bar.finish();
     let dir = out_dir(args, &scenario);
     let meta = views::run_meta(&scenario, seed);
     let summary = gresim_report::write_outputs_with(&out, &meta, &dir).map_err(|e| {
         Failure::internal(format!("cannot write outputs to {}: {e}", dir.display()))
     })?;
     views::after_run(&args.views, &dir).map_err(|(code, msg)| Failure { code, msg })?;
+    let side_by_side = if variants.is_empty() {
+        String::new()
+    } else {
+        variants_cmd::run_variants(&scenario, &out, &summary, &variants, seed, &dir)?
+    };
     if !args.quiet {
         let text = match args.format {
-            Format::Table => format!("{}outputs    {}\n", summary.table(), dir.display()),
+            Format::Table => format!(
+                "{}outputs    {}\n{side_by_side}",
+                summary.table(),
+                dir.display()
+            ),
             Format::Json => summary.to_json(),
         };
         print_stdout(&text)?;

@@ -3,8 +3,9 @@
 //! JSON path, exit code 2, nothing on stdout and nothing written. Requests
 //! that are well-formed but that no node can ever satisfy are what slurmctld
 //! refuses at submission ("Requested node configuration is not available"):
-//! gresim keeps modelling that per submission as a REJECTED record, as the
-//! rest of the workload goes on in Slurm too (docs/reliability.md).
+//! by default the scenario fails with that message and the job's JSON path;
+//! `workload.impossible: "reject"` keeps Slurm's per-submission refusal, a
+//! REJECTED record, while the rest runs (docs/reliability.md).
 
 use std::ffi::OsStr;
 use std::fs;
@@ -187,34 +188,56 @@ fn time_zero_means_unlimited_as_in_sbatch() {
 }
 
 #[test]
-fn requests_no_node_can_hold_are_rejected_at_submission_with_slurms_message() {
-    // 8 GPUs for one task; 4 tasks x 2 GPUs on one node: the nodes have 4.
-    for job in [
-        json!({"gpus_per_task": 8, "ntasks": 1, "run_time": 10}),
-        json!({"gpus_per_task": 2, "ntasks_per_node": 4, "nodes": 1, "run_time": 10}),
-        json!({"gres": "gpu:a100:5", "run_time": 10}),
+fn requests_no_node_can_hold_exit_2_with_slurms_message_unless_kept_as_rejected() {
+    // 8 GPUs for one task; 4 tasks x 2 GPUs on one node; 5 A100s; 100 GB of
+    // memory: the nodes have 4 GPUs and 64 GB.
+    for (job, msg) in [
+        (
+            json!({"gpus_per_task": 8, "ntasks": 1, "run_time": 10}),
+            "Requested node configuration is not available",
+        ),
+        (
+            json!({"gpus_per_task": 2, "ntasks_per_node": 4, "nodes": 1, "run_time": 10}),
+            "Requested node configuration is not available",
+        ),
+        (
+            json!({"gres": "gpu:a100:5", "run_time": 10}),
+            "Requested node configuration is not available",
+        ),
+        (
+            json!({"gres": "gpu:1", "mem": "100G", "run_time": 10}),
+            "Memory specification can not be satisfied",
+        ),
     ] {
-        let r = Case::new(&with_job(job.clone())).records();
-        assert_eq!(r[0]["state"], "REJECTED", "{job}");
-        assert_eq!(r[0]["start"], Value::Null);
+        // A good job first, so the bad one is jobs[1]: the error names it.
+        let mut v = with_job(json!({"gres": "gpu:1", "run_time": 10}));
+        v["workload"]["jobs"]
+            .as_array_mut()
+            .unwrap()
+            .push(job.clone());
+        Case::new(&v).assert_bad(&["workload.jobs[1]", msg, "workload.impossible"]);
+
+        // workload.impossible = "reject": slurmctld's per-submission refusal.
+        v["workload"]["impossible"] = json!("reject");
+        let r = Case::new(&v).records();
+        assert_eq!(r[0]["state"], "COMPLETED", "{job}");
+        assert_eq!(r[1]["state"], "REJECTED", "{job}");
+        assert_eq!(r[1]["start"], Value::Null);
+
+        let dir = TempDir::new().unwrap();
+        let p = dir.path().join("s.json");
+        fs::write(&p, v.to_string()).unwrap();
+        let s = gresim_io::load_scenario(&p).unwrap();
+        let out = gresim_engine::run(
+            s.sim_input(1),
+            gresim_sched::policy_by_name("slurm").unwrap(),
+        )
+        .unwrap();
+        assert_eq!(out.jobs[1].rejected.as_deref(), Some(msg), "{job}");
     }
-    let dir = TempDir::new().unwrap();
-    let p = dir.path().join("s.json");
-    fs::write(
-        &p,
-        with_job(json!({"gpus_per_task": 8, "ntasks": 1, "run_time": 10})).to_string(),
-    )
-    .unwrap();
-    let s = gresim_io::load_scenario(&p).unwrap();
-    let out = gresim_engine::run(
-        s.sim_input(1),
-        gresim_sched::policy_by_name("slurm").unwrap(),
-    )
-    .unwrap();
-    assert_eq!(
-        out.jobs[0].rejected.as_deref(),
-        Some("Requested node configuration is not available")
-    );
+    let mut v = with_job(json!({"gres": "gpu:1"}));
+    v["workload"]["impossible"] = json!("skip");
+    Case::new(&v).assert_bad(&["workload.impossible", "\"error\" or \"reject\""]);
 }
 
 #[test]

@@ -65,6 +65,10 @@ pub enum EventKind {
     Failure,
     MainPass,
     BackfillPass,
+    /// The repartitioning of dynamic MIG GPU `gpu` completes (docs/mig.md).
+    MigReady {
+        gpu: u32,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,10 +6,12 @@
 //! `docs/architecture.md` for the event-ordering contract.
 
 pub mod event;
+mod memo;
 mod run;
 mod runtime;
 
-pub use run::{run, Engine};
+pub use run::{run, submission_rejection, Engine};
+pub use run::{run_with_progress, ProgressFn, PROGRESS_EVERY};
 
 use gresim_model::job::{Job, JobSpec, Time};
 use gresim_model::{Cluster, JobIdx, NodeId, Reason};

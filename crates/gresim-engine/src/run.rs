@@ -4,10 +4,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use gresim_model::job::{DepKind, Job, JobSpec, Run, RunTime, Time};
+use gresim_model::Cluster;
 use gresim_model::{
     Allocation, ClusterState, JobId, JobIdx, JobState, NodeAdminState, NodeId, PartId, Reason,
 };
-use gresim_sched::{select, PassCtx, Policy, Start};
+use gresim_sched::{select, PassCtx, Policy, SchedParams, Start};
 
 use crate::event::{EventKind, EventQueue, Phase};
 use crate::{
@@ -123,6 +124,10 @@ pub struct Engine<'a> {
     node_log: Vec<NodeChange>,
     /// The change being applied comes from the failure model.
     applying_failure: bool,
+    /// Called every [`PROGRESS_EVERY`] events, for display only.
+    progress: Option<ProgressFn<'a>>,
+    /// `submission_rejection` by request shape (static configuration only).
+    reject_memo: crate::memo::ShapeMemo<Option<String>>,
 }
 
 /// Runs a simulation to its end.
@@ -131,6 +136,24 @@ pub fn run<'a>(
     policy: Box<dyn Policy + 'a>,
 ) -> Result<SimOutput, EngineError> {
     Engine::new(input, policy).run()
+}
+
+/// A progress callback: (simulated time, jobs that have ended). For display
+/// only: it sees the run, it cannot change it.
+pub type ProgressFn<'a> = Box<dyn FnMut(Time, usize) + 'a>;
+
+/// How many events pass between two calls of the progress callback (a power of two).
+pub const PROGRESS_EVERY: u64 = 4096;
+
+/// [`run`], calling `progress` every [`PROGRESS_EVERY`] events.
+pub fn run_with_progress<'a>(
+    input: SimInput<'a>,
+    policy: Box<dyn Policy + 'a>,
+    progress: ProgressFn<'a>,
+) -> Result<SimOutput, EngineError> {
+    let mut e = Engine::new(input, policy);
+    e.progress = Some(progress);
+    e.run()
 }
 
 impl<'a> Engine<'a> {
@@ -188,6 +211,8 @@ impl<'a> Engine<'a> {
             node_failures: vec![0; cluster.nodes.len()],
             node_log: Vec::new(),
             applying_failure: false,
+            progress: None,
+            reject_memo: Default::default(),
             cluster,
         };
         for i in 0..e.cluster.nodes.len() {
@@ -224,8 +249,26 @@ impl<'a> Engine<'a> {
 
     fn count_node_up(&mut self, id: NodeId, up: bool) {
         let node = &self.cluster.nodes[id.idx()];
-        for d in &node.gpus {
-            let sev = u64::from(self.cluster.gpu_type(d.ty).compute_sevenths());
+        // Dynamic MIG: slots without a device do not count, and each dynamic
+        // GPU is 7 sevenths whatever its layout (docs/mig.md).
+        let (slots, offline, dyn_gpus) = match self.cluster.dynamic_mig() {
+            Some(d) => (d.slots(id), d.offline(id), d.gpus_on(id) as u64),
+            None => (0, 0, 0),
+        };
+        if up {
+            self.up_gpu_sevenths += 7 * dyn_gpus;
+        } else {
+            self.up_gpu_sevenths -= 7 * dyn_gpus;
+        }
+        for (i, d) in node.gpus.iter().enumerate() {
+            if (offline >> i) & 1 == 1 {
+                continue;
+            }
+            let sev = if (slots >> i) & 1 == 1 {
+                0
+            } else {
+                u64::from(self.cluster.gpu_type(d.ty).compute_sevenths())
+            };
             if up {
                 self.up_gpus_by_type[d.ty.idx()] += 1;
                 self.up_gpu_sevenths += sev;
@@ -277,6 +320,12 @@ impl<'a> Engine<'a> {
                 self.advance(ev.time);
             }
             self.events += 1;
+            if let Some(p) = self.progress.as_mut() {
+                if self.events & (PROGRESS_EVERY - 1) == 0 {
+                    let live = (self.running + self.pending) as usize;
+                    p(self.now, self.jobs.len().saturating_sub(live));
+                }
+            }
             self.cur_phase = ev.phase;
             match ev.kind {
                 EventKind::RunEnd { job, run } => self.on_run_end(job, run)?,
@@ -284,6 +333,7 @@ impl<'a> Engine<'a> {
                 EventKind::Submit => self.on_submit()?,
                 EventKind::Begin { job } => self.on_begin(job),
                 EventKind::Failure => self.on_failure()?,
+                EventKind::MigReady { gpu } => self.on_mig_ready(gpu as usize)?,
                 EventKind::Requeue { job, run } => {
                     let j = &self.jobs[job.idx()];
                     if j.state == JobState::Running && j.runs.len() as u32 == run + 1 {
@@ -325,6 +375,89 @@ impl<'a> Engine<'a> {
         })
     }
 
+    // ---- dynamic MIG -------------------------------------------------------------
+
+    /// Counts the devices `mask` of `node` in or out of the available GPUs.
+    fn count_devices(&mut self, node: NodeId, mask: u64, up: bool) {
+        for g in gresim_model::state::gpu_indices(mask) {
+            let ty = self.cluster.nodes[node.idx()].gpus[usize::from(g)].ty;
+            if up {
+                self.up_gpus_by_type[ty.idx()] += 1;
+            } else {
+                self.up_gpus_by_type[ty.idx()] -= 1;
+            }
+        }
+    }
+
+    /// Applies the repartitionings the policy decided in its pass: each GPU
+    /// must be idle and the layout legal, else the run stops with an
+    /// internal error (a policy bug). The GPU's devices leave service until
+    /// the cluster's reconfiguration delay has passed.
+    fn apply_mig_reconfigs(&mut self) -> Result<(), EngineError> {
+        let reqs = self.policy.take_mig_reconfigs();
+        if reqs.is_empty() {
+            return Ok(());
+        }
+        let policy = self.policy.name();
+        for r in reqs {
+            let Some(g) = self.cluster.dynamic_mig().and_then(|d| d.gpus.get(r.gpu)) else {
+                return Err(EngineError::Internal(format!(
+                    "policy {policy} asked to repartition GPU {}, which is not a dynamic MIG GPU",
+                    r.gpu
+                )));
+            };
+            let (node, online, phys) = (g.node, g.online_mask(), g.phys);
+            if online & !self.state.node(node).free_gpus != 0 {
+                return Err(EngineError::Internal(format!(
+                    "policy {policy} asked to repartition GPU {phys} of {} while it is in use",
+                    self.cluster.node(node).name
+                )));
+            }
+            if self.state.node(node).admin != NodeAdminState::Down {
+                self.count_devices(node, online, false);
+            }
+            let (was, ready) = self
+                .cluster
+                .begin_mig_reconfig(r.gpu, r.to, self.now)
+                .map_err(|e| EngineError::Internal(format!("policy {policy}: {e}")))?;
+            self.state
+                .take_gpus_offline(&self.cluster, node, was)
+                .map_err(|e| EngineError::Internal(e.to_string()))?;
+            self.queue.push(
+                ready,
+                Phase::NodeReturn,
+                EventKind::MigReady { gpu: r.gpu as u32 },
+            );
+        }
+        // Node evaluations cached under the old GRES types must go.
+        gresim_sched::reset_caches();
+        Ok(())
+    }
+
+    /// A repartitioned GPU's new devices come into service.
+    fn on_mig_ready(&mut self, gpu: usize) -> Result<(), EngineError> {
+        let mask = self
+            .cluster
+            .finish_mig_reconfig(gpu, self.now)
+            .map_err(EngineError::Internal)?;
+        let node = self
+            .cluster
+            .dynamic_mig()
+            .map(|d| d.gpus[gpu].node)
+            .ok_or_else(|| EngineError::Internal("no dynamic MIG GPUs".into()))?;
+        self.state
+            .put_gpus_online(&self.cluster, node, mask)
+            .map_err(|e| EngineError::Internal(e.to_string()))?;
+        if self.state.node(node).admin != NodeAdminState::Down {
+            self.count_devices(node, mask, true);
+        }
+        gresim_sched::reset_caches();
+        // New devices are like freed ones: a pass may use them at once.
+        self.mark_dirty();
+        self.request_main(self.now);
+        Ok(())
+    }
+
     /// Whether an event has been overtaken by what happened since it was queued.
     fn is_stale(&self, kind: &EventKind, t: Time) -> bool {
         match *kind {
@@ -338,7 +471,10 @@ impl<'a> Engine<'a> {
                 let j = &self.jobs[job.idx()];
                 j.state != JobState::Pending || j.begin.is_none_or(|b| b > t)
             }
-            EventKind::Action(_) | EventKind::Submit | EventKind::Failure => false,
+            EventKind::Action(_)
+            | EventKind::Submit
+            | EventKind::Failure
+            | EventKind::MigReady { .. } => false,
         }
     }
 
@@ -452,6 +588,7 @@ impl<'a> Engine<'a> {
         for s in started {
             self.start_job(s)?;
         }
+        self.apply_mig_reconfigs()?;
         if !backfill {
             // What the main pass left behind, backfill may still start.
             let b = self.next_tick(self.params.bf_interval, Phase::Backfill);
@@ -660,43 +797,15 @@ impl<'a> Engine<'a> {
     }
 
     /// Slurm refuses a submission that no node of its partitions could ever run.
-    fn reject_reason(&self, spec: &JobSpec) -> Option<String> {
-        let req = &spec.request;
-        let parts: Vec<PartId> = if req.partitions.is_empty() {
-            match self.cluster.default_partition() {
-                Some(p) => vec![p],
-                None => return Some("No partition specified or system default partition".into()),
-            }
-        } else {
-            req.partitions.clone()
-        };
-        let mut mem_only = true;
-        for &p in &parts {
-            let part = self.cluster.partition(p);
-            // Limits of the partition as a whole make the job pend, not fail.
-            let min_cpus = u64::from(req.total_tasks(req.min_nodes)) * u64::from(req.cpus_per_task);
-            if req.min_nodes as usize > part.nodes.len()
-                || min_cpus > gresim_sched::fifo::partition_cpus(&self.cluster, p)
-            {
-                return None;
-            }
-            if select::runnable_ever(&self.cluster, &self.params, req, p) {
-                return None;
-            }
-            let mem_need = match req.mem {
-                gresim_model::job::MemReq::PerNode(m) => Some(m),
-                _ => None,
-            };
-            let any_mem = part
-                .nodes
-                .iter()
-                .any(|n| mem_need.is_none_or(|m| m <= self.cluster.node(*n).memory_mib));
-            mem_only &= !any_mem;
+    fn reject_reason(&mut self, spec: &JobSpec) -> Option<String> {
+        // The answer depends on the request's shape and the configuration,
+        // which only dynamic MIG changes during a run.
+        if self.cluster.dynamic_mig().is_some() {
+            return submission_rejection(&self.cluster, &self.params, spec);
         }
-        Some(if mem_only {
-            "Memory specification can not be satisfied".into()
-        } else {
-            "Requested node configuration is not available".into()
+        let (cluster, params) = (&self.cluster, &self.params);
+        self.reject_memo.get_or(&spec.request, || {
+            submission_rejection(cluster, params, spec)
         })
     }
 
@@ -1436,4 +1545,64 @@ impl<'a> Engine<'a> {
         j.lost_secs += lost;
         j.lost_gpu_secs += lost * gpus;
     }
+}
+
+/// Why slurmctld would refuse `spec` at submission (`_valid_job_part`,
+/// `select_nodes` in test-only mode): no node of its partitions could ever
+/// run it. `None` when the submission is accepted, even if it must pend.
+/// Depends only on the configuration, so it can be checked before a run.
+pub fn submission_rejection(
+    cluster: &Cluster,
+    params: &SchedParams,
+    spec: &JobSpec,
+) -> Option<String> {
+    let req = &spec.request;
+    let parts: Vec<PartId> = if req.partitions.is_empty() {
+        match cluster.default_partition() {
+            Some(p) => vec![p],
+            None => return Some("No partition specified or system default partition".into()),
+        }
+    } else {
+        req.partitions.clone()
+    };
+    // Dynamic MIG: a slice type no GPU has now may come with a repartitioning.
+    if let Some(d) = cluster.dynamic_mig() {
+        let typed = [req.gpus_per_job.as_ref(), req.gpus_per_task.as_ref()]
+            .into_iter()
+            .flatten()
+            .chain(&req.gpus_per_node)
+            .filter_map(|g| g.ty)
+            .collect::<Vec<_>>();
+        if !typed.is_empty() && typed.iter().all(|&t| d.can_offer(t)) {
+            return None;
+        }
+    }
+    let mut mem_only = true;
+    for &p in &parts {
+        let part = cluster.partition(p);
+        // Limits of the partition as a whole make the job pend, not fail.
+        let min_cpus = u64::from(req.total_tasks(req.min_nodes)) * u64::from(req.cpus_per_task);
+        if req.min_nodes as usize > part.nodes.len()
+            || !gresim_sched::fifo::partition_has_cpus(cluster, p, min_cpus)
+        {
+            return None;
+        }
+        if select::runnable_ever(cluster, params, req, p) {
+            return None;
+        }
+        let mem_need = match req.mem {
+            gresim_model::job::MemReq::PerNode(m) => Some(m),
+            _ => None,
+        };
+        let any_mem = part
+            .nodes
+            .iter()
+            .any(|n| mem_need.is_none_or(|m| m <= cluster.node(*n).memory_mib));
+        mem_only &= !any_mem;
+    }
+    Some(if mem_only {
+        "Memory specification can not be satisfied".into()
+    } else {
+        "Requested node configuration is not available".into()
+    })
 }

@@ -6,12 +6,16 @@ use std::path::Path;
 use std::sync::Arc;
 
 use gresim_engine::{Action, TimedAction};
-use gresim_model::catalog::{self, MIG_COMPUTE_SLICES, MIG_MEMORY_SLICES};
+use gresim_model::catalog;
 use gresim_model::cluster::{
     NodeAdminState, PartitionState, MAX_CORES_PER_NODE, MAX_GPUS_PER_NODE,
 };
 use gresim_model::hostlist;
 use gresim_model::job::{JobBehavior, JobRequest, JobSpec, MemReq, RunTime};
+use gresim_model::mig;
+use gresim_model::mig_dynamic::{
+    DynGpu, DynamicMig, MigLayout, DEFAULT_RECONFIG_DELAY, SLOTS_PER_GPU,
+};
 use gresim_model::slurm_time::{parse_time_limit, Seconds};
 use gresim_model::units::parse_mem_mib;
 use gresim_model::{Cluster, GpuDevice, GpuType, GpuTypeId, MigInstance, Node, NodeId, Partition};
@@ -32,6 +36,8 @@ pub fn build_cluster(
     let mut type_ids: BTreeMap<String, GpuTypeId> = BTreeMap::new();
     let mut node_topos: BTreeMap<String, Option<Arc<gresim_model::topology::Topology>>> =
         BTreeMap::new();
+    let mut dyn_by_name: BTreeMap<String, Vec<DynGpu>> = BTreeMap::new();
+    let mut node_shares: BTreeMap<String, gresim_model::shares::NodeShares> = BTreeMap::new();
     let groups = def.nodes.as_deref().unwrap_or_default();
     if groups.is_empty() {
         return Err(err(
@@ -116,6 +122,8 @@ pub fn build_cluster(
         // GPU devices of one node of this group.
         let mut gpus: Vec<GpuDevice> = Vec::new();
         let mut phys = 0u8;
+        // Dynamic MIG GPUs of one node of this group (node ids come later).
+        let mut dyn_gpus: Vec<DynGpu> = Vec::new();
         for (ki, gg) in f.gpus.iter().flatten().enumerate() {
             let kp = format!("{gp}.gpus[{ki}]");
             let model = catalog::model_by_name(&gg.model).ok_or_else(|| {
@@ -158,7 +166,59 @@ pub fn build_cluster(
                 type_ids.insert(name, id);
                 Ok(id)
             };
-            for _ in 0..gg.count {
+            if gg.mig_dynamic {
+                if m.mig_profiles.is_empty() {
+                    return Err(err(
+                        format!("{kp}.mig_dynamic"),
+                        format!("{} does not support MIG", m.name),
+                    ));
+                }
+                let initial = match &gg.mig {
+                    None => MigLayout::whole(),
+                    Some(layout) => {
+                        let mut v = place_mig(m, layout)
+                            .map_err(|e| err(format!("{kp}.mig"), format!("{}: {e}", g.names)))?;
+                        v.sort_by_key(|i| i.start);
+                        MigLayout(v)
+                    }
+                };
+                let whole_ty = intern(prefix.clone(), None)?;
+                let unconfigured_ty = intern(format!("{prefix}_unconfigured"), None)?;
+                let mut profile_ty = Vec::with_capacity(m.mig_profiles.len());
+                for p in m.mig_profiles {
+                    profile_ty.push(intern(format!("{prefix}_{}", p.name), Some(p))?);
+                }
+                for _ in 0..gg.count {
+                    let first_slot = u8::try_from(gpus.len())
+                        .map_err(|_| err(kp.clone(), "too many GPUs".into()))?;
+                    let proto = DynGpu {
+                        node: NodeId(0),
+                        phys,
+                        model,
+                        first_slot,
+                        whole_ty,
+                        unconfigured_ty,
+                        profile_ty: profile_ty.clone(),
+                        layout: initial.clone(),
+                        pending: None,
+                    };
+                    let types = proto.device_types(&initial);
+                    for i in 0..SLOTS_PER_GPU {
+                        gpus.push(GpuDevice {
+                            ty: types.get(i).copied().unwrap_or(unconfigured_ty),
+                            model,
+                            socket: gg.socket,
+                            phys,
+                            mig: initial.0.get(i).copied(),
+                        });
+                    }
+                    dyn_gpus.push(proto);
+                    phys = phys
+                        .checked_add(1)
+                        .ok_or_else(|| err(kp.clone(), "too many GPUs".into()))?;
+                }
+            }
+            for _ in 0..if gg.mig_dynamic { 0 } else { gg.count } {
                 match &gg.mig {
                     None => {
                         let ty = intern(prefix.clone(), None)?;
@@ -213,6 +273,12 @@ pub fn build_cluster(
                 ),
             ));
         }
+        if !dyn_gpus.is_empty() && (f.gpu_links.is_some() || f.topology.is_some()) {
+            return Err(err(
+                gp.clone(),
+                "gpu_links and topology cannot be combined with mig_dynamic GPUs".into(),
+            ));
+        }
         if let Some(l) = &f.gpu_links {
             if l.len() != gpus.len() || l.iter().any(|r| r.len() != gpus.len()) {
                 return Err(err(
@@ -234,9 +300,23 @@ pub fn build_cluster(
             )?),
             None => None,
         };
+        for name in &names {
+            if !dyn_gpus.is_empty() {
+                dyn_by_name.insert(name.clone(), dyn_gpus.clone());
+            }
+        }
+        let shares = crate::shares_conf::group_shares(
+            file,
+            &gp,
+            f.gpus.as_deref().unwrap_or_default(),
+            &gpus,
+        )?;
         for name in names {
             if topo.is_some() {
                 node_topos.insert(name.clone(), topo.clone());
+            }
+            if let Some(sh) = &shares {
+                node_shares.insert(name.clone(), sh.clone());
             }
             nodes.push(Node {
                 name,
@@ -267,10 +347,35 @@ pub fn build_cluster(
         .iter()
         .map(|n| node_topos.get(&n.name).cloned().flatten())
         .collect();
+    let dyn_gpus: Vec<DynGpu> = nodes
+        .iter()
+        .enumerate()
+        .flat_map(|(i, n)| {
+            dyn_by_name
+                .get(&n.name)
+                .into_iter()
+                .flatten()
+                .map(move |g| DynGpu {
+                    node: NodeId::from_idx(i),
+                    ..g.clone()
+                })
+        })
+        .collect();
+    let nnodes = nodes.len();
     let mut cluster = Cluster::new(nodes, partitions, types);
     if per_node.iter().any(Option::is_some) {
         cluster.set_topologies(per_node);
     }
+    if !dyn_gpus.is_empty() {
+        let delay = def.mig_reconfig_delay.unwrap_or(DEFAULT_RECONFIG_DELAY);
+        cluster.set_dynamic_mig(DynamicMig::new(nnodes, delay, dyn_gpus));
+    } else if def.mig_reconfig_delay.is_some() {
+        return Err(err(
+            "cluster.mig_reconfig_delay".into(),
+            "no GPU group has mig_dynamic: there is nothing to reconfigure".into(),
+        ));
+    }
+    crate::shares_conf::apply(&mut cluster, &node_shares);
     crate::topo_build::apply_fabric(file, def, &mut cluster)?;
     Ok(cluster)
 }
@@ -383,76 +488,73 @@ pub fn build_partitions(
     Ok(partitions)
 }
 
-/// Places MIG instances on one GPU. The instances keep the order given (it is
-/// their GRES index order); their positions are found by a small search, the
-/// largest profiles first, so any layout the slice model admits is found.
+/// Places MIG instances on one GPU (see [`gresim_model::mig::place_layout`]):
+/// the instances keep the order given (their GRES index order); errors name
+/// the model and the profile at fault.
 fn place_mig(m: &'static catalog::GpuModel, layout: &[String]) -> Result<Vec<MigInstance>, String> {
-    if m.mig_profiles.is_empty() {
-        return Err(format!("{} does not support MIG", m.name));
+    let profiles = mig::resolve_profiles(m, layout)?;
+    mig::place_layout(m, &profiles)
+}
+
+/// Load warnings for MIG layouts that are legal by the slice model but not
+/// among NVIDIA's published combinations ("verify on hardware"), or, for a
+/// cluster read from gres.conf, not legal at all. GPUs with the same model,
+/// physical index and layout are reported once, with their nodes as a hostlist.
+pub fn mig_layout_warnings(file: &Path, cluster: &Cluster) -> Vec<String> {
+    /// GPUs with one model and layout: their physical indices and nodes.
+    struct Group<'a> {
+        model: &'a str,
+        layout: String,
+        illegal: Option<String>,
+        phys: Vec<u8>,
+        nodes: Vec<&'a str>,
     }
-    let mut profiles = Vec::with_capacity(layout.len());
-    let mut compute = 0u8;
-    for name in layout {
-        let p = m.mig_profile(name).ok_or_else(|| {
-            let known: Vec<&str> = m.mig_profiles.iter().map(|p| p.name).collect();
-            format!(
-                "unknown MIG profile '{name}' for {}; expected one of {}",
-                m.name,
-                known.join(", ")
-            )
-        })?;
-        let count = profiles
-            .iter()
-            .filter(|q: &&&catalog::MigProfile| q.name == p.name)
-            .count();
-        if count >= usize::from(p.max_instances) {
-            return Err(format!(
-                "at most {} instance(s) of {} fit on one GPU",
-                p.max_instances, p.name
-            ));
-        }
-        compute += p.compute_slices;
-        if compute > MIG_COMPUTE_SLICES {
-            return Err(format!(
-                "the layout needs more than {MIG_COMPUTE_SLICES} compute slices (at profile {})",
-                p.name
-            ));
-        }
-        profiles.push(p);
-    }
-    let mut order: Vec<usize> = (0..profiles.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(profiles[i].memory_slices));
-    let mut starts = vec![0u8; profiles.len()];
-    fn search(
-        profiles: &[&'static catalog::MigProfile],
-        order: &[usize],
-        k: usize,
-        used: u8,
-        starts: &mut [u8],
-    ) -> bool {
-        let Some(&i) = order.get(k) else { return true };
-        let p = profiles[i];
-        let span = ((1u16 << p.memory_slices) - 1) as u8;
-        for &s in p.starts {
-            if s + p.memory_slices <= MIG_MEMORY_SLICES && used & (span << s) == 0 {
-                starts[i] = s;
-                if search(profiles, order, k + 1, used | (span << s), starts) {
-                    return true;
+    let mut groups: Vec<Group<'_>> = Vec::new();
+    for f in mig::layout_findings(cluster) {
+        let name = cluster.node(f.node).name.as_str();
+        let same = |g: &&mut Group<'_>| {
+            g.model == f.model && g.layout == f.layout && g.illegal == f.illegal
+        };
+        match groups.iter_mut().find(same) {
+            Some(g) => {
+                if !g.phys.contains(&f.phys) {
+                    g.phys.push(f.phys);
+                }
+                if !g.nodes.contains(&name) {
+                    g.nodes.push(name);
                 }
             }
+            None => groups.push(Group {
+                model: f.model,
+                layout: f.layout,
+                illegal: f.illegal,
+                phys: vec![f.phys],
+                nodes: vec![name],
+            }),
         }
-        false
     }
-    if !search(&profiles, &order, 0, 0, &mut starts) {
-        return Err(format!(
-            "the instances {layout:?} overlap: no placement of them fits the {MIG_MEMORY_SLICES} memory slices"
-        ));
-    }
-    Ok(profiles
-        .iter()
-        .zip(starts)
-        .map(|(p, start)| MigInstance { profile: p, start })
-        .collect())
+    groups
+        .into_iter()
+        .map(|mut g| {
+            g.phys.sort_unstable();
+            let gpus: Vec<String> = g.phys.iter().map(u8::to_string).collect();
+            let what = format!(
+                "MIG layout {} on {} GPU {} of node(s) {}",
+                g.layout,
+                g.model,
+                gpus.join(","),
+                hostlist::compress(&g.nodes)
+            );
+            match g.illegal {
+                None => format!(
+                    "{}: {what} is legal by the slice model but not one of NVIDIA's \
+                     published combinations for this GPU: verify on hardware",
+                    file.display()
+                ),
+                Some(e) => format!("{}: {what} is not a valid MIG layout: {e}", file.display()),
+            }
+        })
+        .collect()
 }
 
 /// A memory value: MiB as a number, or a string with a K/M/G/T suffix.
@@ -561,7 +663,10 @@ pub fn build_job(
         r.mem = MemReq::PerGpu(mem_value(m).map_err(|e| err("mem_per_gpu", e))?);
     }
     if let Some(g) = &d.gres {
-        r.gpus_per_node = slurm_opts::parse_gres(g, cluster).map_err(|e| err("gres", e))?;
+        let (gpus, shared) =
+            slurm_opts::parse_gres_shared(g, cluster).map_err(|e| err("gres", e))?;
+        r.gpus_per_node = gpus;
+        r.shared = shared;
     }
     if let Some(g) = &d.gpus_per_node {
         let g = slurm_opts::parse_gpu_count(&g.as_string(), cluster)
@@ -578,6 +683,15 @@ pub fn build_job(
             slurm_opts::parse_gpu_count(&g.as_string(), cluster)
                 .map_err(|e| err("gpus_per_task", e))?,
         );
+    }
+    if let (Some(sr), true) = (r.shared, r.wants_gpus()) {
+        return Err(err(
+            "gres",
+            format!(
+                "Invalid generic resource (gres) specification: a job cannot request GPUs (--gpus…) and the shared gres/{} together",
+                sr.kind
+            ),
+        ));
     }
     if !r.wants_gpus() && (r.cpus_per_gpu.is_some() || matches!(r.mem, MemReq::PerGpu(_))) {
         return Err(err(
@@ -810,7 +924,7 @@ fn job_behavior(d: &JobDef, r: &JobRequest) -> Result<JobBehavior, (&'static str
         }
         b.vram_mib = Some(mib);
     }
-    if d.expects_gpu && !r.wants_gpus() {
+    if d.expects_gpu && !r.wants_gpus() && r.shared.is_none() {
         b.cpu_fallback_slowdown = Some(DEFAULT_CPU_FALLBACK_SLOWDOWN);
     }
     Ok(b)

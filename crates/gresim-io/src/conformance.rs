@@ -329,6 +329,8 @@ pub fn load_case(path: &Path) -> Result<Case, InputError> {
         out_dir: None,
         source: text,
         warnings: Vec::new(),
+        mig_multi_gpu: Default::default(),
+        impossible: None,
     };
     Ok(Case {
         def,

@@ -13,7 +13,9 @@ pub mod failures;
 pub mod fuzzing;
 pub mod gresconf;
 pub mod lint;
+pub mod mig_policy;
 pub mod sbatch;
+mod shares_conf;
 pub mod slurm_opts;
 pub mod slurmconf;
 pub mod spec;
@@ -21,6 +23,7 @@ pub mod synth;
 pub mod taskenv;
 pub mod topo_build;
 pub mod traces;
+pub mod variants;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -73,11 +76,38 @@ pub struct Scenario {
     /// Remarks about the inputs (unknown slurm.conf keys, settings not
     /// modelled), each `file:line: message`.
     pub warnings: Vec<String>,
+    /// `scheduler.mig_multi_gpu`.
+    pub mig_multi_gpu: mig_policy::MigMultiGpu,
+    /// The first JSON or script job slurmctld would refuse at submission,
+    /// when `workload.impossible` is `error` (the default). Commands that
+    /// simulate refuse such a scenario ([`load_runnable_scenario`]); `sim
+    /// lint` and `sim env` still read it.
+    pub impossible: Option<InputError>,
 }
 
 impl Scenario {
     /// The job stream for a run with `seed`.
     pub fn jobs(&self, seed: u64) -> JobSource<'_> {
+        match &self.workload {
+            Workload::Jobs(v) => Box::new(v.iter().cloned().map(Ok)),
+            // Jobs known at load time were checked then (mig_policy::apply).
+            Workload::Synthetic(_) | Workload::Trace { .. }
+                if self.mig_multi_gpu == mig_policy::MigMultiGpu::Reject =>
+            {
+                let cluster = &self.cluster;
+                Box::new(self.stream(seed).map(move |r| {
+                    r.map(|mut s| {
+                        mig_policy::reject_spec(cluster, &mut s);
+                        s
+                    })
+                }))
+            }
+            _ => self.stream(seed),
+        }
+    }
+
+    /// The generated or streamed jobs, as the source gives them.
+    fn stream(&self, seed: u64) -> JobSource<'_> {
         match &self.workload {
             Workload::Jobs(v) => Box::new(v.iter().cloned().map(Ok)),
             Workload::Synthetic(s) => Box::new(s.stream(seed)),
@@ -116,6 +146,16 @@ pub fn load_scenario(path: &Path) -> Result<Scenario, InputError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| InputError::new(path, format!("cannot read the scenario: {e}")))?;
     parse_scenario(path, &text)
+}
+
+/// Reads a scenario to simulate: as [`load_scenario`], and refused when a job
+/// in it could never run (see [`Scenario::impossible`]).
+pub fn load_runnable_scenario(path: &Path) -> Result<Scenario, InputError> {
+    let s = load_scenario(path)?;
+    match s.impossible {
+        Some(e) => Err(e),
+        None => Ok(s),
+    }
 }
 
 /// Parses scenario text; `path` names it in errors and anchors relative paths.
@@ -177,6 +217,7 @@ pub fn parse_scenario(path: &Path, text: &str) -> Result<Scenario, InputError> {
             ))
         }
     };
+    warnings.extend(build::mig_layout_warnings(path, &cluster));
     let params = sched_params(path, &def, &base)?;
     let policy = def
         .scheduler
@@ -234,10 +275,34 @@ pub fn parse_scenario(path: &Path, text: &str) -> Result<Scenario, InputError> {
         let options = traces::TraceOptions {
             swf_gpus_per_node: o.swf_gpus_per_node,
             openb_scheduled_only: o.openb_scheduled_only.unwrap_or(true),
+            openb_gpu_milli: match o.openb_gpu_milli.as_deref() {
+                None => traces::openb::GpuMilli::Whole,
+                Some(v) => traces::openb::GpuMilli::from_name(v).ok_or_else(|| {
+                    InputError::at(
+                        path,
+                        "workload.trace_options.openb_gpu_milli",
+                        format!(
+                            "unknown value '{v}'; expected one of {}",
+                            traces::openb::GpuMilli::NAMES.join(", ")
+                        ),
+                    )
+                })?,
+            },
+            batsim_ticks_per_second: o.batsim_ticks_per_second.unwrap_or(1),
         };
+        if options.batsim_ticks_per_second == 0 {
+            return Err(InputError::at(
+                path,
+                "workload.trace_options.batsim_ticks_per_second",
+                "expected at least 1",
+            ));
+        }
         if format == traces::TraceFormat::Json {
             let defs = read_trace(&tp)?;
             Workload::Jobs(Arc::new(build::build_jobs(&tp, "jobs", &defs, &cluster)?))
+        } else if format == traces::TraceFormat::Batsim {
+            let specs = traces::batsim::read(&tp, &cluster, options.batsim_ticks_per_second)?;
+            Workload::Jobs(Arc::new(specs))
         } else {
             traces::check(&tp, format, &options)?;
             Workload::Trace {
@@ -280,6 +345,10 @@ pub fn parse_scenario(path: &Path, text: &str) -> Result<Scenario, InputError> {
         .map(|f| failures::build(path, f, &cluster))
         .transpose()?;
     let workload = apply_behavior_settings(path, w, workload)?;
+    let impossible = check_impossible(path, w, &workload, &cluster, &params)?;
+    let mig_multi_gpu =
+        mig_policy::MigMultiGpu::parse(path, def.scheduler.mig_multi_gpu.as_deref())?;
+    let workload = mig_policy::apply(path, mig_multi_gpu, workload, &cluster, &mut warnings);
     Ok(Scenario {
         path: path.to_path_buf(),
         name: def.name.clone().unwrap_or_else(|| {
@@ -298,7 +367,77 @@ pub fn parse_scenario(path: &Path, text: &str) -> Result<Scenario, InputError> {
         out_dir: def.outputs.dir.as_ref().map(PathBuf::from),
         source: text.to_string(),
         warnings,
+        mig_multi_gpu,
+        impossible,
     })
+}
+
+/// `workload.impossible`: unless it is `reject`, the error for the first
+/// JSON or script job that slurmctld would refuse at submission, naming the
+/// job and Slurm's message. Streamed and synthetic workloads keep Slurm's
+/// per-submission refusal (a REJECTED record). `Err` for a bad setting.
+fn check_impossible(
+    path: &Path,
+    w: &spec::WorkloadDef,
+    workload: &Workload,
+    cluster: &Cluster,
+    params: &SchedParams,
+) -> Result<Option<InputError>, InputError> {
+    match w.impossible.as_deref() {
+        None | Some("error") => {}
+        Some("reject") => return Ok(None),
+        Some(other) => {
+            return Err(InputError::at(
+                path,
+                "workload.impossible",
+                format!("expected \"error\" or \"reject\", got \"{other}\""),
+            ))
+        }
+    }
+    let Workload::Jobs(specs) = workload else {
+        return Ok(None);
+    };
+    // The JSON path of each submission, by its key (specs are sorted by submit).
+    let (what, ids): (&str, Vec<Option<&String>>) = if let Some(j) = &w.jobs {
+        ("workload.jobs", j.iter().map(|d| d.id.as_ref()).collect())
+    } else if let Some(s) = &w.scripts {
+        (
+            "workload.scripts",
+            s.iter().map(|d| d.id.as_ref()).collect(),
+        )
+    } else {
+        ("jobs", Vec::new())
+    };
+    let where_is = |key: &str| -> String {
+        let i = ids.iter().enumerate().position(|(i, id)| match id {
+            Some(id) => id.as_str() == key,
+            None => key == format!("job{}", i + 1),
+        });
+        match i {
+            Some(i) => format!("{what}[{i}]"),
+            None => format!("{what} (job '{key}')"),
+        }
+    };
+    for spec in specs.iter() {
+        let msg = spec
+            .reject
+            .clone()
+            .or_else(|| gresim_engine::submission_rejection(cluster, params, spec));
+        if let Some(msg) = msg {
+            return Ok(Some(InputError::at(
+                path,
+                where_is(&spec.key),
+                format!(
+                    "job '{}' cannot run on any node of its partitions; sbatch would say \
+                     \"Batch job submission failed: {msg}\". Fix the request, or set \
+                     workload.impossible to \"reject\" to keep it as a REJECTED record \
+                     as slurmctld does",
+                    spec.key
+                ),
+            )));
+        }
+    }
+    Ok(None)
 }
 
 /// `workload.oom_after` and `workload.cpu_fallback_slowdown` over every job.

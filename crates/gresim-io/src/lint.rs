@@ -13,7 +13,8 @@
 //! | `no-master-addr` | a multi-node job with no MASTER_ADDR |
 //! | `hardcoded-gpu-count` | `--nproc_per_node=8`, `--num_gpus=8`, `torch.cuda.device_count() == 8` disagreeing with the request |
 //! | `alloc-conf-overwritten` | a second `export PYTORCH_CUDA_ALLOC_CONF=` overwriting the first |
-//! | `mig-distributed` | MIG slices for a multi-GPU or multi-node job |
+//! | `mig-distributed` | MIG slices for a multi-GPU or multi-node job (typed, or, with a cluster, an untyped multi-GPU request in a partition that has MIG slices) |
+//! | `mig-layout-unverified` | a MIG type that lives on GPUs whose layout is not among NVIDIA's published combinations (with a cluster) |
 //! | `vram-exceeds-gpu` | `#GRESIM vram=` at or above the GPU type's memory |
 //! | `no-nccl-socket-ifname` | a multi-node job without NCCL_SOCKET_IFNAME |
 //! | `unknown-gpu-type` | a GPU type the cluster (or the partition) does not have |
@@ -262,7 +263,8 @@ pub fn lint(s: &SbatchScript, cluster: Option<&Cluster>) -> Vec<Finding> {
         .filter(|l| *l > 0)
         .min()
         .unwrap_or(1);
-    let wants_gpus = !sh.gpus.is_empty();
+    let wants_gpus =
+        !sh.gpus.is_empty() || crate::shares_conf::gres_has_shares(s.job.gres.as_deref());
 
     // The partition the job runs in, by name, and whether it is a GPU partition.
     let pname: Option<String> = match &s.job.partition {
@@ -443,6 +445,71 @@ pub fn lint(s: &SbatchScript, cluster: Option<&Cluster>) -> Vec<Finding> {
                 why: "MIG instances cannot use NVLink with each other (nor peer-to-peer), so the collectives of distributed training crawl over PCIe/host memory or fail".into(),
                 fix: "request whole GPUs for distributed training (--gres=gpu:a100:N); keep MIG for single-process jobs (inference, notebooks, small sweeps)".into(),
             });
+        }
+    }
+
+    // An untyped multi-GPU request may get MIG slices where the partition has some.
+    if mig.is_empty() && (multi_node || sh.gpus_per_node > 1) {
+        if let (Some((c, p)), Some(u)) = (part, sh.gpus.iter().find(|g| g.ty.is_none())) {
+            let mig_types: Vec<String> = {
+                let mut v: Vec<String> = Vec::new();
+                for n in &c.partition(p).nodes {
+                    for d in &c.node(*n).gpus {
+                        let t = c.gpu_type(d.ty);
+                        if t.mig.is_some() && !v.contains(&t.name) {
+                            v.push(t.name.clone());
+                        }
+                    }
+                }
+                v
+            };
+            if !mig_types.is_empty() {
+                out.push(Finding {
+                    rule: "mig-distributed",
+                    line: u.line,
+                    message: format!(
+                        "an untyped request for {} GPU(s) per node in partition '{}', which has MIG slices ({})",
+                        sh.gpus_per_node.max(1),
+                        c.partition(p).name,
+                        mig_types.join(", ")
+                    ),
+                    why: "Slurm may give an untyped request MIG instances; MIG instances cannot use NVLink with each other (nor peer-to-peer), so a multi-GPU or multi-node job on them crawls or fails".into(),
+                    fix: "ask for whole GPUs by type (--gres=gpu:a100:N) or pick a partition without MIG nodes".into(),
+                });
+            }
+        }
+    }
+
+    // MIG types that live on GPUs whose layout NVIDIA does not publish.
+    if let Some(c) = cluster {
+        let unverified = gresim_model::mig::layout_findings(c);
+        if !unverified.is_empty() {
+            for m in &mig {
+                let Some(t) = m.ty.as_deref() else { continue };
+                let Some(id) = c.gpu_type_id(t) else { continue };
+                let hit = unverified.iter().find(|f| {
+                    f.illegal.is_none()
+                        && c.node(f.node)
+                            .gpus
+                            .iter()
+                            .any(|d| d.phys == f.phys && d.ty == id)
+                });
+                if let Some(f) = hit {
+                    out.push(Finding {
+                        rule: "mig-layout-unverified",
+                        line: m.line,
+                        message: format!(
+                            "'{t}' slices live on GPUs with MIG layout {} ({} GPU {} of {}), which is not one of NVIDIA's published combinations",
+                            f.layout,
+                            f.model,
+                            f.phys,
+                            c.node(f.node).name
+                        ),
+                        why: "the slice model admits the layout, but NVIDIA lists the supported combinations per GPU and the driver may refuse others: verify on hardware that these instances can be created".into(),
+                        fix: "use a published layout (e.g. 3g+2g+1g+1g or 7×1g on an A100), or check with nvidia-smi mig -cgi on the node".into(),
+                    });
+                }
+            }
         }
     }
 

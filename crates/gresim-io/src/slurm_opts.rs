@@ -3,6 +3,7 @@
 //! add the file and position.
 
 use gresim_model::job::{ArraySpec, DepKind, DepTerm, Dependency, GpuReq};
+use gresim_model::shares::{ShareKind, SharedReq};
 use gresim_model::units::parse_count;
 use gresim_model::Cluster;
 
@@ -27,9 +28,29 @@ fn count(s: &str, what: &str) -> Result<u32, String> {
     u32::try_from(n).map_err(|_| format!("{what}: count {n} is too large"))
 }
 
-/// `--gres=gpu[:type][:count][,…]`: GPUs per node. A count of 0 drops the token.
+/// `--gres=gpu[:type][:count][,…]`: GPUs per node. A count of 0 drops the
+/// token. Shared GRES (`shard`, `mps`) are refused here; see
+/// [`parse_gres_shared`].
 pub fn parse_gres(s: &str, cluster: &Cluster) -> Result<Vec<GpuReq>, String> {
+    match parse_gres_shared(s, cluster)? {
+        (g, None) => Ok(g),
+        (_, Some(sr)) => Err(format!(
+            "'{s}' requests the shared GRES {}; expected gpu",
+            sr.kind
+        )),
+    }
+}
+
+/// `--gres=…` with shared GRES: `gpu[:type][:count]` tokens, or one
+/// `shard[:count]` / `mps[:count]` token (count per node, all from one
+/// GPU; see `gresim_model::shares`). Slurm refuses a job asking for
+/// `gpu` and a shared GRES together.
+pub fn parse_gres_shared(
+    s: &str,
+    cluster: &Cluster,
+) -> Result<(Vec<GpuReq>, Option<SharedReq>), String> {
     let mut out: Vec<GpuReq> = Vec::new();
+    let mut shared: Option<SharedReq> = None;
     for tok in s.split(',').map(str::trim) {
         if tok.is_empty() {
             return Err(format!(
@@ -42,9 +63,41 @@ pub fn parse_gres(s: &str, cluster: &Cluster) -> Result<Vec<GpuReq>, String> {
         let tok = tok.strip_prefix("gres/").unwrap_or(tok);
         let mut parts: Vec<&str> = tok.split(':').collect();
         let name = parts.remove(0);
+        if let Some(kind) = ShareKind::from_name(name) {
+            let n = match parts.as_slice() {
+                [] => 1,
+                [c] if c.chars().next().is_some_and(|ch| ch.is_ascii_digit()) => count(c, tok)?,
+                [""] => {
+                    return Err(format!(
+                        "'{tok}' has an empty count; expected {kind}[:count]"
+                    ))
+                }
+                _ => {
+                    return Err(format!(
+                        "'{tok}': typed {kind} requests are not modelled; expected {kind}[:count]"
+                    ))
+                }
+            };
+            if !cluster.has_shares(kind) {
+                return Err(format!(
+                    "unknown GRES name '{name}' in '{s}': no node configures gres/{kind} (Gres={kind}:N, gres.conf Name={kind}, or a scenario GPU group's \"{kind}\")"
+                ));
+            }
+            if shared.is_some_and(|x| x.kind != kind) {
+                return Err(format!(
+                    "'{s}': Invalid generic resource (gres) specification (gresim models one shared GRES per job)"
+                ));
+            }
+            shared = if n == 0 {
+                None
+            } else {
+                Some(SharedReq { kind, per_node: n })
+            };
+            continue;
+        }
         if name != "gpu" {
             return Err(format!(
-                "unknown GRES name '{name}' in '{s}'; expected gpu (GresTypes=gpu)"
+                "unknown GRES name '{name}' in '{s}'; expected gpu, shard or mps"
             ));
         }
         let (ty, n) = match parts.as_slice() {
@@ -87,7 +140,13 @@ pub fn parse_gres(s: &str, cluster: &Cluster) -> Result<Vec<GpuReq>, String> {
             "'{s}': Invalid GRES specification (with and without type identification)"
         ));
     }
-    Ok(out)
+    if let (Some(sr), false) = (shared, out.is_empty()) {
+        return Err(format!(
+            "'{s}': Invalid generic resource (gres) specification (a job cannot request gres/gpu and the shared gres/{} together)",
+            sr.kind
+        ));
+    }
+    Ok((out, shared))
 }
 
 /// `--gpus`, `--gpus-per-node`, `--gpus-per-task`: `[type:]N`.

@@ -1023,9 +1023,11 @@ fn resolve_node(
         }
     };
     for g in r.gres.iter().flatten() {
-        if !g.name.eq_ignore_ascii_case("gpu") {
+        if !g.name.eq_ignore_ascii_case("gpu")
+            && gresim_model::shares::ShareKind::from_name(&g.name).is_none()
+        {
             warn(format!(
-                "GRES '{}' is not modelled (only gpu is); ignored",
+                "GRES '{}' is not modelled (gpu, shard and mps are); ignored",
                 g.name
             ));
         }
@@ -1454,6 +1456,7 @@ pub fn build_cluster(
     let mut types: Vec<GpuType> = Vec::new();
     let mut type_ids: BTreeMap<String, GpuTypeId> = BTreeMap::new();
     let mut warned_types: BTreeSet<String> = BTreeSet::new();
+    let mut node_shares: BTreeMap<String, gresim_model::shares::NodeShares> = BTreeMap::new();
     for nc in &conf.nodes {
         let mut warned_autodetect = false;
         for name in &nc.names {
@@ -1626,6 +1629,17 @@ pub fn build_cluster(
                     }),
                 });
             }
+            if let Some(sh) = crate::shares_conf::conf_node_shares(
+                name,
+                &nc.gres,
+                &conf.gres_types,
+                gres,
+                gpus.len(),
+                (&nc.file, nc.line),
+                w,
+            )? {
+                node_shares.insert(name.clone(), sh);
+            }
             nodes.push(Node {
                 name: name.clone(),
                 sockets: nc.sockets,
@@ -1641,11 +1655,15 @@ pub fn build_cluster(
         }
     }
     for g in &gres.lines {
-        if !g.name.is_empty() && !g.is_gpu() && g.line > 0 {
+        let shared = gresim_model::shares::ShareKind::from_name(&g.name).is_some();
+        if !g.name.is_empty() && !g.is_gpu() && !shared && g.line > 0 {
             w.push(Warning::new(
                 &g.file,
                 g.line,
-                format!("GRES '{}' is not modelled (only gpu is); ignored", g.name),
+                format!(
+                    "GRES '{}' is not modelled (gpu, shard and mps are); ignored",
+                    g.name
+                ),
             ));
         }
         if g.is_gpu() && g.line > 0 && !nodes_exist(g, &conf.nodes) {
@@ -1664,7 +1682,9 @@ pub fn build_cluster(
     }
     nodes.sort_by(|a, b| hostlist::natural_cmp(&a.name, &b.name));
     let partitions = build_partitions(conf, &nodes, w)?;
-    Ok(Cluster::new(nodes, partitions, types))
+    let mut cluster = Cluster::new(nodes, partitions, types);
+    crate::shares_conf::apply(&mut cluster, &node_shares);
+    Ok(cluster)
 }
 
 fn nodes_exist(g: &GresLine, nodes: &[NodeConf]) -> bool {

@@ -51,6 +51,36 @@ pub struct ScenarioDef {
     pub horizon: Option<u64>,
     #[serde(default)]
     pub outputs: OutputsDef,
+    /// Named variants of the scenario that `sim run` also runs, side by
+    /// side (docs/scenario-format.md, "Variants").
+    #[serde(default)]
+    pub variants: Option<Vec<VariantDef>>,
+}
+
+/// A named variant: the same workload and seed on a changed cluster or policy.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VariantDef {
+    /// Letters, digits, `-` and `_`; names the variant's output subdirectory.
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The policy of this variant (default: the scenario's).
+    #[serde(default)]
+    pub policy: Option<String>,
+    /// What becomes of the GPU groups: `as_is` (default), `whole` (every
+    /// `mig` layout is dropped: whole GPUs) or `dynamic` (every group of a
+    /// MIG-capable model gets `mig_dynamic`, its `mig` being the initial layout).
+    #[serde(default)]
+    pub gpus: Option<String>,
+    /// What becomes of requests for MIG slice types: `as_is` (default) or
+    /// `whole_gpu` (a request for `<type>_<profile>` asks for `<type>`: one
+    /// whole GPU per slice).
+    #[serde(default)]
+    pub slice_requests: Option<String>,
+    /// Overrides `cluster.mig_reconfig_delay`.
+    #[serde(default)]
+    pub mig_reconfig_delay: Option<u64>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -73,6 +103,10 @@ pub struct ClusterDef {
     /// The network between nodes (docs/topology.md).
     #[serde(default)]
     pub fabric: Option<FabricDef>,
+    /// Seconds a dynamic MIG GPU is out of service while it is repartitioned
+    /// (default 30; docs/mig.md).
+    #[serde(default)]
+    pub mig_reconfig_delay: Option<u64>,
 }
 
 /// Node hardware; every field optional so templates and groups can share it.
@@ -164,6 +198,21 @@ pub struct GpuGroupDef {
     /// MIG layout applied to each GPU of the group: profile names, e.g. `["3g.40gb", "1g.10gb"]`.
     #[serde(default)]
     pub mig: Option<Vec<String>>,
+    /// The GPUs' MIG layout may change during a run (the `dynamic-mig`
+    /// policy; docs/mig.md); `mig` is then the initial layout, absent: whole GPUs.
+    #[serde(default)]
+    pub mig_dynamic: bool,
+    /// gres/shard count on each GPU of the group (gres.conf `Name=shard
+    /// Count=N File=…` per GPU). A node has one shared GRES: shards or mps.
+    #[serde(default)]
+    pub shards: Option<u32>,
+    /// gres/mps count on each GPU of the group (usually 100: percent).
+    #[serde(default)]
+    pub mps: Option<u32>,
+    /// gres.conf `Flags=one_sharing|all_sharing` for the shared GRES
+    /// (default: `one_sharing` for mps, `all_sharing` for shards).
+    #[serde(default)]
+    pub sharing: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -228,6 +277,10 @@ pub struct SchedulerDef {
     /// priority/multifactor weights.
     #[serde(default)]
     pub priority_weights: Option<PriorityWeightsDef>,
+    /// Multi-GPU jobs on MIG slices: `warn` (default), `reject` or `allow`
+    /// (see `mig_policy`).
+    #[serde(default)]
+    pub mig_multi_gpu: Option<String>,
 }
 
 /// PriorityWeight* settings of priority/multifactor.
@@ -288,6 +341,12 @@ pub struct WorkloadDef {
     /// Run-time factor of a job that expects a GPU but asked for none (default 10).
     #[serde(default)]
     pub cpu_fallback_slowdown: Option<f64>,
+    /// What to do with a JSON or script job that slurmctld would refuse at
+    /// submission (no node could ever run it): `error` (default: the scenario
+    /// is rejected, exit 2) or `reject` (the job gets a REJECTED record with
+    /// Slurm's message, as on a real cluster, and the rest runs).
+    #[serde(default)]
+    pub impossible: Option<String>,
 }
 
 /// Options of the streamed trace readers (see `traces`).
@@ -301,6 +360,14 @@ pub struct TraceOptionsDef {
     /// OpenB: submit only pods that were scheduled (default true).
     #[serde(default)]
     pub openb_scheduled_only: Option<bool>,
+    /// OpenB: what a pod with `gpu_milli` < 1000 asks for: `whole` (default:
+    /// one GPU), `mps` or `shard` (its share of one GPU as gres/mps or
+    /// gres/shard; docs/scenario-format.md).
+    #[serde(default)]
+    pub openb_gpu_milli: Option<String>,
+    /// Batsim: gresim ticks per second of Batsim time (default 1: seconds).
+    #[serde(default)]
+    pub batsim_ticks_per_second: Option<u64>,
 }
 
 /// One batch script submission: `sbatch [args] path` at `submit`.

@@ -204,6 +204,7 @@ impl Synthetic {
             rng: ChaCha8Rng::seed_from_u64(seed),
             t: 0.0,
             i: 0,
+            requests: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -214,6 +215,10 @@ pub struct SynthStream<'a> {
     rng: ChaCha8Rng,
     t: f64,
     i: u64,
+    /// One shared request per (shape, time limit): jobs differ from their
+    /// shape only in the limit, and a long trace repeats each pair many
+    /// times, so a million jobs hold a few thousand requests, not a million.
+    requests: std::collections::BTreeMap<(usize, u64), Arc<JobRequest>>,
 }
 
 impl Iterator for SynthStream<'_> {
@@ -240,13 +245,16 @@ impl Iterator for SynthStream<'_> {
                 .unwrap_or(1.0)
                 < s.to_limit_share;
         let user = self.rng_user();
-        let mut request = (**req).clone();
-        request.time_limit = Some(Some(limit));
+        let request = Arc::clone(self.requests.entry((k, limit)).or_insert_with(|| {
+            let mut r = (**req).clone();
+            r.time_limit = Some(Some(limit));
+            Arc::new(r)
+        }));
         Some(Ok(JobSpec {
             key: format!("syn{}", self.i),
             name: name.clone(),
             user,
-            request: Arc::new(request),
+            request,
             submit: self.t as u64,
             run_time: if to_limit {
                 RunTime::ToLimit

@@ -264,7 +264,7 @@ pub fn describe(
         None => (opts.job_id, Vec::new(), None),
     };
     let node0 = &alloc.nodes[0];
-    let g0: Vec<u32> = gpu_indices(node0.gpus).map(u32::from).collect();
+    let g0: Vec<u32> = node_gpus(node0);
     let batch_job_gpus = join(g0.iter());
     let batch_cvd = if opts.constrain_devices {
         g0.iter()
@@ -305,7 +305,7 @@ pub fn describe(
     let mut worker_base = 0u32;
     for (nodeid, (na, &ntask)) in alloc.nodes.iter().zip(&per_node).enumerate() {
         let node = cluster.node(na.node);
-        let step: Vec<u32> = gpu_indices(na.gpus).map(u32::from).collect();
+        let step: Vec<u32> = node_gpus(na);
         let cores: Vec<u32> = na.cores.iter().collect();
         let tpc = u32::from(node.threads_per_core.max(1));
         let cores_per_task = (req.cpus_per_task.max(1)).div_ceil(tpc).max(1) as usize;
@@ -435,6 +435,11 @@ pub fn describe(
             if !batch_job_gpus.is_empty() {
                 set("SLURM_JOB_GPUS", batch_job_gpus.clone());
             }
+            if let Some(sa) = na.share {
+                for (k, v) in share_vars(cluster, na.node, sa) {
+                    set(k, v);
+                }
+            }
             for (k, v) in &facts.echoes {
                 set(k, v.clone());
             }
@@ -477,6 +482,40 @@ pub fn describe(
         tasks,
         notes,
     })
+}
+
+/// The GPUs a job uses on one node: its whole GPUs, or the GPU its
+/// gres/shard or gres/mps shares are on (Slurm sets the GPU variables for
+/// shares as for a GPU: gres_common_gpu_set_env).
+fn node_gpus(na: &gresim_model::NodeAlloc) -> Vec<u32> {
+    let mut v: Vec<u32> = gpu_indices(na.gpus).map(u32::from).collect();
+    if let Some(sa) = na.share {
+        v.push(u32::from(sa.gpu));
+        v.sort_unstable();
+        v.dedup();
+    }
+    v
+}
+
+/// What shares add: `SLURM_SHARDS_ON_NODE` (gres_shard.c) or
+/// `CUDA_MPS_ACTIVE_THREAD_PERCENTAGE` (gres_mps.c: count × 100 / the
+/// GPU's mps count, at least 1).
+pub fn share_vars(
+    cluster: &Cluster,
+    node: gresim_model::NodeId,
+    sa: gresim_model::shares::ShareAlloc,
+) -> Vec<(&'static str, String)> {
+    use gresim_model::shares::{mps_percentage, ShareKind};
+    match cluster.node_shares(node) {
+        Some(ns) if ns.kind == ShareKind::Shard => {
+            vec![("SLURM_SHARDS_ON_NODE", sa.count.to_string())]
+        }
+        Some(ns) => vec![(
+            "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
+            mps_percentage(sa.count, ns.capacity(sa.gpu)).to_string(),
+        )],
+        None => Vec::new(),
+    }
 }
 
 fn join<'a>(it: impl Iterator<Item = &'a u32>) -> String {
@@ -686,6 +725,18 @@ impl JobEnv {
             s.push('\n');
         }
         s.push_str("(* = the CUDA_VISIBLE_DEVICES tasks see; --constrain-devices switches)\n");
+        // gres/shard and gres/mps: what each node's tasks get besides the GPU.
+        let mut seen: Vec<&str> = Vec::new();
+        for t in &self.tasks {
+            for (k, v) in &t.vars {
+                if (k == "SLURM_SHARDS_ON_NODE" || k == "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE")
+                    && !seen.contains(&t.node.as_str())
+                {
+                    seen.push(&t.node);
+                    s.push_str(&format!("shares on {}: {k}={v}\n", t.node));
+                }
+            }
+        }
         for n in &self.notes {
             s.push_str(&format!("note: {n}\n"));
         }

@@ -230,6 +230,11 @@ fn swf_log_as_cpus_and_as_gpus() {
     assert_eq!((j.key.as_str(), j.submit, j.user.as_str()), ("1", 0, "u7"));
     assert_eq!(j.run_time, RunTime::Secs(3600));
     assert_eq!(j.request.ntasks, Some(4));
+    assert_eq!(
+        (j.request.min_nodes, j.request.max_nodes),
+        (1, 3),
+        "-n 4 may spread over all 3 nodes of the site, as in Slurm"
+    );
     assert_eq!(j.request.time_limit, Some(Some(7200)));
     assert_eq!(j.request.mem, MemReq::PerCpu(1));
     assert_eq!(j.exit_code, 0);

@@ -6,6 +6,11 @@
 //! has 7 compute slices and 8 memory slices; a GPU instance of a profile
 //! occupies memory slices `[start, start + mem_slices)` for one of the
 //! listed starts, and compute slices `start .. start + compute_slices`.
+//!
+//! The slice model admits a few layouts NVIDIA does not list as supported
+//! (`4g.20gb + 3g.20gb` on an A100): each MIG model also carries NVIDIA's
+//! published combinations ([`GpuModel::mig_published`]), against which
+//! [`crate::mig`] classifies a configured layout.
 
 use crate::ids::GpuModelId;
 
@@ -39,6 +44,12 @@ pub struct GpuModel {
     pub sm_count: u32,
     /// MIG profiles; empty for models without MIG.
     pub mig_profiles: &'static [MigProfile],
+    /// NVIDIA's published MIG combinations (full GPUs): each entry counts the
+    /// instances of `mig_profiles[i]` at index `i`. A layout is published when
+    /// it is part of one of them (instances are created one at a time, so a
+    /// subset of a supported combination is a supported state). Empty for
+    /// models without MIG. See [`MIG_PUBLISHED_7SLICE`].
+    pub mig_published: &'static [&'static [u8]],
 }
 
 const fn mig(
@@ -92,6 +103,37 @@ static MIG_H200: [MigProfile; 6] = [
     mig("7g.141gb", 7, 8, 143360, 1, ZERO),
 ];
 
+/// NVIDIA's supported combinations of GPU instances for the 7-compute-slice,
+/// 8-memory-slice GPUs (A100-40GB, A100-80GB, H100-80GB, H200-141GB), over
+/// their profiles in catalog order: `[1g (1 memory slice), 1g (2 memory
+/// slices), 2g, 3g, 4g, 7g]`.
+///
+/// Source: the "A100 MIG profiles" / "H100 MIG profiles" combination figure
+/// of NVIDIA's MIG User Guide ("Supported MIG Profiles"; the same shapes for
+/// every model of this geometry, with its profile names), as transcribed in
+/// ../shared/spec/slurm-semantics.md §9; the double-memory `1g` profile
+/// (`1g.10gb` on A100-40GB, `1g.20gb` on 80 GB parts, `1g.35gb` on H200) as
+/// NVIDIA's mig-parted default configuration creates it (`all-1g.10gb`,
+/// `all-1g.20gb`, `all-1g.35gb`: four of them). `4g + 3g` and `3g + 4×1g`
+/// fit the slice model but are not in the list (users report `3g.40gb +
+/// 4g.40gb` failing with "Insufficient Resources", NVIDIA/mig-parted#29);
+/// mixes of the double-memory `1g` with other profiles are not listed either.
+pub static MIG_PUBLISHED_7SLICE: &[&[u8]] = &[
+    &[0, 0, 0, 0, 0, 1], // 7g
+    &[1, 0, 1, 0, 1, 0], // 4g + 2g + 1g
+    &[3, 0, 0, 0, 1, 0], // 4g + 3 × 1g
+    &[0, 0, 0, 2, 0, 0], // 3g + 3g
+    &[1, 0, 1, 1, 0, 0], // 3g + 2g + 1g
+    &[3, 0, 0, 1, 0, 0], // 3g + 3 × 1g
+    &[0, 0, 2, 1, 0, 0], // 3g + 2 × 2g
+    &[2, 0, 1, 1, 0, 0], // 3g + 2g + 2 × 1g
+    &[1, 0, 3, 0, 0, 0], // 3 × 2g + 1g
+    &[3, 0, 2, 0, 0, 0], // 2 × 2g + 3 × 1g
+    &[5, 0, 1, 0, 0, 0], // 2g + 5 × 1g
+    &[7, 0, 0, 0, 0, 0], // 7 × 1g
+    &[0, 4, 0, 0, 0, 0], // 4 × 1g with 2 memory slices
+];
+
 /// Every GPU model gresim knows, in a fixed order (the index is its `GpuModelId`).
 pub static GPU_MODELS: &[GpuModel] = &[
     GpuModel {
@@ -100,6 +142,7 @@ pub static GPU_MODELS: &[GpuModel] = &[
         memory_mib: 40960,
         sm_count: 108,
         mig_profiles: &MIG_A100_40,
+        mig_published: MIG_PUBLISHED_7SLICE,
     },
     GpuModel {
         name: "A100-SXM4-80GB",
@@ -107,6 +150,7 @@ pub static GPU_MODELS: &[GpuModel] = &[
         memory_mib: 81920,
         sm_count: 108,
         mig_profiles: &MIG_80,
+        mig_published: MIG_PUBLISHED_7SLICE,
     },
     GpuModel {
         name: "H100-SXM5-80GB",
@@ -114,6 +158,7 @@ pub static GPU_MODELS: &[GpuModel] = &[
         memory_mib: 81920,
         sm_count: 132,
         mig_profiles: &MIG_80,
+        mig_published: MIG_PUBLISHED_7SLICE,
     },
     GpuModel {
         name: "H200-141GB",
@@ -121,6 +166,7 @@ pub static GPU_MODELS: &[GpuModel] = &[
         memory_mib: 144384,
         sm_count: 132,
         mig_profiles: &MIG_H200,
+        mig_published: MIG_PUBLISHED_7SLICE,
     },
     GpuModel {
         name: "V100-32GB",
@@ -128,6 +174,7 @@ pub static GPU_MODELS: &[GpuModel] = &[
         memory_mib: 32768,
         sm_count: 80,
         mig_profiles: &[],
+        mig_published: &[],
     },
     GpuModel {
         name: "L40S",
@@ -135,6 +182,7 @@ pub static GPU_MODELS: &[GpuModel] = &[
         memory_mib: 46068,
         sm_count: 142,
         mig_profiles: &[],
+        mig_published: &[],
     },
     GpuModel {
         name: "T4",
@@ -142,6 +190,7 @@ pub static GPU_MODELS: &[GpuModel] = &[
         memory_mib: 15360,
         sm_count: 40,
         mig_profiles: &[],
+        mig_published: &[],
     },
 ];
 

@@ -2,6 +2,8 @@
 //!
 //! Built once from a scenario (or slurm.conf + gres.conf) and never changed
 //! during a run; the dynamic side lives in [`crate::state::ClusterState`].
+//! The one exception is dynamic MIG ([`crate::mig_dynamic`]): the engine
+//! retypes the GRES slots of an idle GPU whose layout a policy changes.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
@@ -9,6 +11,8 @@ use std::sync::{Arc, OnceLock};
 use crate::catalog::{self, GpuModel, MigProfile};
 use crate::fabric::Fabric;
 use crate::ids::{GpuModelId, GpuTypeId, NodeId, PartId};
+use crate::job::Time;
+use crate::mig_dynamic::{DynamicMig, MigLayout, SLOTS_PER_GPU};
 use crate::slurm_time::Seconds;
 use crate::topology::Topology;
 
@@ -175,6 +179,10 @@ pub struct Cluster {
     /// Topologies derived from the nodes' sockets and gres.conf Links, built on first use.
     derived: OnceLock<(Vec<Arc<Topology>>, Vec<u32>)>,
     fabric: Option<Arc<Fabric>>,
+    /// gres/shard or gres/mps per node (crate::shares); empty when no node has any.
+    shares: Vec<Option<Arc<crate::shares::NodeShares>>>,
+    /// GPUs whose MIG layout may change during a run (docs/mig.md).
+    dynamic_mig: Option<Box<DynamicMig>>,
 }
 
 impl Cluster {
@@ -211,7 +219,108 @@ impl Cluster {
             topologies: Vec::new(),
             derived: OnceLock::new(),
             fabric: None,
+            shares: Vec::new(),
+            dynamic_mig: None,
         }
+    }
+
+    /// Declares the GPUs whose MIG layout may change during a run. Their
+    /// GRES slots must already be in the nodes (see [`crate::mig_dynamic`]).
+    pub fn set_dynamic_mig(&mut self, d: DynamicMig) {
+        self.dynamic_mig = Some(Box::new(d));
+    }
+
+    /// The dynamic-MIG GPUs, their layouts and the changes made so far.
+    pub fn dynamic_mig(&self) -> Option<&DynamicMig> {
+        self.dynamic_mig.as_deref()
+    }
+
+    /// GRES indices of `node` that hold no device now (dynamic MIG slots
+    /// that are unconfigured or being reconfigured); 0 on static clusters.
+    #[inline]
+    pub fn offline_gpus(&self, node: NodeId) -> u64 {
+        self.dynamic_mig.as_ref().map_or(0, |d| d.offline(node))
+    }
+
+    /// Takes dynamic GPU `gpu` out of service to change its layout to `to`,
+    /// which must be legal for its model. Returns the GRES indices that held
+    /// devices (the caller takes them out of [`crate::ClusterState`], which
+    /// refuses if any is allocated) and when the new layout is ready. Until
+    /// [`Cluster::finish_mig_reconfig`], every slot of the GPU is offline.
+    pub fn begin_mig_reconfig(
+        &mut self,
+        gpu: usize,
+        to: MigLayout,
+        now: Time,
+    ) -> Result<(u64, Time), String> {
+        let d = self
+            .dynamic_mig
+            .as_mut()
+            .ok_or("the cluster has no dynamic MIG GPUs")?;
+        let ready = now + d.reconfig_delay;
+        let was_online = d.begin(gpu, to, ready)?;
+        let g = &d.gpus[gpu];
+        let node = &mut self.nodes[g.node.idx()];
+        for i in 0..SLOTS_PER_GPU {
+            let dev = &mut node.gpus[usize::from(g.first_slot) + i];
+            dev.ty = g.unconfigured_ty;
+            dev.mig = None;
+        }
+        Ok((was_online, ready))
+    }
+
+    /// The reconfiguration of `gpu` completes: its slots take the new
+    /// layout's devices. Returns the GRES indices now holding a device.
+    pub fn finish_mig_reconfig(&mut self, gpu: usize, now: Time) -> Result<u64, String> {
+        let d = self
+            .dynamic_mig
+            .as_mut()
+            .ok_or("the cluster has no dynamic MIG GPUs")?;
+        let start = now.saturating_sub(d.reconfig_delay);
+        d.finish(gpu, start, now)?;
+        let g = &d.gpus[gpu];
+        let types = g.device_types(&g.layout);
+        let node = &mut self.nodes[g.node.idx()];
+        for i in 0..SLOTS_PER_GPU {
+            let dev = &mut node.gpus[usize::from(g.first_slot) + i];
+            match types.get(i) {
+                Some(&ty) => {
+                    dev.ty = ty;
+                    dev.mig = g.layout.0.get(i).copied();
+                }
+                None => {
+                    dev.ty = g.unconfigured_ty;
+                    dev.mig = None;
+                }
+            }
+        }
+        Ok(g.online_mask())
+    }
+
+    /// Sets each node's shared GRES (in node-table order; `None`: none).
+    pub fn set_shares(&mut self, per_node: Vec<Option<crate::shares::NodeShares>>) {
+        self.shares = if per_node.iter().any(Option::is_some) {
+            per_node.into_iter().map(|s| s.map(Arc::new)).collect()
+        } else {
+            Vec::new()
+        };
+    }
+
+    /// Node `id`'s shared GRES (gres/shard or gres/mps), if it has one.
+    #[inline]
+    pub fn node_shares(&self, id: NodeId) -> Option<&crate::shares::NodeShares> {
+        self.shares.get(id.idx()).and_then(|s| s.as_deref())
+    }
+
+    /// Whether any node configures shared GRES of `kind`.
+    pub fn has_shares(&self, kind: crate::shares::ShareKind) -> bool {
+        self.shares.iter().flatten().any(|s| s.kind == kind)
+    }
+
+    /// Whether any node configures shared GRES at all.
+    #[inline]
+    pub fn any_shares(&self) -> bool {
+        !self.shares.is_empty()
     }
 
     /// Sets the topology of each node (in node-table order; `None` keeps the

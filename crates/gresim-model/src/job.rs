@@ -62,6 +62,9 @@ pub struct JobRequest {
     /// `-C` as a plain AND of features.
     pub features: Vec<String>,
     pub exclusive: bool,
+    /// `--gres=shard:N` / `--gres=mps:N`: shares of one GPU per node
+    /// (crate::shares). Never together with a `gpu` request.
+    pub shared: Option<crate::shares::SharedReq>,
 }
 
 impl Default for JobRequest {
@@ -83,6 +86,7 @@ impl Default for JobRequest {
             exclude: Vec::new(),
             features: Vec::new(),
             exclusive: false,
+            shared: None,
         }
     }
 }
@@ -93,6 +97,124 @@ impl JobRequest {
         !self.gpus_per_node.is_empty()
             || self.gpus_per_job.is_some()
             || self.gpus_per_task.is_some()
+    }
+
+    /// True when `self` and `other` ask for the same resources: equal in
+    /// every field but `time_limit`. Jobs of one shape get the same answer
+    /// from every question that ignores time (whether they can ever run,
+    /// which nodes fit them now), which is what caches key on.
+    pub fn same_shape(&self, other: &JobRequest) -> bool {
+        // Every field is named, so a new field fails to compile here until
+        // it is added to the comparison (and to `shape_hash`).
+        let JobRequest {
+            min_nodes,
+            max_nodes,
+            ntasks,
+            ntasks_per_node,
+            cpus_per_task,
+            mem,
+            gpus_per_node,
+            gpus_per_job,
+            gpus_per_task,
+            cpus_per_gpu,
+            time_limit: _,
+            partitions,
+            nodelist,
+            exclude,
+            features,
+            exclusive,
+            shared,
+        } = self;
+        *min_nodes == other.min_nodes
+            && *max_nodes == other.max_nodes
+            && *ntasks == other.ntasks
+            && *ntasks_per_node == other.ntasks_per_node
+            && *cpus_per_task == other.cpus_per_task
+            && *mem == other.mem
+            && *gpus_per_node == other.gpus_per_node
+            && *gpus_per_job == other.gpus_per_job
+            && *gpus_per_task == other.gpus_per_task
+            && *cpus_per_gpu == other.cpus_per_gpu
+            && *partitions == other.partitions
+            && *nodelist == other.nodelist
+            && *exclude == other.exclude
+            && *features == other.features
+            && *exclusive == other.exclusive
+            && *shared == other.shared
+    }
+
+    /// A hash of the fields [`JobRequest::same_shape`] compares (a cache
+    /// index only: equal shapes hash equally, and a lookup still checks
+    /// `same_shape`). Deterministic: FNV-1a over the values.
+    pub fn shape_hash(&self) -> u64 {
+        let JobRequest {
+            min_nodes,
+            max_nodes,
+            ntasks,
+            ntasks_per_node,
+            cpus_per_task,
+            mem,
+            gpus_per_node,
+            gpus_per_job,
+            gpus_per_task,
+            cpus_per_gpu,
+            time_limit: _,
+            partitions,
+            nodelist,
+            exclude,
+            features,
+            exclusive,
+            shared,
+        } = self;
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut mix = |v: u64| {
+            h ^= v;
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        };
+        let opt = |o: Option<u32>| o.map_or(u64::MAX, u64::from);
+        let gpu =
+            |g: &GpuReq| (u64::from(g.ty.map_or(u16::MAX, |t| t.0)) << 32) | u64::from(g.count);
+        mix(u64::from(*min_nodes));
+        mix(u64::from(*max_nodes));
+        mix(opt(*ntasks));
+        mix(opt(*ntasks_per_node));
+        mix(u64::from(*cpus_per_task));
+        match *mem {
+            MemReq::Default => mix(1),
+            MemReq::PerNode(m) => {
+                mix(2);
+                mix(m)
+            }
+            MemReq::PerCpu(m) => {
+                mix(3);
+                mix(m)
+            }
+            MemReq::PerGpu(m) => {
+                mix(4);
+                mix(m)
+            }
+            MemReq::WholeNode => mix(5),
+        }
+        mix(gpus_per_node.len() as u64);
+        for g in gpus_per_node {
+            mix(gpu(g));
+        }
+        mix(gpus_per_job.as_ref().map_or(u64::MAX, gpu));
+        mix(gpus_per_task.as_ref().map_or(u64::MAX, gpu));
+        mix(opt(*cpus_per_gpu));
+        mix(partitions.len() as u64);
+        for p in partitions {
+            mix(p.idx() as u64);
+        }
+        mix(nodelist.len() as u64);
+        for n in nodelist {
+            mix(n.idx() as u64);
+        }
+        mix(exclude.len() as u64);
+        mix(features.len() as u64);
+        mix(u64::from(*exclusive));
+        mix(shared.map_or(u64::MAX, |s| u64::from(s.per_node)));
+        h
     }
 
     /// Total tasks for a given node count.

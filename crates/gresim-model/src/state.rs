@@ -6,12 +6,16 @@
 
 use crate::cluster::{Cluster, NodeAdminState, MAX_CORES_PER_NODE};
 use crate::ids::{GpuIndex, NodeId};
+use crate::shares::ShareAlloc;
 
 /// A set of core ids on one node (at most [`MAX_CORES_PER_NODE`]).
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct CoreSet([u64; MAX_CORES_PER_NODE / 64]);
 
 impl CoreSet {
+    /// No cores.
+    pub const EMPTY: CoreSet = CoreSet([0; MAX_CORES_PER_NODE / 64]);
+
     /// Cores `0..n`.
     pub fn first(n: u32) -> Self {
         let n = (n as usize).min(MAX_CORES_PER_NODE);
@@ -118,6 +122,10 @@ impl CoreSet {
     pub fn is_empty(&self) -> bool {
         self.0.iter().all(|w| *w == 0)
     }
+    /// True when the two sets share a core.
+    pub fn intersects(&self, other: &CoreSet) -> bool {
+        self.0.iter().zip(other.0.iter()).any(|(a, b)| a & b != 0)
+    }
     pub fn is_subset(&self, other: &CoreSet) -> bool {
         self.0.iter().zip(other.0.iter()).all(|(a, b)| a & !b == 0)
     }
@@ -178,6 +186,9 @@ pub struct NodeAlloc {
     pub gpus: u64,
     /// Tasks placed on this node.
     pub tasks: u32,
+    /// gres/shard or gres/mps shares of one GPU (crate::shares); that GPU
+    /// is not in `gpus`.
+    pub share: Option<ShareAlloc>,
 }
 
 impl NodeAlloc {
@@ -257,11 +268,51 @@ pub struct ClusterState {
     alloc_gpus_by_type: Vec<u64>,
     /// Allocated compute in sevenths of a GPU (SM-weighted).
     alloc_gpu_sevenths: u64,
+    /// Shares used per GPU, when some node has gres/shard or gres/mps.
+    shares: Option<Box<ShareUse>>,
+    /// Nodes not schedulable (DOWN, DRAIN, …): 0 makes "all up" an O(1) question.
+    unschedulable: u32,
+}
+
+/// Shares in use on every GPU of the nodes that configure shared GRES.
+#[derive(Debug, Clone)]
+struct ShareUse {
+    /// Per node, the start of its GPUs in `used` (`u32::MAX`: no shares).
+    offset: std::sync::Arc<[u32]>,
+    used: Vec<u32>,
+}
+
+impl ShareUse {
+    fn new(cluster: &Cluster) -> Option<Box<ShareUse>> {
+        if !cluster.any_shares() {
+            return None;
+        }
+        let mut offset = Vec::with_capacity(cluster.nodes.len());
+        let mut len = 0u32;
+        for (i, n) in cluster.nodes.iter().enumerate() {
+            if cluster.node_shares(NodeId::from_idx(i)).is_some() {
+                offset.push(len);
+                len += n.gpus.len() as u32;
+            } else {
+                offset.push(u32::MAX);
+            }
+        }
+        Some(Box::new(ShareUse {
+            offset: offset.into(),
+            used: vec![0; len as usize],
+        }))
+    }
+
+    /// The used-share counters of node `n`'s GPUs (`None` without shares).
+    fn range(&self, cluster: &Cluster, n: NodeId) -> Option<std::ops::Range<usize>> {
+        let o = *self.offset.get(n.idx())?;
+        (o != u32::MAX).then(|| o as usize..o as usize + cluster.node(n).gpus.len())
+    }
 }
 
 impl ClusterState {
     pub fn new(cluster: &Cluster) -> Self {
-        let nodes = cluster
+        let mut nodes: Vec<NodeUsage> = cluster
             .nodes
             .iter()
             .map(|n| NodeUsage {
@@ -273,12 +324,84 @@ impl ClusterState {
                 admin: n.state,
             })
             .collect();
+        if cluster.dynamic_mig().is_some() {
+            // Dynamic MIG slots without a device are never free.
+            for (i, u) in nodes.iter_mut().enumerate() {
+                u.free_gpus &= !cluster.offline_gpus(NodeId::from_idx(i));
+            }
+        }
+        let unschedulable = nodes.iter().filter(|u| !u.schedulable()).count() as u32;
         ClusterState {
             nodes,
+            unschedulable,
             alloc_cpus: 0,
             alloc_gpus: 0,
             alloc_gpus_by_type: vec![0; cluster.gpu_types.len()],
             alloc_gpu_sevenths: 0,
+            shares: ShareUse::new(cluster),
+        }
+    }
+
+    /// Shares in use on each GPU of node `id` (empty when the node has no
+    /// shared GRES). A GPU with shares in use is not in `free_gpus`.
+    pub fn share_used(&self, cluster: &Cluster, id: NodeId) -> &[u32] {
+        match &self.shares {
+            Some(s) => match s.range(cluster, id) {
+                Some(r) => &s.used[r],
+                None => &[],
+            },
+            None => &[],
+        }
+    }
+
+    /// Why `sa` cannot be taken on `na`'s node now, if it cannot.
+    fn share_conflict(
+        &self,
+        cluster: &Cluster,
+        na: &NodeAlloc,
+        sa: ShareAlloc,
+    ) -> Option<&'static str> {
+        let Some(ns) = cluster.node_shares(na.node) else {
+            return Some("GPU shares (the node has no gres/shard or gres/mps)");
+        };
+        let used = self.share_used(cluster, na.node);
+        let g = usize::from(sa.gpu);
+        let (Some(&u), cap) = (used.get(g), ns.capacity(sa.gpu)) else {
+            return Some("GPU shares (no such GPU)");
+        };
+        let bit = 1u64 << g;
+        if na.gpus & bit != 0 {
+            return Some("a GPU both whole and as shares");
+        }
+        if u == 0 && self.nodes[na.node.idx()].free_gpus & bit == 0 {
+            return Some("GPU shares on a GPU allocated as gres/gpu");
+        }
+        if sa.count == 0 || u64::from(u) + u64::from(sa.count) > u64::from(cap) {
+            return Some("GPU shares beyond the GPU's count");
+        }
+        None
+    }
+
+    /// Adds (`take`) or removes `sa`'s shares on node `n`; a GPU hosts
+    /// shares exactly while it is out of `free_gpus`.
+    fn move_share(&mut self, cluster: &Cluster, n: NodeId, sa: ShareAlloc, take: bool) {
+        let Some(s) = self.shares.as_mut() else {
+            return;
+        };
+        let Some(r) = s.range(cluster, n) else {
+            return;
+        };
+        let c = &mut s.used[r][usize::from(sa.gpu)];
+        let bit = 1u64 << sa.gpu;
+        let u = &mut self.nodes[n.idx()];
+        if take {
+            *c += sa.count;
+            u.free_gpus &= !bit;
+        } else {
+            *c -= sa.count;
+            if *c == 0 {
+                u.free_gpus |= bit;
+            }
         }
     }
 
@@ -290,7 +413,18 @@ impl ClusterState {
         &self.nodes
     }
     pub fn set_admin(&mut self, id: NodeId, s: NodeAdminState) {
-        self.nodes[id.idx()].admin = s;
+        let u = &mut self.nodes[id.idx()];
+        let was = u.schedulable();
+        u.admin = s;
+        match (was, u.schedulable()) {
+            (true, false) => self.unschedulable += 1,
+            (false, true) => self.unschedulable -= 1,
+            _ => {}
+        }
+    }
+    /// True when every node of the cluster is schedulable (Slurm's "avail").
+    pub fn all_schedulable(&self) -> bool {
+        self.unschedulable == 0
     }
     pub fn alloc_cpus(&self) -> u64 {
         self.alloc_cpus
@@ -337,6 +471,11 @@ impl ClusterState {
                     what: "a GPU",
                 });
             }
+            if let Some(sa) = na.share {
+                if let Some(what) = self.share_conflict(cluster, na, sa) {
+                    return Err(AllocError::Conflict { node: name(), what });
+                }
+            }
         }
         for na in &alloc.nodes {
             let node = cluster.node(na.node);
@@ -354,6 +493,13 @@ impl ClusterState {
                 self.alloc_gpu_sevenths += u64::from(cluster.gpu_type(ty).compute_sevenths());
             }
         }
+        if self.shares.is_some() {
+            for na in &alloc.nodes {
+                if let Some(sa) = na.share {
+                    self.move_share(cluster, na.node, sa, true);
+                }
+            }
+        }
         Ok(())
     }
 
@@ -362,9 +508,7 @@ impl ClusterState {
         for na in &alloc.nodes {
             let u = &self.nodes[na.node.idx()];
             let name = || cluster.node(na.node).name.clone();
-            let mut overlap = na.cores;
-            overlap.difference_with(&CoreSet::default());
-            if na.cores.iter().any(|c| u.free_cores.contains(c)) {
+            if na.cores.intersects(&u.free_cores) {
                 return Err(AllocError::DoubleFree {
                     node: name(),
                     what: "a core",
@@ -381,6 +525,19 @@ impl ClusterState {
                     node: name(),
                     what: "memory",
                 });
+            }
+            if let Some(sa) = na.share {
+                let held = self
+                    .share_used(cluster, na.node)
+                    .get(usize::from(sa.gpu))
+                    .copied()
+                    .unwrap_or(0);
+                if held < sa.count {
+                    return Err(AllocError::DoubleFree {
+                        node: name(),
+                        what: "GPU shares",
+                    });
+                }
             }
         }
         for na in &alloc.nodes {
@@ -401,6 +558,55 @@ impl ClusterState {
                 self.alloc_gpu_sevenths -= u64::from(cluster.gpu_type(ty).compute_sevenths());
             }
         }
+        if self.shares.is_some() {
+            for na in &alloc.nodes {
+                if let Some(sa) = na.share {
+                    self.move_share(cluster, na.node, sa, false);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Dynamic MIG (crate::mig_dynamic): GPU devices going out of and into service.
+impl ClusterState {
+    /// Takes the devices `mask` of `node` out of service while their GPU is
+    /// repartitioned: afterwards they are neither free nor allocated. Refuses,
+    /// changing nothing, if any of them is not free (allocated, or shared).
+    pub fn take_gpus_offline(
+        &mut self,
+        cluster: &Cluster,
+        node: NodeId,
+        mask: u64,
+    ) -> Result<(), AllocError> {
+        let u = &mut self.nodes[node.idx()];
+        if mask & !u.free_gpus != 0 {
+            return Err(AllocError::Conflict {
+                node: cluster.node(node).name.clone(),
+                what: "a GPU being repartitioned",
+            });
+        }
+        u.free_gpus &= !mask;
+        Ok(())
+    }
+
+    /// Puts the devices `mask` of `node` (a repartitioned GPU's new
+    /// instances) into service, free. Refuses if any is free already.
+    pub fn put_gpus_online(
+        &mut self,
+        cluster: &Cluster,
+        node: NodeId,
+        mask: u64,
+    ) -> Result<(), AllocError> {
+        let u = &mut self.nodes[node.idx()];
+        if mask & u.free_gpus != 0 {
+            return Err(AllocError::DoubleFree {
+                node: cluster.node(node).name.clone(),
+                what: "a repartitioned GPU",
+            });
+        }
+        u.free_gpus |= mask;
         Ok(())
     }
 }
@@ -466,6 +672,7 @@ mod tests {
                 mem_mib: mem,
                 gpus,
                 tasks: 1,
+                share: None,
             }],
             exclusive: false,
         }

@@ -49,6 +49,41 @@ fn t_str(t: u64) -> String {
     format!("t={t} ({})", format_duration(t))
 }
 
+/// A warning line when the job's run at `t` (else its last run) holds a MIG
+/// instance and other GPU devices: MIG instances cannot join NVLink/NCCL
+/// collectives with each other (`scheduler.mig_multi_gpu`).
+fn mig_multi_gpu_line(rf: &RunFile, j: &JobRec, t: u64) -> Option<String> {
+    let r = j
+        .runs
+        .iter()
+        .find(|r| r.active_at(t))
+        .or_else(|| j.runs.last())?;
+    let idx = rf.node_index();
+    let (mut mig, mut total) = (0u32, 0u32);
+    let mut types: Vec<&str> = Vec::new();
+    for na in &r.nodes {
+        let node = idx.get(na.node.as_str()).map(|&i| &rf.cluster.nodes[i]);
+        for &g in &na.gpus {
+            total += 1;
+            if let Some(d) = node.and_then(|n| n.gpus.get(usize::from(g))) {
+                if d.mig.is_some() {
+                    mig += 1;
+                    if !types.contains(&d.ty.as_str()) {
+                        types.push(d.ty.as_str());
+                    }
+                }
+            }
+        }
+    }
+    (mig >= 1 && total >= 2).then(|| {
+        format!(
+            "warning multi-GPU job on MIG slices: the run from {} holds {total} GPU devices, {mig} of them MIG instances ({}); MIG instances cannot join NVLink/NCCL collectives with each other\n",
+            t_str(r.start),
+            types.join(", ")
+        )
+    })
+}
+
 /// The explanation text, or an error (unknown job, inconsistent run file).
 pub fn explain(rf: &RunFile, id: &str, at: Option<u64>) -> Result<String, String> {
     let j = find_job(rf, id).ok_or_else(|| format!("no job '{id}' in this run"))?;
@@ -62,6 +97,9 @@ pub fn explain(rf: &RunFile, id: &str, at: Option<u64>) -> Result<String, String
         j.user,
         t_str(t)
     );
+    if let Some(line) = mig_multi_gpu_line(rf, j, t) {
+        s.push_str(&line);
+    }
     let Some(state) = j.at(t) else {
         let _ = writeln!(
             s,
@@ -88,6 +126,9 @@ pub fn explain(rf: &RunFile, id: &str, at: Option<u64>) -> Result<String, String
                 state.as_str(),
                 t_str(*end)
             );
+            if let Some(msg) = &j.rejected {
+                let _ = writeln!(s, "rejected at submission: {msg}");
+            }
             return Ok(s);
         }
     };

@@ -13,12 +13,14 @@ pub mod explain;
 pub mod fragmentation;
 pub mod html;
 pub mod metrics;
+pub mod mig_dynamic;
 pub mod placement;
 pub mod plot;
 pub mod raster;
 pub mod records;
 pub mod run_file;
 pub mod sacct;
+pub mod shares;
 pub mod sinfo;
 pub mod slurmfmt;
 pub mod squeue;
@@ -214,6 +216,7 @@ pub(crate) mod test_support {
                 mem_mib,
                 gpus,
                 tasks: 1,
+                share: None,
             }],
             exclusive: false,
         }

@@ -77,6 +77,8 @@ fn collect(rf: &RunFile, interval: u64) -> Store {
     for t in snapshot_times(rf.end_time, interval) {
         // Which job holds each device.
         let mut holder: BTreeMap<(usize, u8), &str> = BTreeMap::new();
+        // Shares (gres/shard, gres/mps) in use on each device.
+        let mut shared: BTreeMap<(usize, u8), u32> = BTreeMap::new();
         let (mut pending, mut running) = (0u32, 0u32);
         for j in &rf.jobs {
             match j.at(t) {
@@ -86,6 +88,9 @@ fn collect(rf: &RunFile, interval: u64) -> Store {
                         if let Some(&ni) = idx.get(na.node.as_str()) {
                             for &g in &na.gpus {
                                 holder.insert((ni, g), j.id.as_str());
+                            }
+                            if let Some((g, c)) = na.share {
+                                *shared.entry((ni, g)).or_default() += c;
                             }
                         }
                     }
@@ -116,7 +121,14 @@ fn collect(rf: &RunFile, interval: u64) -> Store {
                 let lab = labels(&l);
                 st.entry(("DCGM_FI_DEV_GPU_UTIL", lab.clone()))
                     .or_default()
-                    .push((t, if job.is_empty() { 0.0 } else { 100.0 }));
+                    .push((
+                        t,
+                        if job.is_empty() {
+                            shared_pct(n, k, shared.get(&(ni, k as u8)))
+                        } else {
+                            100.0
+                        },
+                    ));
                 st.entry(("DCGM_FI_DEV_FB_USED", lab))
                     .or_default()
                     .push((t, 0.0));
@@ -195,6 +207,15 @@ pub fn metrics_files(rf: &RunFile, interval: u64) -> (String, String) {
     }
     om.push_str("# EOF\n");
     (om, csv)
+}
+
+/// A device's utilization from the shares in use on it: used over its
+/// count, in percent (0 without shares).
+fn shared_pct(n: &crate::run_file::NodeRec, k: usize, used: Option<&u32>) -> f64 {
+    match (used, n.shares.as_ref().and_then(|s| s.1.get(k))) {
+        (Some(&u), Some(&cap)) if cap > 0 => 100.0 * f64::from(u.min(cap)) / f64::from(cap),
+        _ => 0.0,
+    }
 }
 
 #[cfg(test)]

@@ -81,6 +81,12 @@ pub fn job_placement(out: &SimOutput, job: &Job) -> Option<PlacementRecord> {
     if !active(out) {
         return None;
     }
+    placement_of(out, job)
+}
+
+/// [`job_placement`] for callers that checked [`active`] once for all jobs
+/// ([`active`] looks at every submission, so checking it per job is quadratic).
+pub fn placement_of(out: &SimOutput, job: &Job) -> Option<PlacementRecord> {
     let run = job.runs.last()?;
     if run.alloc.gpu_count() == 0 {
         return None;
@@ -125,7 +131,7 @@ pub fn summary(out: &SimOutput) -> Option<PlacementSummary> {
     let mut sum_sd = 0.0;
     let mut lost = 0.0;
     for job in &out.jobs {
-        let Some(p) = job_placement(out, job) else {
+        let Some(p) = placement_of(out, job) else {
             continue;
         };
         if p.gpus >= 2 {

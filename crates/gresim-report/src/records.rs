@@ -69,6 +69,12 @@ pub struct JobRecord {
     pub cpu_fallback: bool,
     /// What went wrong, in words (`""` when nothing did).
     pub note: String,
+    /// The last run held a MIG instance and at least one other GPU device: a
+    /// multi-GPU job on MIG slices, whose devices cannot join one NVLink/NCCL
+    /// group (`scheduler.mig_multi_gpu`). In the JSON only when true; the
+    /// note says it in words.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub mig_multi_gpu: bool,
     /// Placement cost of the last run (runs with a topology model only;
     /// not in the CSV). See docs/topology.md.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -141,7 +147,7 @@ fn compress_indices(idx: impl Iterator<Item = u8>) -> String {
         .join(",")
 }
 
-fn record(out: &SimOutput, job: &Job) -> JobRecord {
+fn record(out: &SimOutput, job: &Job, placed: bool) -> JobRecord {
     let cluster = &out.cluster;
     let spec = out.specs.get(job.sub as usize);
     let last = job.runs.last();
@@ -159,12 +165,13 @@ fn record(out: &SimOutput, job: &Job) -> JobRecord {
                 .alloc
                 .nodes
                 .iter()
-                .filter(|n| n.gpus != 0)
+                .filter(|n| n.gpus != 0 || n.share.is_some())
                 .map(|n| {
                     format!(
-                        "{}:{}",
+                        "{}:{}{}",
                         cluster.node(n.node).name,
-                        compress_indices(gpu_indices(n.gpus))
+                        compress_indices(gpu_indices(n.gpus)),
+                        crate::shares::record_suffix(cluster, n)
                     )
                 })
                 .collect::<Vec<_>>()
@@ -219,7 +226,10 @@ fn record(out: &SimOutput, job: &Job) -> JobRecord {
         oom: job.oom && job.state == JobState::Failed,
         cpu_fallback: spec.is_some_and(|s| s.behavior.cpu_fallback_slowdown.is_some()),
         note: note(out, job),
-        placement: crate::placement::job_placement(out, job),
+        mig_multi_gpu: last.is_some_and(|r| gresim_model::mig::multi_gpu_on_mig(cluster, &r.alloc)),
+        placement: placed
+            .then(|| crate::placement::placement_of(out, job))
+            .flatten(),
     }
 }
 
@@ -258,6 +268,15 @@ fn note(out: &SimOutput, job: &Job) -> String {
             if on_gpu_node { " of a GPU node" } else { "" }
         ));
     }
+    if let Some(r) = job.runs.last() {
+        let (mig, total) = gresim_model::mig::mig_devices(&out.cluster, &r.alloc);
+        if mig >= 1 && total >= 2 {
+            notes.push(format!(
+                "multi-GPU job on MIG slices: {total} GPU devices, {mig} of them MIG instances, \
+                 which cannot join NVLink/NCCL collectives with each other"
+            ));
+        }
+    }
     if job.lost_secs > 0 {
         notes.push(format!(
             "{} s of work lost to {} failed run(s)",
@@ -273,7 +292,8 @@ fn note(out: &SimOutput, job: &Job) -> String {
 
 /// One record per job, in job-table order.
 pub fn job_records(out: &SimOutput) -> Vec<JobRecord> {
-    out.jobs.iter().map(|j| record(out, j)).collect()
+    let placed = crate::placement::active(out);
+    out.jobs.iter().map(|j| record(out, j, placed)).collect()
 }
 
 /// The records as a pretty-printed JSON array, with a trailing newline.

@@ -77,6 +77,10 @@ pub struct NodeRec {
     pub state: String,
     pub gpus: Vec<GpuRec>,
     pub gpu_links: Option<Vec<Vec<u8>>>,
+    /// gres/shard or gres/mps: the kind, the count per GPU device and
+    /// whether it is one_sharing (absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shares: Option<(String, Vec<u32>, bool)>,
 }
 
 impl NodeRec {
@@ -148,6 +152,9 @@ pub struct RequestRec {
     pub exclude: Vec<String>,
     pub features: Vec<String>,
     pub exclusive: bool,
+    /// `--gres=shard:N` / `--gres=mps:N`: the kind and the count per node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared: Option<(String, u32)>,
 }
 
 /// What one run holds on one node.
@@ -161,6 +168,9 @@ pub struct NodeAllocRec {
     /// GRES indices of the GPU devices.
     pub gpus: Vec<u8>,
     pub tasks: u32,
+    /// gres/shard or gres/mps: the GPU's GRES index and the share count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share: Option<(u8, u32)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -390,6 +400,7 @@ fn request_rec(c: &Cluster, r: &JobRequest) -> RequestRec {
         exclude: names(&r.exclude),
         features: r.features.clone(),
         exclusive: r.exclusive,
+        shared: r.shared.map(|s| (s.kind.as_str().to_string(), s.per_node)),
     }
 }
 
@@ -530,6 +541,16 @@ impl RunFile {
                         })
                         .collect(),
                     gpu_links: n.gpu_links.clone(),
+                    shares: c
+                        .node_id(&n.name)
+                        .and_then(|id| c.node_shares(id))
+                        .map(|s| {
+                            (
+                                s.kind.as_str().to_string(),
+                                s.per_gpu.clone(),
+                                s.one_sharing,
+                            )
+                        }),
                 })
                 .collect(),
             partitions: c
@@ -652,6 +673,7 @@ impl RunFile {
                                     mem_mib: na.mem_mib,
                                     gpus: gpu_indices(na.gpus).collect(),
                                     tasks: na.tasks,
+                                    share: na.share.map(|s| (s.gpu, s.count)),
                                 })
                                 .collect(),
                         })
@@ -996,7 +1018,24 @@ impl RunFile {
                 },
             })
             .collect();
-        Ok(Cluster::new(nodes, partitions, types))
+        let mut cluster = Cluster::new(nodes, partitions, types);
+        if self.cluster.nodes.iter().any(|n| n.shares.is_some()) {
+            let per = self
+                .cluster
+                .nodes
+                .iter()
+                .map(|n| {
+                    let (k, per_gpu, one) = n.shares.as_ref()?;
+                    Some(gresim_model::shares::NodeShares {
+                        kind: gresim_model::shares::ShareKind::from_name(k)?,
+                        per_gpu: per_gpu.clone(),
+                        one_sharing: *one,
+                    })
+                })
+                .collect();
+            cluster.set_shares(per);
+        }
+        Ok(cluster)
     }
 
     /// Rebuilds a job's request against [`RunFile::model_cluster`].
@@ -1052,6 +1091,14 @@ impl RunFile {
             exclude: nodes(&r.exclude)?,
             features: r.features.clone(),
             exclusive: r.exclusive,
+            shared: match &r.shared {
+                Some((k, n)) => Some(gresim_model::shares::SharedReq {
+                    kind: gresim_model::shares::ShareKind::from_name(k)
+                        .ok_or_else(|| format!("unknown shared GRES '{k}'"))?,
+                    per_node: *n,
+                }),
+                None => None,
+            },
         })
     }
 
@@ -1079,6 +1126,9 @@ impl RunFile {
                     mem_mib: na.mem_mib,
                     gpus,
                     tasks: na.tasks,
+                    share: na
+                        .share
+                        .map(|(gpu, count)| gresim_model::shares::ShareAlloc { gpu, count }),
                 })
             })
             .collect::<Result<_, String>>()?;

@@ -114,6 +114,10 @@ pub struct Summary {
     /// Utilization weighted by compute share (a `1g` MIG slice is 1/7 of a GPU).
     #[serde(serialize_with = "ser_f64")]
     pub gpu_sm_weighted_utilization: f64,
+    /// Utilization weighted by memory share (a `1g.10gb` MIG slice is 1/8 of
+    /// an A100-80GB: its memory slices over the GPU's 8).
+    #[serde(serialize_with = "ser_f64")]
+    pub gpu_memory_weighted_utilization: f64,
     #[serde(serialize_with = "ser_f64")]
     pub cpu_utilization: f64,
     /// Allocated GPU device-hours (all types).
@@ -135,6 +139,24 @@ pub struct Summary {
     /// Placement quality (runs with a topology model only; docs/topology.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub placement: Option<crate::placement::PlacementSummary>,
+    /// Dynamic MIG repartitionings (clusters with dynamic MIG GPUs only; docs/mig.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mig_reconfig: Option<crate::mig_dynamic::MigReconfigSummary>,
+}
+
+/// Allocated over available GPU memory-seconds, each device weighing its
+/// memory slices (8 for a whole GPU; [`gresim_model::mig::memory_eighths`]).
+/// Every device of a GRES type has the same weight, so the per-type usage
+/// integrals give it exactly.
+fn memory_weighted(out: &SimOutput) -> f64 {
+    let u = &out.usage;
+    let (mut alloc, mut avail) = (0u128, 0u128);
+    for (i, t) in out.cluster.gpu_types.iter().enumerate() {
+        let w = u128::from(gresim_model::mig::memory_eighths(t));
+        alloc += w * u.gpu_alloc_secs.get(i).copied().unwrap_or(0);
+        avail += w * u.gpu_avail_secs.get(i).copied().unwrap_or(0);
+    }
+    ratio(alloc, avail)
 }
 
 fn ratio(num: u128, den: u128) -> f64 {
@@ -206,6 +228,7 @@ impl Summary {
                 u.gpu_sevenths_alloc_secs,
                 u.gpu_sevenths_avail_secs,
             ),
+            gpu_memory_weighted_utilization: memory_weighted(out),
             cpu_utilization: ratio(u.cpu_alloc_secs, u.cpu_avail_secs),
             gpu_hours_allocated: alloc as f64 / 3600.0,
             end_time: out.end_time,
@@ -228,7 +251,9 @@ impl Summary {
                 })
                 .count() as u64,
             placement: crate::placement::summary(out),
+            mig_reconfig: crate::mig_dynamic::MigReconfigSummary::of(out),
         }
+        .with_shared_gpus(out)
     }
 
     /// Pretty-printed JSON with a trailing newline.
@@ -288,13 +313,17 @@ impl Summary {
         };
         let _ = writeln!(
             s,
-            "{:<10} {}{}   SM-weighted {}",
+            "{:<10} {}{}   SM-weighted {}   memory-weighted {}",
             "GPU util",
             pct(self.gpu_utilization),
             by_type,
-            pct(self.gpu_sm_weighted_utilization)
+            pct(self.gpu_sm_weighted_utilization),
+            pct(self.gpu_memory_weighted_utilization)
         );
         let _ = writeln!(s, "{:<10} {}", "CPU util", pct(self.cpu_utilization));
+        if let Some(m) = &self.mig_reconfig {
+            let _ = writeln!(s, "{}", m.line());
+        }
         let _ = writeln!(
             s,
             "{:<10} {:.2} allocated   end {} s, {} events",
@@ -411,6 +440,7 @@ mod tests {
         assert_eq!(s.gpu_utilization_by_type.len(), 1);
         assert!((s.gpu_utilization_by_type["a100"] - 340.0 / 600.0).abs() < 1e-12);
         assert!((s.gpu_sm_weighted_utilization - 340.0 / 600.0).abs() < 1e-12);
+        assert!((s.gpu_memory_weighted_utilization - 340.0 / 600.0).abs() < 1e-12);
         assert!((s.cpu_utilization - 0.2).abs() < 1e-12);
         assert!((s.gpu_hours_allocated - 340.0 / 3600.0).abs() < 1e-12);
         assert_eq!((s.end_time, s.events), (300, 42));
@@ -441,7 +471,9 @@ mod tests {
             "{t}"
         );
         assert!(
-            t.contains("GPU util   56.7%  (a100 56.7%)   SM-weighted 56.7%\n"),
+            t.contains(
+                "GPU util   56.7%  (a100 56.7%)   SM-weighted 56.7%   memory-weighted 56.7%\n"
+            ),
             "{t}"
         );
         assert!(t.contains("CPU util   20.0%\n"), "{t}");

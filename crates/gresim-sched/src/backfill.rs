@@ -8,6 +8,7 @@
 //! get then are reserved, as whole nodes, for `[start, start + limit)`, so no
 //! later job can delay it.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use gresim_model::job::Time;
@@ -56,6 +57,42 @@ fn blocked(res: &[Reservation], a: Time, b: Time, n: usize) -> Vec<bool> {
     m
 }
 
+/// Most request shapes whose fit counts one pass remembers.
+const FITS_MEMO_MAX: usize = 16;
+
+/// `node_may_fit` of every node of `part` for requests of `req`'s shape.
+struct FitsMemo {
+    req: std::sync::Arc<gresim_model::job::JobRequest>,
+    part: PartId,
+    fits: Vec<Option<u32>>,
+}
+
+/// The distinct times of `ends` (sorted) and `res` (sorted), in order, into `out`.
+fn merge_dedup(ends: &[(Time, Cow<'_, Allocation>)], res: &[Time], out: &mut Vec<Time>) {
+    out.clear();
+    let (mut i, mut k) = (0, 0);
+    while i < ends.len() || k < res.len() {
+        let t = match (ends.get(i), res.get(k)) {
+            (Some(e), Some(&r)) if e.0 <= r => {
+                i += 1;
+                e.0
+            }
+            (_, Some(&r)) => {
+                k += 1;
+                r
+            }
+            (Some(e), None) => {
+                i += 1;
+                e.0
+            }
+            (None, None) => break,
+        };
+        if out.last() != Some(&t) {
+            out.push(t);
+        }
+    }
+}
+
 /// One backfill pass over `queue`. Returns the jobs it started.
 pub fn backfill_pass(
     queue: &BTreeSet<QueueKey>,
@@ -70,15 +107,22 @@ pub fn backfill_pass(
     let mut started: Vec<JobIdx> = Vec::new();
     let mut tested = 0u32;
     // Planned ends of running jobs, in order; a job past its limit is planned
-    // to end in the next second.
-    let mut ends: Vec<(Time, Allocation)> = ctx
+    // to end in the next second. The allocations are borrowed from the job
+    // table; only jobs this pass starts own theirs.
+    let jobs: &[gresim_model::job::Job] = ctx.jobs;
+    let mut ends: Vec<(Time, Cow<'_, Allocation>)> = ctx
         .running
         .iter()
         .filter_map(|&(e, j)| {
-            let run = ctx.jobs[j.idx()].runs.last()?;
-            Some((e.max(now + 1), run.alloc.clone()))
+            let run = jobs[j.idx()].runs.last()?;
+            Some((e.max(now + 1), Cow::Borrowed(&run.alloc)))
         })
         .collect();
+    // What `node_may_fit` says of each partition node in the current state,
+    // by request shape and partition; valid until this pass starts a job.
+    let mut fits_memo: Vec<FitsMemo> = Vec::new();
+    let mut times: Vec<Time> = Vec::new();
+    let mut res_ends: Vec<Time> = Vec::new();
 
     for k in queue.iter() {
         if tested >= ctx.params.bf_max_job_test {
@@ -106,9 +150,10 @@ pub fn backfill_pass(
             part,
             Some(&avoid),
         ) {
-            let planned = (now + limit, alloc.clone());
+            let planned = (now + limit, Cow::Owned(alloc.clone()));
             if ctx.start(job, part, alloc, true).is_ok() {
                 started.push(job);
+                fits_memo.clear();
                 // Later jobs plan with this one's end too.
                 let at = ends.partition_point(|e| e.0 <= planned.0);
                 ends.insert(at, planned);
@@ -119,10 +164,12 @@ pub fn backfill_pass(
         // When could it start? Release running jobs in planned-end order and
         // try at each end, and after each reservation that blocked it.
         let mut future: ClusterState = ctx.state.clone();
-        let mut times: Vec<Time> = ends.iter().map(|e| e.0).collect();
-        times.extend(reservations.iter().map(|r| r.end));
-        times.sort_unstable();
-        times.dedup();
+        // Every planned end and reservation end, in order: `ends` is sorted
+        // already, so only the reservation ends need sorting before a merge.
+        res_ends.clear();
+        res_ends.extend(reservations.iter().map(|r| r.end));
+        res_ends.sort_unstable();
+        merge_dedup(&ends, &res_ends, &mut times);
         let mut next_end = 0usize;
         let mut found: Option<(Time, Allocation)> = None;
         // Which partition nodes could hold the job by counts alone; kept up
@@ -156,10 +203,28 @@ pub fn backfill_pass(
         // over the window: kept up to date as jobs are released and
         // reservations enter or leave the window, so only times when the job
         // could fit run the node selection.
-        let mut fits: Vec<Option<u32>> = vec![None; nnodes];
-        for &id in pnodes {
-            fits[id.idx()] = fits_of(&future, id);
-        }
+        let memo = match fits_memo
+            .iter()
+            .position(|m| m.part == part && m.req.same_shape(&req))
+        {
+            Some(i) => i,
+            None => {
+                let mut f: Vec<Option<u32>> = vec![None; nnodes];
+                for &id in pnodes {
+                    f[id.idx()] = fits_of(&future, id);
+                }
+                if fits_memo.len() >= FITS_MEMO_MAX {
+                    fits_memo.remove(0);
+                }
+                fits_memo.push(FitsMemo {
+                    req: std::sync::Arc::clone(&req),
+                    part,
+                    fits: f,
+                });
+                fits_memo.len() - 1
+            }
+        };
+        let mut fits: Vec<Option<u32>> = fits_memo[memo].fits.clone();
         let (mut n_fit, mut g_fit) = (0u32, 0u32);
         let count = |f: Option<u32>, n: &mut u32, g: &mut u32, add: bool| {
             if let Some(x) = f {

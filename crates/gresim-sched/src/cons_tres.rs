@@ -632,12 +632,56 @@ fn eval_node(j: &JobCtx<'_>, id: NodeId, u: &NodeUsage, first_pass: bool) -> Opt
     })
 }
 
+/// The usage of a candidate that stands for a run of nodes unable to hold
+/// the job: no free core, so it evaluates to `None` like the nodes it replaces.
+const GAP_USAGE: NodeUsage = NodeUsage {
+    free_cores: CoreSet::EMPTY,
+    free_mem: 0,
+    free_gpus: 0,
+    jobs: 0,
+    exclusive: false,
+    admin: gresim_model::NodeAdminState::Up,
+};
+
 /// Scratch for one job test: candidate nodes and their evaluations.
 struct Cand {
     id: NodeId,
     required: bool,
     usage: NodeUsage,
     eval: Option<Eval>,
+}
+
+/// One consecutive node set of `_eval_nodes`.
+struct Set {
+    start: usize,
+    end: usize,
+    cpus: i64,
+    nodes: i64,
+    gres: i64,
+    req: Option<usize>,
+    weight: u64,
+}
+
+/// Buffers [`eval_nodes`] reuses across calls.
+#[derive(Default)]
+struct EvalScratch {
+    taken: Vec<bool>,
+    avail_now: Vec<u32>,
+    sets: Vec<Set>,
+}
+
+/// Buffers [`job_test`] reuses across calls, so a selection over a large
+/// partition allocates nothing in the common case.
+#[derive(Default)]
+struct Scratch {
+    cands: Vec<Cand>,
+    usable: Vec<bool>,
+    orig: Vec<bool>,
+    ev: EvalScratch,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
 
 fn enough_nodes(avail: i64, rem: i64, min: i64, req: i64) -> bool {
@@ -654,6 +698,7 @@ fn eval_nodes(
     min_nodes: u32,
     max_nodes: u32,
     req_nodes: u32,
+    ev: &mut EvalScratch,
 ) -> Option<Vec<usize>> {
     let n = cands.len();
     let avail = |i: usize| -> u32 {
@@ -686,7 +731,9 @@ fn eval_nodes(
     let mut rem_max_cpus = min_cpus;
     let mut min_rem_nodes = min_n;
     let mut gres_total = 0i64;
-    let mut taken = vec![false; n];
+    let taken = &mut ev.taken;
+    taken.clear();
+    taken.resize(n, false);
     let mut picked: Vec<usize> = Vec::new();
     let cpus_to_use = |a: u32, rem_max: i64, min_rem: i64| -> i64 {
         if j.req.exclusive {
@@ -733,16 +780,8 @@ fn eval_nodes(
     }
 
     // Consecutive sets.
-    struct Set {
-        start: usize,
-        end: usize,
-        cpus: i64,
-        nodes: i64,
-        gres: i64,
-        req: Option<usize>,
-        weight: u64,
-    }
-    let mut sets: Vec<Set> = Vec::new();
+    let sets = &mut ev.sets;
+    sets.clear();
     let mut cur: Option<Set> = None;
     for i in 0..n {
         let a = avail(i);
@@ -792,7 +831,9 @@ fn eval_nodes(
         }
     }
 
-    let mut avail_now: Vec<u32> = (0..n).map(avail).collect();
+    let avail_now = &mut ev.avail_now;
+    avail_now.clear();
+    avail_now.extend((0..n).map(avail));
     let mut success = false;
     while !sets.is_empty() && max_nodes > 0 {
         let mut best: Option<usize> = None;
@@ -856,7 +897,7 @@ fn eval_nodes(
                 }
                 take(
                     i,
-                    &mut taken,
+                    taken,
                     &mut picked,
                     &mut rem_nodes,
                     &mut rem_cpus,
@@ -907,7 +948,7 @@ fn eval_nodes(
                 }
                 take(
                     i,
-                    &mut taken,
+                    taken,
                     &mut picked,
                     &mut rem_nodes,
                     &mut rem_cpus,
@@ -944,12 +985,90 @@ fn eval_nodes(
     }
 }
 
+/// True when [`eval_node`] certainly returns `None` for node `id` in usage
+/// `u`: each test here is one of its own early exits (an exclusive holder,
+/// no free core, memory, too few free GPUs of a requested type), made on
+/// counts alone. On a busy cluster most nodes fail one of them, which is
+/// cheaper than even a cache lookup.
+#[inline(always)]
+fn cannot_fit(j: &JobCtx<'_>, q: &Quick, id: NodeId, u: &NodeUsage) -> bool {
+    if u.exclusive || (q.exclusive && u.jobs > 0) || u.free_cores.is_empty() {
+        return true;
+    }
+    if q.whole_mem && u.free_mem < j.cluster.node(id).memory_mib {
+        return true;
+    }
+    if u.free_mem < q.node_mem {
+        return true;
+    }
+    if !q.typed {
+        // Untyped requests only: every device counts.
+        return u.free_gpus.count_ones() < q.min_gpus;
+    }
+    let tpn = j.req.ntasks_per_node.unwrap_or(1);
+    for g in j.gres.iter() {
+        // `total < min_gres` in eval_node, before any other outcome.
+        let min_gres =
+            if g.per_node > 0 { g.per_node } else { 1 }.max(g.per_task.saturating_mul(tpn));
+        // Every device is of type `None`.
+        let free = match g.ty {
+            None => u.free_gpus,
+            Some(_) => u.free_gpus & type_mask(j.cluster.node(id), g.ty),
+        };
+        if free.count_ones() < min_gres {
+            return true;
+        }
+    }
+    false
+}
+
+/// What [`cannot_fit`] tests, worked out once per job.
+struct Quick {
+    exclusive: bool,
+    whole_mem: bool,
+    /// `--mem` per node (0 when not given).
+    node_mem: u64,
+    /// Some GPU request names a type.
+    typed: bool,
+    /// Without types: the most any one request needs on a node.
+    min_gpus: u32,
+}
+
+impl Quick {
+    fn of(j: &JobCtx<'_>) -> Quick {
+        let tpn = j.req.ntasks_per_node.unwrap_or(1);
+        let mut min_gpus = 0u32;
+        let mut typed = false;
+        for g in j.gres.iter() {
+            typed |= g.ty.is_some();
+            let min_gres =
+                if g.per_node > 0 { g.per_node } else { 1 }.max(g.per_task.saturating_mul(tpn));
+            min_gpus = min_gpus.max(min_gres);
+        }
+        Quick {
+            exclusive: j.req.exclusive,
+            whole_mem: j.whole_mem(),
+            node_mem: match j.req.mem {
+                MemReq::PerNode(m) => m,
+                _ => 0,
+            },
+            typed,
+            min_gpus,
+        }
+    }
+}
+
 /// Evaluates every candidate for one pass.
 fn eval_all(j: &JobCtx<'_>, cands: &mut [Cand], first_pass: bool) {
     EVAL_CACHE.with(|cache| {
         let mut cache = cache.borrow_mut();
         let shape = cache.shape_id(j);
+        let q = Quick::of(j);
         for c in cands.iter_mut() {
+            if cannot_fit(j, &q, c.id, &c.usage) {
+                c.eval = None;
+                continue;
+            }
             c.eval = match shape {
                 Some(sh) => cache.get_or(sh, c.id, &c.usage, first_pass, || {
                     eval_node(j, c.id, &c.usage, first_pass)
@@ -1052,6 +1171,29 @@ pub(crate) fn job_test(
     part: PartId,
     view: View<'_>,
 ) -> Option<Allocation> {
+    // The buffers are taken out for the call (a nested call would simply
+    // start with empty ones) and put back after it.
+    let mut sc = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
+    let r = job_test_with(cluster, params, req, part, view, &mut sc, true);
+    SCRATCH.with(|s| *s.borrow_mut() = sc);
+    r
+}
+
+fn job_test_with(
+    cluster: &Cluster,
+    params: &SchedParams,
+    req: &JobRequest,
+    part: PartId,
+    view: View<'_>,
+    sc: &mut Scratch,
+    fast: bool,
+) -> Option<Allocation> {
+    let Scratch {
+        cands,
+        usable,
+        orig,
+        ev,
+    } = sc;
     let p = cluster.partition(part);
     let min_nodes = req.min_nodes.max(1);
     let mut max_nodes = req.max_nodes.max(min_nodes);
@@ -1060,7 +1202,7 @@ pub(crate) fn job_test(
     }
     let j = JobCtx::new(cluster, params, req);
     // Candidates in node-index order.
-    let mut cands: Vec<Cand> = Vec::with_capacity(p.nodes.len());
+    cands.clear();
     for &id in req.nodelist.iter() {
         if !cluster.in_partition(part, id) || req.exclude.contains(&id) {
             return None;
@@ -1069,28 +1211,77 @@ pub(crate) fn job_test(
             return None;
         }
     }
-    for &id in &p.nodes {
-        if req.exclude.contains(&id) {
-            continue;
+    // Nodes the view offers (before any is found unable to hold the job).
+    let mut offered = 0usize;
+    let plain = req.nodelist.is_empty() && req.exclude.is_empty() && req.features.is_empty();
+    match view {
+        View::Now(state, avoid) if fast && plain && p.nodes.is_sorted() => {
+            // The common case, in one pass over the live usage: a node that
+            // certainly cannot hold the job (`cannot_fit`) is unusable, and
+            // in `_eval_nodes` a run of unusable nodes does nothing but end
+            // the current node set. So each such run is kept as a single
+            // unusable candidate, without copying any usage.
+            let mut in_gap = false;
+            let q = Quick::of(&j);
+            for &id in &p.nodes {
+                if avoid.is_some_and(|a| a[id.idx()]) {
+                    continue;
+                }
+                let u = state.node(id);
+                if !u.schedulable() {
+                    continue;
+                }
+                offered += 1;
+                if cannot_fit(&j, &q, id, u) {
+                    if !in_gap {
+                        in_gap = true;
+                        cands.push(Cand {
+                            id,
+                            required: false,
+                            usage: GAP_USAGE,
+                            eval: None,
+                        });
+                    }
+                    continue;
+                }
+                in_gap = false;
+                cands.push(Cand {
+                    id,
+                    required: false,
+                    usage: *u,
+                    eval: None,
+                });
+            }
         }
-        let node = cluster.node(id);
-        if !req.features.iter().all(|f| node.has_feature(f)) {
-            continue;
-        }
-        let required = req.nodelist.contains(&id);
-        match view.usage(cluster, id) {
-            Some(usage) => cands.push(Cand {
-                id,
-                required,
-                usage,
-                eval: None,
-            }),
-            None if required => return None,
-            None => {}
+        _ => {
+            for &id in &p.nodes {
+                if req.exclude.contains(&id) {
+                    continue;
+                }
+                let node = cluster.node(id);
+                if !req.features.iter().all(|f| node.has_feature(f)) {
+                    continue;
+                }
+                let required = req.nodelist.contains(&id);
+                match view.usage(cluster, id) {
+                    Some(usage) => cands.push(Cand {
+                        id,
+                        required,
+                        usage,
+                        eval: None,
+                    }),
+                    None if required => return None,
+                    None => {}
+                }
+            }
+            offered = cands.len();
+            // Partition node lists are normally in index order already.
+            if !cands.is_sorted_by_key(|c| c.id) {
+                cands.sort_by_key(|c| c.id);
+            }
         }
     }
-    cands.sort_by_key(|c| c.id);
-    if cands.len() < min_nodes as usize {
+    if offered < min_nodes as usize {
         return None;
     }
     if let Some(n) = req.ntasks {
@@ -1099,24 +1290,34 @@ pub(crate) fn job_test(
         }
     }
     let req_nodes = max_nodes;
-    let mut usable = vec![true; cands.len()];
+    usable.clear();
+    usable.resize(cands.len(), true);
 
-    eval_all(&j, &mut cands, true);
+    eval_all(&j, cands, true);
+    if let Some(sr) = req.shared {
+        // gres/shard, gres/mps: nodes without a GPU that can host them.
+        for c in cands.iter_mut().filter(|c| c.eval.is_some()) {
+            if !crate::shares::node_fits(cluster, &view, c.id, sr) {
+                c.eval = None;
+            }
+        }
+    }
     for (i, c) in cands.iter().enumerate() {
         if c.eval.is_none() && !c.required {
             usable[i] = false;
         }
     }
-    let mut picked = eval_nodes(&j, &cands, &usable, min_nodes, max_nodes, req_nodes);
+    let mut picked = eval_nodes(&j, cands, usable, min_nodes, max_nodes, req_nodes, ev);
     if picked.is_none() {
         if !j.gres.is_empty() {
-            eval_all(&j, &mut cands, false);
+            eval_all(&j, cands, false);
         }
-        let mut orig: Vec<bool> = cands.iter().map(|c| c.eval.is_some()).collect();
-        usable.copy_from_slice(&orig);
+        orig.clear();
+        orig.extend(cands.iter().map(|c| c.eval.is_some()));
+        usable.copy_from_slice(orig);
         let mut rem = orig.iter().filter(|x| **x).count() as u32;
         if rem <= min_nodes {
-            picked = eval_nodes(&j, &cands, &usable, min_nodes, max_nodes, req_nodes);
+            picked = eval_nodes(&j, cands, usable, min_nodes, max_nodes, req_nodes, ev);
         } else {
             let most = cands
                 .iter()
@@ -1125,7 +1326,7 @@ pub(crate) fn job_test(
                 .unwrap_or(0);
             let mut count = 1;
             while count < most.max(2) {
-                usable.copy_from_slice(&orig);
+                usable.copy_from_slice(orig);
                 let mut nochange = true;
                 for i in 0..cands.len() {
                     if !usable[i] {
@@ -1143,7 +1344,7 @@ pub(crate) fn job_test(
                     }
                 }
                 if !(nochange && count != 1) {
-                    picked = eval_nodes(&j, &cands, &usable, min_nodes, max_nodes, req_nodes);
+                    picked = eval_nodes(&j, cands, usable, min_nodes, max_nodes, req_nodes, ev);
                     if picked.is_some() || rem <= min_nodes {
                         break;
                     }
@@ -1153,7 +1354,11 @@ pub(crate) fn job_test(
         }
     }
     let picked = picked?;
-    finish(&j, &cands, &picked)
+    let mut alloc = finish(&j, cands, &picked)?;
+    if let Some(sr) = req.shared {
+        crate::shares::assign(cluster, &view, &mut alloc, sr)?;
+    }
+    Some(alloc)
 }
 
 /// Turns picked candidates into an allocation: tasks, cores, memory, GPUs.
@@ -1321,6 +1526,7 @@ fn finish_node(
             mem_mib: 0,
             gpus: u.free_gpus,
             tasks,
+            share: None,
         });
     }
     // Cores first: the lowest ids of the usable ones.
@@ -1389,6 +1595,7 @@ fn finish_node(
         mem_mib: 0,
         gpus,
         tasks,
+        share: None,
     })
 }
 
@@ -1693,4 +1900,125 @@ fn job_bits2(node: &Node, free: u64, chosen: u64, want: u32) -> u64 {
         }
     }
     sel
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gresim_model::catalog::model_by_name;
+    use gresim_model::job::GpuReq;
+    use gresim_model::{ClusterState, GpuDevice, GpuType, GpuTypeId, NodeAdminState, Partition};
+
+    fn cluster(n: usize) -> Cluster {
+        let model = model_by_name("A100-SXM4-80GB").expect("known model");
+        let nodes = (0..n)
+            .map(|i| Node {
+                name: format!("n{i}"),
+                sockets: 2,
+                cores_per_socket: 8,
+                threads_per_core: 1,
+                memory_mib: 64_000,
+                features: vec![],
+                // Two weights, so node sets are cut at weight changes too.
+                weight: 1 + u32::from(i % 7 == 3),
+                gpus: (0..8)
+                    .map(|g| GpuDevice {
+                        ty: GpuTypeId(0),
+                        model,
+                        socket: Some((g / 4) as u16),
+                        phys: g as u8,
+                        mig: None,
+                    })
+                    .collect(),
+                gpu_links: None,
+                state: NodeAdminState::Up,
+            })
+            .collect();
+        Cluster::new(
+            nodes,
+            vec![Partition {
+                name: "p".into(),
+                nodes: (0..n).map(NodeId::from_idx).collect(),
+                default: true,
+                max_time: None,
+                default_time: None,
+                priority_tier: 1,
+                priority_job_factor: 1,
+                min_nodes: 0,
+                max_nodes: None,
+                state: Default::default(),
+            }],
+            vec![GpuType {
+                name: "a100".into(),
+                model,
+                mig: None,
+            }],
+        )
+    }
+
+    fn req(x: u64) -> JobRequest {
+        let nodes = [1, 1, 1, 2, 3][(x % 5) as usize];
+        let gpus = [1, 2, 3, 4, 8][((x / 5) % 5) as usize];
+        JobRequest {
+            min_nodes: nodes,
+            max_nodes: nodes,
+            cpus_per_gpu: (x % 3 == 0).then_some(2),
+            mem: match x % 4 {
+                0 => MemReq::PerNode(8_000),
+                1 => MemReq::PerGpu(6_000),
+                2 => MemReq::PerCpu(1_000),
+                _ => MemReq::Default,
+            },
+            gpus_per_node: vec![GpuReq {
+                ty: None,
+                count: gpus,
+            }],
+            exclusive: x % 23 == 0,
+            ..JobRequest::default()
+        }
+    }
+
+    /// The one-pass candidate scan with runs of hopeless nodes folded into
+    /// one gap gives exactly the allocations of the full scan, on a cluster
+    /// filled and drained by a pseudo-random job stream.
+    #[test]
+    fn gap_scan_equals_full_scan() {
+        let c = cluster(40);
+        let p = SchedParams {
+            def_mem_per_cpu: Some(1_000),
+            ..SchedParams::default()
+        };
+        let part = PartId::from_idx(0);
+        let mut s = ClusterState::new(&c);
+        let mut running: Vec<Allocation> = Vec::new();
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let (mut fits, mut fails) = (0, 0);
+        for _ in 0..3_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if x % 3 == 0 && !running.is_empty() {
+                let a = running.swap_remove((x as usize / 3) % running.len());
+                s.release(&c, &a).expect("allocated");
+                continue;
+            }
+            let r = req(x >> 8);
+            let test = |fast: bool| {
+                let mut sc = Scratch::default();
+                job_test_with(&c, &p, &r, part, View::Now(&s, None), &mut sc, fast)
+            };
+            let (fast, full) = (test(true), test(false));
+            assert_eq!(fast, full, "request {r:?}");
+            match fast {
+                Some(a) => {
+                    fits += 1;
+                    s.allocate(&c, &a).expect("free");
+                    running.push(a);
+                }
+                None => fails += 1,
+            }
+        }
+        // Both outcomes were exercised, many times.
+        assert!(fits > 300 && fails > 300, "fits {fits}, fails {fails}");
+    }
 }

@@ -73,6 +73,8 @@ impl Fifo {
             for k in ks.drain(..) {
                 self.queue.remove(&k);
             }
+            // A started job is rarely queued again: give the memory back.
+            *ks = Vec::new();
         }
     }
 }
@@ -85,6 +87,19 @@ pub fn partition_cpus(cluster: &Cluster, part: PartId) -> u64 {
         .iter()
         .map(|n| u64::from(cluster.node(*n).cpus()))
         .sum()
+}
+
+/// Whether the partition's nodes have at least `cpus` CPUs in all:
+/// [`partition_cpus`] `>= cpus`, stopping as soon as the sum gets there.
+pub fn partition_has_cpus(cluster: &Cluster, part: PartId, cpus: u64) -> bool {
+    let mut sum = 0u64;
+    for n in &cluster.partition(part).nodes {
+        if sum >= cpus {
+            return true;
+        }
+        sum += u64::from(cluster.node(*n).cpus());
+    }
+    sum >= cpus
 }
 
 /// Whether two partitions share a node.
@@ -121,7 +136,7 @@ pub fn limit_reason(cluster: &Cluster, j: &Job, part: PartId) -> Option<Reason> 
     }
     // More CPUs than the whole partition has: accepted, pends (PartitionConfig).
     let min_cpus = u64::from(req.total_tasks(req.min_nodes)) * u64::from(req.cpus_per_task);
-    if min_cpus > partition_cpus(cluster, part) {
+    if !partition_has_cpus(cluster, part, min_cpus) {
         return Some(Reason::PartitionConfig);
     }
     if let (Some(Some(limit)), Some(max)) = (req.time_limit, p.max_time) {

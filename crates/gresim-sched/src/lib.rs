@@ -9,12 +9,15 @@
 //! every policy.
 
 pub mod backfill;
+pub mod classic;
 pub mod cons_tres;
+pub mod dynamic_mig;
 pub mod fifo;
 pub mod placement;
 pub mod priority;
 pub mod queue;
 pub mod select;
+pub mod shares;
 
 use gresim_model::job::{Job, JobSpec, Time};
 use gresim_model::slurm_time::Seconds;
@@ -230,6 +233,22 @@ pub trait Policy: Send {
 
     /// Jobs in the queue, for reports and checks.
     fn queued(&self) -> usize;
+
+    /// MIG layout changes decided in the last pass (only `dynamic-mig` makes
+    /// any). The engine applies each one between passes: the GPU, which
+    /// must be idle, is out of service for the cluster's reconfiguration delay.
+    fn take_mig_reconfigs(&mut self) -> Vec<MigReconfig> {
+        Vec::new()
+    }
+}
+
+/// A policy's request to repartition a dynamic MIG GPU.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MigReconfig {
+    /// Index into [`gresim_model::mig_dynamic::DynamicMig::gpus`].
+    pub gpu: usize,
+    /// The new layout; it must be legal for the GPU's model.
+    pub to: gresim_model::mig_dynamic::MigLayout,
 }
 
 /// Clears per-thread caches of node evaluations; call before a run on a new cluster.
@@ -245,6 +264,10 @@ pub const POLICY_NAMES: &[&str] = &[
     "best-fit",
     "spread",
     "topology-aware",
+    "dynamic-mig",
+    "strict-fifo",
+    "easy",
+    "conservative",
 ];
 
 /// Builds a policy by name.
@@ -262,6 +285,14 @@ pub fn policy_by_name(name: &str) -> Option<Box<dyn Policy>> {
         "topology-aware" => Some(Box::new(Fifo::with_placement(
             placement::Placement::TopologyAware,
         ))),
+        "strict-fifo" => Some(Box::new(classic::Classic::new(
+            classic::ClassicKind::StrictFifo,
+        ))),
+        "easy" => Some(Box::new(classic::Classic::new(classic::ClassicKind::Easy))),
+        "conservative" => Some(Box::new(classic::Classic::new(
+            classic::ClassicKind::Conservative,
+        ))),
+        "dynamic-mig" => Some(Box::new(dynamic_mig::DynamicMigPolicy::new())),
         _ => None,
     }
 }

@@ -101,10 +101,12 @@ pub fn try_select(
     part: PartId,
     avoid: Option<&[bool]>,
 ) -> Option<Allocation> {
-    if !may_fit_now(cluster, params, state, req, part, avoid) {
-        return None;
-    }
-    select_in(cluster, params, req, part, View::Now(state, avoid))
+    // `may_fit_now` is a necessary condition that `job_test` checks itself,
+    // node by node, while it builds its candidates (`cons_tres::cannot_fit`),
+    // so it no longer runs first; debug builds check that it never disagrees.
+    let r = select_in(cluster, params, req, part, View::Now(state, avoid));
+    debug_assert!(r.is_none() || may_fit_now(cluster, params, state, req, part, avoid));
+    r
 }
 
 /// A cheap necessary condition for `req` to fit in `part` now: enough nodes
@@ -196,7 +198,9 @@ pub fn classify(
     req: &JobRequest,
     part: PartId,
 ) -> SelectFail {
-    let all_up = if req.nodelist.is_empty() {
+    let all_up = if state.all_schedulable() {
+        true
+    } else if req.nodelist.is_empty() {
         cluster
             .partition(part)
             .nodes

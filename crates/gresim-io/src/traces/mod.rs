@@ -22,6 +22,7 @@
 //! * a job that never started (cancelled while pending) is skipped; a job
 //!   without a known run time runs until its time limit.
 
+pub mod batsim;
 pub mod helios;
 pub mod openb;
 pub mod sacct;
@@ -48,11 +49,14 @@ pub enum TraceFormat {
     Swf,
     OpenB,
     Helios,
+    /// Batsim's JSON workload (read whole, like `Json`).
+    Batsim,
 }
 
 impl TraceFormat {
     /// The names a scenario's `workload.format` takes.
-    pub const NAMES: &'static [&'static str] = &["json", "sacct", "swf", "openb", "helios"];
+    pub const NAMES: &'static [&'static str] =
+        &["json", "sacct", "swf", "openb", "helios", "batsim"];
 
     pub fn from_name(s: &str) -> Option<Self> {
         match s.to_ascii_lowercase().as_str() {
@@ -61,6 +65,7 @@ impl TraceFormat {
             "swf" => Some(TraceFormat::Swf),
             "openb" => Some(TraceFormat::OpenB),
             "helios" | "acme" => Some(TraceFormat::Helios),
+            "batsim" => Some(TraceFormat::Batsim),
             _ => None,
         }
     }
@@ -72,6 +77,7 @@ impl TraceFormat {
             TraceFormat::Swf => "swf",
             TraceFormat::OpenB => "openb",
             TraceFormat::Helios => "helios",
+            TraceFormat::Batsim => "batsim",
         }
     }
 }
@@ -83,6 +89,10 @@ pub struct TraceOptions {
     pub swf_gpus_per_node: Option<u32>,
     /// OpenB: only pods that were scheduled (default true).
     pub openb_scheduled_only: bool,
+    /// OpenB: what a pod with `gpu_milli` < 1000 asks for (default: a whole GPU).
+    pub openb_gpu_milli: openb::GpuMilli,
+    /// Batsim: gresim ticks per second of Batsim time (default 1).
+    pub batsim_ticks_per_second: u64,
 }
 
 impl Default for TraceOptions {
@@ -90,6 +100,8 @@ impl Default for TraceOptions {
         TraceOptions {
             swf_gpus_per_node: None,
             openb_scheduled_only: true,
+            openb_gpu_milli: openb::GpuMilli::Whole,
+            batsim_ticks_per_second: 1,
         }
     }
 }
@@ -131,12 +143,15 @@ pub fn open_reader<'a>(
     let parser: Box<dyn LineParser + 'a> = match format {
         TraceFormat::Sacct => Box::new(sacct::Sacct::default()),
         TraceFormat::Swf => Box::new(swf::Swf::new(opts.swf_gpus_per_node)),
-        TraceFormat::OpenB => Box::new(openb::OpenB::new(opts.openb_scheduled_only)),
+        TraceFormat::OpenB => Box::new(openb::OpenB::new(
+            opts.openb_scheduled_only,
+            opts.openb_gpu_milli,
+        )),
         TraceFormat::Helios => Box::new(helios::Helios::default()),
-        TraceFormat::Json => {
+        TraceFormat::Json | TraceFormat::Batsim => {
             return Err(InputError::new(
                 path,
-                "JSON traces are read whole by read_trace, not streamed",
+                "JSON and Batsim traces are read whole, not streamed",
             ))
         }
     };
@@ -177,9 +192,12 @@ pub fn check(path: &Path, format: TraceFormat, opts: &TraceOptions) -> Result<()
         let mut p: Box<dyn LineParser> = match format {
             TraceFormat::Sacct => Box::new(sacct::Sacct::default()),
             TraceFormat::Swf => return Ok(()),
-            TraceFormat::OpenB => Box::new(openb::OpenB::new(opts.openb_scheduled_only)),
+            TraceFormat::OpenB => Box::new(openb::OpenB::new(
+                opts.openb_scheduled_only,
+                opts.openb_gpu_milli,
+            )),
             TraceFormat::Helios => Box::new(helios::Helios::default()),
-            TraceFormat::Json => return Ok(()),
+            TraceFormat::Json | TraceFormat::Batsim => return Ok(()),
         };
         return p
             .header(t)

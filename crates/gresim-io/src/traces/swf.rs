@@ -7,10 +7,17 @@
 //! 12 user id, 15 queue and 16 partition numbers (used when the cluster has
 //! a partition of that name). `-1` is "unknown".
 //!
-//! Processors are CPUs (`--ntasks=P`), or, with `swf_gpus_per_node: G`,
-//! GPUs: `--gpus=P` over `⌈P/G⌉` nodes. Jobs with no processors, and
-//! cancelled jobs that never ran, are skipped; a run time of -1 runs to the
-//! limit. SWF logs are sorted by submit time.
+//! Processors are CPUs (`--ntasks=P` over 1 to P nodes, so that, as with
+//! Slurm's `-n P`, any P free cores of the cluster will do), or, with
+//! `swf_gpus_per_node: G`, GPUs: `--gpus=P` over `⌈P/G⌉` nodes. Jobs with no
+//! processors, and cancelled jobs that never ran, are skipped; a run time of
+//! -1 runs to the limit. SWF logs are sorted by submit time.
+//!
+//! **Note:** `-N 1-P` makes the node selection aim at P nodes, whereas
+//! Slurm's bare `-n P` aims at one and spreads only as far as it must (a
+//! bare `ntasks` in gresim never spreads). With memory per core (field 10
+//! or `def_mem_per_cpu`) whether and when a job starts is the same and only
+//! its nodes may differ; without, each node it spreads over is given whole.
 
 use gresim_model::Cluster;
 
@@ -82,6 +89,12 @@ impl LineParser for Swf {
             }
             _ => {
                 d.ntasks = Some(procs);
+                // Slurm spreads `-n P` alone over as many nodes as it needs;
+                // a bare `ntasks` stays on one node here, so allow 1-P nodes.
+                let max = procs.min(cluster.nodes.len() as u64);
+                if max > 1 {
+                    d.nodes = Some(NumOrStr::Str(format!("1-{max}")));
+                }
                 if let Some(m) = known(v[9]).filter(|&m| m > 0) {
                     d.mem_per_cpu = Some(NumOrStr::Num(m.div_ceil(1024)));
                 }

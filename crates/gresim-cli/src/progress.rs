@@ -1,0 +1,232 @@
+//! The progress bar of `sim run` and `sim sweep`: indicatif on stderr, shown
+//! only once the work has taken about a second, and never with `--quiet` or
+//! when stderr is not a terminal.
+//!
+//! The bar only reads: the engine hands it (simulated time, jobs ended) every
+//! [`gresim_engine::PROGRESS_EVERY`] events and the sweep counts finished
+//! points. Wall-clock time decides when the bar appears and nothing else, so
+//! it cannot change a result.
+
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use gresim_engine::{EngineError, SimInput, SimOutput};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// How long work runs before the bar appears.
+const SHOW_AFTER: Duration = Duration::from_secs(1);
+/// Overrides [`SHOW_AFTER`] (milliseconds), for tests of the bar itself.
+const SHOW_AFTER_VAR: &str = "GRESIM_PROGRESS_AFTER_MS";
+/// Steps in which the helper thread waits for [`SHOW_AFTER`] (so that a
+/// short run does not wait for it at the end).
+const WAIT_STEP: Duration = Duration::from_millis(25);
+
+/// Whether a bar may be drawn: not `--quiet`, and stderr is a terminal.
+pub fn wanted(quiet: bool) -> bool {
+    !quiet && std::io::stderr().is_terminal()
+}
+
+/// A progress bar that stays hidden for its first second.
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    done: Arc<AtomicBool>,
+    waiter: Option<JoinHandle<()>>,
+}
+
+impl Progress {
+    /// A bar that never draws.
+    pub fn off() -> Self {
+        Progress {
+            bar: None,
+            done: Arc::new(AtomicBool::new(true)),
+            waiter: None,
+        }
+    }
+
+    /// A bar over `len` units called `unit` (a counter when `len` is
+    /// unknown); [`Progress::off`] unless [`wanted`]`(quiet)`.
+    pub fn new(len: Option<u64>, unit: &str, quiet: bool) -> Self {
+        if !wanted(quiet) {
+            return Self::off();
+        }
+        let bar = ProgressBar::with_draw_target(len, ProgressDrawTarget::hidden());
+        let template = if len.is_some() {
+            format!("{{spinner}} {{elapsed:>4}} [{{bar:25}}] {{pos}}/{{len}} {unit} {{msg}}")
+        } else {
+            format!("{{spinner}} {{elapsed:>4}} {{pos}} {unit} {{msg}}")
+        };
+        if let Ok(style) = ProgressStyle::with_template(&template) {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        let done = Arc::new(AtomicBool::new(false));
+        let show_after = std::env::var(SHOW_AFTER_VAR)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map_or(SHOW_AFTER, Duration::from_millis);
+        let (b, d) = (bar.clone(), done.clone());
+        let waiter = std::thread::Builder::new()
+            .name("sim-progress".into())
+            .spawn(move || {
+                let mut waited = Duration::ZERO;
+                while waited < show_after {
+                    if d.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    std::thread::sleep(WAIT_STEP);
+                    waited += WAIT_STEP;
+                }
+                if !d.load(Ordering::Relaxed) {
+                    b.set_draw_target(ProgressDrawTarget::stderr());
+                    b.tick();
+                    b.enable_steady_tick(Duration::from_millis(200));
+                }
+            })
+            .ok();
+        Progress {
+            bar: Some(bar),
+            done,
+            waiter,
+        }
+    }
+
+    /// Whether the bar can ever draw.
+    pub fn is_on(&self) -> bool {
+        self.bar.is_some()
+    }
+
+    pub fn set_position(&self, pos: u64) {
+        if let Some(b) = &self.bar {
+            b.set_position(pos);
+        }
+    }
+
+    pub fn inc(&self, n: u64) {
+        if let Some(b) = &self.bar {
+            b.inc(n);
+        }
+    }
+
+    pub fn set_message(&self, msg: String) {
+        if let Some(b) = &self.bar {
+            b.set_message(msg);
+        }
+    }
+
+    /// Removes the bar, so that what is printed next starts on a clean line.
+    pub fn finish(&mut self) {
+        self.done.store(true, Ordering::Relaxed);
+        if let Some(w) = self.waiter.take() {
+            let _ = w.join();
+        }
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+/// Job records a scenario will submit, when known without running it
+/// (streamed traces are not read ahead).
+pub fn job_total(s: &gresim_io::Scenario) -> Option<u64> {
+    match &s.workload {
+        gresim_io::Workload::Jobs(v) => Some(
+            v.iter()
+                .map(|j| j.array.as_ref().map_or(1, |a| a.indices.len() as u64))
+                .sum(),
+        ),
+        gresim_io::Workload::Synthetic(syn) => Some(syn.jobs),
+        gresim_io::Workload::Trace { .. } => None,
+    }
+}
+
+/// Runs the engine, feeding `bar` (jobs ended, simulated time) when it is on.
+pub fn run_engine<'a>(
+    input: SimInput<'a>,
+    policy: Box<dyn gresim_sched::Policy + 'a>,
+    bar: &'a Progress,
+) -> Result<SimOutput, EngineError> {
+    if !bar.is_on() {
+        return gresim_engine::run(input, policy);
+    }
+    gresim_engine::run_with_progress(
+        input,
+        policy,
+        Box::new(move |t, done| {
+            bar.set_position(done as u64);
+            bar.set_message(format!(
+                "at {}",
+                gresim_model::slurm_time::format_duration(t)
+            ));
+        }),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The engine's hook is called on a run of more than PROGRESS_EVERY
+    /// events, sees time and ended jobs go forward, and changes nothing.
+    #[test]
+    fn the_engine_hook_reports_and_changes_nothing() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../scenarios/sweeps/backfill_cluster.json");
+        let mut sc = gresim_io::load_scenario(&path).expect("the example scenario loads");
+        if let gresim_io::Workload::Synthetic(s) = &mut sc.workload {
+            s.jobs = 2000;
+        }
+        let policy = || gresim_sched::policy_by_name("fifo").expect("fifo");
+        let plain = gresim_engine::run(sc.sim_input(3), policy()).expect("runs");
+        let mut calls: Vec<(u64, usize)> = Vec::new();
+        let hooked = gresim_engine::run_with_progress(
+            sc.sim_input(3),
+            policy(),
+            Box::new(|t, done| calls.push((t, done))),
+        )
+        .expect("runs");
+        assert!(
+            plain.events > gresim_engine::PROGRESS_EVERY,
+            "{} events",
+            plain.events
+        );
+        assert_eq!(
+            calls.len() as u64,
+            plain.events / gresim_engine::PROGRESS_EVERY,
+            "one call per PROGRESS_EVERY events"
+        );
+        assert!(calls
+            .windows(2)
+            .all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1));
+        assert!(calls.iter().all(|c| c.1 <= plain.jobs.len()));
+        assert!(calls.last().is_some_and(|c| c.1 > 0), "{calls:?}");
+        let summary = |o| gresim_report::summary::Summary::compute(o, "x").to_json();
+        assert_eq!(summary(&plain), summary(&hooked));
+        assert_eq!(plain.events, hooked.events);
+        assert_eq!(plain.timeline, hooked.timeline);
+    }
+
+    #[test]
+    fn quiet_means_no_bar() {
+        let p = Progress::new(Some(10), "points", true);
+        assert!(!p.is_on());
+        assert!(!wanted(true));
+    }
+
+    #[test]
+    fn an_off_bar_ignores_updates() {
+        let mut p = Progress::off();
+        p.inc(3);
+        p.set_position(7);
+        p.set_message("x".into());
+        p.finish();
+        assert!(!p.is_on());
+    }
+}

@@ -1,0 +1,91 @@
+//! Answers the engine computes once per job shape instead of once per job.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use gresim_model::job::JobRequest;
+
+/// Most shapes remembered; a workload with more distinct shapes than this
+/// computes the rest every time (same answers, only slower).
+const MAX_SHAPES: usize = 1 << 16;
+
+/// The submission test (`submission_rejection`) by request shape: it depends
+/// only on the static configuration and the request without its time limit
+/// ([`JobRequest::same_shape`]), and on a 1,000-node partition it costs a
+/// full node selection per submission.
+#[derive(Default)]
+pub(crate) struct ShapeMemo<T> {
+    /// By [`JobRequest::shape_hash`]; entries with equal hashes share a bucket.
+    by_hash: BTreeMap<u64, Vec<(Arc<JobRequest>, T)>>,
+    len: usize,
+    /// The last request answered: a run of jobs sharing one `Arc` costs no lookup.
+    last: Option<(Arc<JobRequest>, T)>,
+}
+
+impl<T: Clone> ShapeMemo<T> {
+    /// The remembered answer for `req`'s shape, or `f()`, remembered.
+    pub(crate) fn get_or(&mut self, req: &Arc<JobRequest>, f: impl FnOnce() -> T) -> T {
+        if let Some((r, v)) = &self.last {
+            if Arc::ptr_eq(r, req) {
+                return v.clone();
+            }
+        }
+        let h = req.shape_hash();
+        if let Some(b) = self.by_hash.get(&h) {
+            if let Some((_, v)) = b.iter().find(|(r, _)| r.same_shape(req)) {
+                let v = v.clone();
+                self.last = Some((Arc::clone(req), v.clone()));
+                return v;
+            }
+        }
+        let v = f();
+        if self.len < MAX_SHAPES {
+            self.by_hash
+                .entry(h)
+                .or_default()
+                .push((Arc::clone(req), v.clone()));
+            self.len += 1;
+        }
+        self.last = Some((Arc::clone(req), v.clone()));
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gresim_model::job::GpuReq;
+
+    fn req(gpus: u32, limit: u64) -> Arc<JobRequest> {
+        Arc::new(JobRequest {
+            gpus_per_node: vec![GpuReq {
+                ty: None,
+                count: gpus,
+            }],
+            time_limit: Some(Some(limit)),
+            ..JobRequest::default()
+        })
+    }
+
+    /// Requests differing only in their time limit share one answer; any
+    /// other difference computes a new one.
+    #[test]
+    fn one_answer_per_shape() {
+        let mut m: ShapeMemo<u32> = ShapeMemo::default();
+        let mut calls = 0;
+        let mut ask = |m: &mut ShapeMemo<u32>, r: &Arc<JobRequest>| {
+            m.get_or(r, || {
+                calls += 1;
+                r.gpus_per_node[0].count
+            })
+        };
+        assert_eq!(ask(&mut m, &req(2, 60)), 2);
+        assert_eq!(ask(&mut m, &req(2, 120)), 2);
+        assert_eq!(ask(&mut m, &req(4, 60)), 4);
+        assert_eq!(ask(&mut m, &req(2, 600)), 2);
+        let mut other = (*req(2, 60)).clone();
+        other.exclusive = true;
+        assert_eq!(ask(&mut m, &Arc::new(other)), 2);
+        assert_eq!(calls, 3);
+    }
+}

@@ -1,0 +1,813 @@
+//! The classic queue policies of the scheduling literature, beside Slurm's:
+//!
+//! * `strict-fifo`: jobs start in queue order; the first job that does not
+//!   fit stops the pass, so nothing overtakes it.
+//! * `easy`: EASY backfilling. The queue head that does not fit gets a
+//!   reservation at the earliest time it fits; a later job starts now if it
+//!   fits now on resources the head's reservation leaves alone (or it ends
+//!   before the reservation begins).
+//! * `conservative`: conservative backfilling. Every queued job holds a
+//!   reservation at the earliest time it fits without delaying any job
+//!   ahead of it; a job starts when its reservation begins now.
+//!
+//! All three plan with requested time limits (the walltime), never with real
+//! run times, and queue jobs first come, first served (submit time, then
+//! submission order), ignoring Slurm's priorities and partition tiers. They
+//! follow Batsim's scheduler batsched (`fcfs`, `easy_bf`,
+//! `conservative_bf`), which is what `docs/reproductions.md` checks them
+//! against:
+//!
+//! * A running job holds its resources until its planned end (start +
+//!   limit). A job fits at `t` on what is free once the running jobs
+//!   planned to end by `t` are gone, minus what reservations hold during
+//!   any part of `[t, t + limit)`. Conservative's reservations hold whole
+//!   nodes (as Slurm's backfill does here); EASY's one reservation holds
+//!   exactly the head's cores, memory and GPUs, so a job that would still
+//!   run when it begins may use the rest of those nodes. For whole-node
+//!   jobs, Batsim's hosts, the two are the same.
+//! * Nodes are chosen first fit: the lowest node-table indices that hold
+//!   the job (batsched's default selector), through
+//!   [`Placement::FirstFit`], so a node's CPUs, memory and GPUs are
+//!   accounted exactly as for every other policy.
+//! * The earliest start is the earliest of now and the planned ends of
+//!   running jobs and reservations: availability only grows at those times.
+//! * EASY recomputes the head's reservation only when resources were
+//!   released (a job ended, a node came back, a queued job left) or the head
+//!   changed, and then tries every queued job; a pass after submissions only
+//!   tries the new jobs. The outcome is the same as trying everything,
+//!   because nothing that failed before can fit now.
+//! * Conservative, after a release, compresses the schedule in queue order:
+//!   each job's reservation is taken out and the job re-planned at its
+//!   earliest fit, with the later jobs' reservations still in place. A pass
+//!   after submissions only plans the new jobs.
+//!
+//! Cost of one pass: a job's earliest fit sweeps once over the running jobs'
+//! planned ends and the reservations (the profile), with node-fit counts
+//! kept up to date as nodes are released or reserved, so node selection runs
+//! only at times when the job could fit; conservative compression is
+//! O(queue × profile) sweeps.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Bound::{Excluded, Unbounded};
+
+use gresim_model::job::{Job, JobRequest, Time};
+use gresim_model::{Allocation, Cluster, ClusterState, JobIdx, NodeId, PartId, Reason};
+
+use crate::fifo::limit_reason;
+use crate::placement::{place, Placement};
+use crate::queue::job_partitions;
+use crate::select::{node_may_fit, try_select, SelectFail};
+use crate::{EnqueueCtx, PassCtx, Policy};
+
+/// Which classic policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClassicKind {
+    /// `strict-fifo`.
+    StrictFifo,
+    /// `easy`: only the queue head holds a reservation.
+    Easy,
+    /// `conservative`: every queued job holds a reservation.
+    Conservative,
+}
+
+impl ClassicKind {
+    /// The policy's name, as `--policy` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ClassicKind::StrictFifo => "strict-fifo",
+            ClassicKind::Easy => "easy",
+            ClassicKind::Conservative => "conservative",
+        }
+    }
+}
+
+/// What a queued job holds over `[start, end)`: the resources it would get
+/// then (`alloc`), and their nodes.
+#[derive(Debug, Clone)]
+struct Resv {
+    start: Time,
+    end: Time,
+    nodes: Vec<NodeId>,
+    alloc: Allocation,
+}
+
+/// A classic queue policy (see the module documentation).
+#[derive(Debug)]
+pub struct Classic {
+    kind: ClassicKind,
+    /// Queued jobs by (submit time, job), with the partition they run in.
+    queue: BTreeMap<(Time, JobIdx), PartId>,
+    /// Each queued job's submit key, to find it in `queue`.
+    key: Vec<Option<Time>>,
+    /// Jobs beyond every partition's limits, with the limit's reason.
+    limited: Vec<(JobIdx, Reason)>,
+    /// Jobs queued since the last pass.
+    fresh: Vec<JobIdx>,
+    /// Reservations by job, and the same ordered by start and by end.
+    resv: Vec<Option<Resv>>,
+    by_start: BTreeSet<(Time, JobIdx)>,
+    by_end: BTreeSet<(Time, JobIdx)>,
+    /// Running jobs right after the last pass: fewer now means some ended.
+    expect_running: usize,
+    /// Which nodes were schedulable at the last pass (a checksum).
+    node_sig: u64,
+    /// A queued job left (cancel, hold): its reservation is gone.
+    dirty: bool,
+}
+
+impl Classic {
+    pub fn new(kind: ClassicKind) -> Self {
+        Classic {
+            kind,
+            queue: BTreeMap::new(),
+            key: Vec::new(),
+            limited: Vec::new(),
+            fresh: Vec::new(),
+            resv: Vec::new(),
+            by_start: BTreeSet::new(),
+            by_end: BTreeSet::new(),
+            expect_running: 0,
+            node_sig: 0,
+            dirty: false,
+        }
+    }
+
+    pub fn kind(&self) -> ClassicKind {
+        self.kind
+    }
+
+    fn ensure(&mut self, job: JobIdx) {
+        if self.key.len() <= job.idx() {
+            self.key.resize(job.idx() + 1, None);
+            self.resv.resize_with(job.idx() + 1, || None);
+        }
+    }
+
+    fn unreserve(&mut self, job: JobIdx) {
+        if let Some(r) = self.resv.get_mut(job.idx()).and_then(Option::take) {
+            self.by_start.remove(&(r.start, job));
+            self.by_end.remove(&(r.end, job));
+        }
+    }
+
+    fn reserve(&mut self, job: JobIdx, r: Resv) {
+        self.unreserve(job);
+        self.by_start.insert((r.start, job));
+        self.by_end.insert((r.end, job));
+        self.resv[job.idx()] = Some(r);
+    }
+
+    fn remove_job(&mut self, job: JobIdx) {
+        if let Some(k) = self.key.get_mut(job.idx()).and_then(Option::take) {
+            self.queue.remove(&(k, job));
+        }
+        self.unreserve(job);
+    }
+
+    /// Whether resources may have been released since the last pass: a job
+    /// ended, a node came back (or went), or a queued job left the queue.
+    fn released(&mut self, ctx: &PassCtx<'_>) -> bool {
+        let sig = ctx
+            .state
+            .nodes()
+            .iter()
+            .enumerate()
+            .filter(|(_, u)| u.schedulable())
+            .fold(0u64, |a, (i, _)| {
+                a.wrapping_mul(31).wrapping_add(i as u64 + 1)
+            });
+        let r = self.dirty || ctx.running.len() < self.expect_running || sig != self.node_sig;
+        self.node_sig = sig;
+        self.dirty = false;
+        r
+    }
+
+    /// Queued jobs in queue order, with their partitions.
+    fn in_order(&self) -> Vec<(JobIdx, PartId)> {
+        self.queue.iter().map(|(&(_, j), &p)| (j, p)).collect()
+    }
+
+    /// Queued jobs of `list` still in the queue, in queue order.
+    fn in_order_of(&self, list: &[JobIdx]) -> Vec<(JobIdx, PartId)> {
+        let mut v: Vec<(Time, JobIdx, PartId)> = list
+            .iter()
+            .filter_map(|&j| {
+                let k = self.key.get(j.idx()).copied().flatten()?;
+                Some((k, j, *self.queue.get(&(k, j))?))
+            })
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v.into_iter().map(|(_, j, p)| (j, p)).collect()
+    }
+
+    /// `Resources` for the first queued job, `Priority` for those behind it.
+    fn waiting_reason(&self, job: JobIdx) -> Reason {
+        if self.queue.keys().next().is_some_and(|k| k.1 == job) {
+            Reason::Resources
+        } else {
+            Reason::Priority
+        }
+    }
+
+    /// Jobs no partition can take get their limit as the reason.
+    fn limited_reasons(&self, ctx: &mut PassCtx<'_>) {
+        for &(job, r) in &self.limited {
+            ctx.set_reason(job, r, None);
+        }
+    }
+
+    fn strict_fifo_pass(&mut self, ctx: &mut PassCtx<'_>) {
+        let fresh = std::mem::take(&mut self.fresh);
+        let mut blocked = false;
+        // Walk the queue from its head only as far as the pass gets.
+        let mut cursor: Option<(Time, JobIdx)> = None;
+        loop {
+            let next = match cursor {
+                None => self.queue.iter().next(),
+                Some(c) => self.queue.range((Excluded(c), Unbounded)).next(),
+            };
+            let Some((&k, &part)) = next else { break };
+            cursor = Some(k);
+            let job = k.1;
+            if !ctx.throttle_allows(job) {
+                ctx.set_reason(job, Reason::JobArrayTaskLimit, None);
+                continue;
+            }
+            let req = std::sync::Arc::clone(&ctx.jobs[job.idx()].request);
+            match place(
+                Placement::FirstFit,
+                ctx.cluster,
+                ctx.params,
+                ctx.state,
+                &req,
+                part,
+                None,
+            ) {
+                Ok(alloc) => {
+                    if ctx.start(job, part, alloc, false).is_ok() {
+                        self.remove_job(job);
+                    }
+                }
+                Err(SelectFail::Busy) => {
+                    ctx.set_reason(job, Reason::Resources, None);
+                    blocked = true;
+                }
+                Err(SelectFail::Unavailable(nodes)) => {
+                    let names = gresim_model::hostlist::compress(&ctx.cluster.node_names(&nodes));
+                    ctx.set_reason(
+                        job,
+                        Reason::ReqNodeNotAvail,
+                        Some(format!("UnavailableNodes:{names}")),
+                    );
+                    blocked = true;
+                }
+                // A job that can never run does not hold the queue up.
+                Err(SelectFail::Never) => ctx.set_reason(job, Reason::BadConstraints, None),
+            }
+            if blocked {
+                break;
+            }
+        }
+        // The jobs behind the blocked head wait for it.
+        for (job, _) in self.in_order_of(&fresh) {
+            if ctx.jobs[job.idx()].reason == Reason::None {
+                ctx.set_reason(job, Reason::Priority, None);
+            }
+        }
+    }
+
+    fn easy_pass(&mut self, ctx: &mut PassCtx<'_>) {
+        let released = self.released(ctx);
+        let fresh = std::mem::take(&mut self.fresh);
+        let mut plan = Planner::new(ctx);
+        let head_before = self.by_start.iter().next().map(|&(_, j)| j);
+        let first = self.queue.keys().next().map(|&(_, j)| j);
+        let replan = released || head_before.is_none() || head_before != first;
+        let mut head: Option<JobIdx> = head_before;
+        if replan {
+            if let Some(h) = head_before {
+                self.unreserve(h);
+            }
+            head = None;
+            // Start jobs from the head while they fit; the first that does
+            // not gets the reservation.
+            for (job, part) in self.in_order() {
+                if !ctx.throttle_allows(job) {
+                    ctx.set_reason(job, Reason::JobArrayTaskLimit, None);
+                    continue;
+                }
+                let w = plan_limit(ctx, job, part);
+                match plan.earliest(ctx, self, job, part, w) {
+                    Some((t, alloc)) if t == ctx.now => {
+                        if plan.start(ctx, job, part, alloc, w) {
+                            self.remove_job(job);
+                        }
+                    }
+                    Some((t, alloc)) => {
+                        let nodes = alloc.node_ids().collect();
+                        self.reserve(
+                            job,
+                            Resv {
+                                start: t,
+                                end: t.saturating_add(w),
+                                nodes,
+                                alloc,
+                            },
+                        );
+                        ctx.set_reason(job, Reason::Resources, None);
+                        head = Some(job);
+                        break;
+                    }
+                    None => unplannable(ctx, job, part),
+                }
+            }
+        }
+        // Backfill: every job after a release, else only the new ones.
+        let cands = if replan {
+            self.in_order()
+        } else {
+            self.in_order_of(&fresh)
+        };
+        let resv = head.and_then(|h| self.resv[h.idx()].clone());
+        // The current state with the head's reserved resources taken, for
+        // jobs that would still run when its reservation begins.
+        let mut claimed: Option<ClusterState> = None;
+        for (job, part) in cands {
+            if Some(job) == head {
+                continue;
+            }
+            if !ctx.throttle_allows(job) {
+                ctx.set_reason(job, Reason::JobArrayTaskLimit, None);
+                continue;
+            }
+            let w = plan_limit(ctx, job, part);
+            // The reservation matters only if this job would still run
+            // when it begins.
+            let fit = match &resv {
+                Some(r) if ctx.now.saturating_add(w) > r.start && ctx.now < r.end => {
+                    let st = claimed.get_or_insert_with(|| claim(ctx.cluster, ctx.state, &r.alloc));
+                    let req = &ctx.jobs[job.idx()].request;
+                    first_fit(ctx.cluster, ctx.params, st, req, part, None)
+                }
+                _ => fit_now(ctx, job, part, None),
+            };
+            match fit {
+                Some(alloc) => {
+                    if plan.start(ctx, job, part, alloc, w) {
+                        self.remove_job(job);
+                        claimed = None;
+                    }
+                }
+                None => {
+                    let r = self.waiting_reason(job);
+                    ctx.set_reason(job, r, None);
+                }
+            }
+        }
+        self.expect_running = ctx.running.len() + ctx.started.len();
+    }
+
+    fn conservative_pass(&mut self, ctx: &mut PassCtx<'_>) {
+        let released = self.released(ctx);
+        let fresh = std::mem::take(&mut self.fresh);
+        let mut plan = Planner::new(ctx);
+        // After a release, compress: re-plan every job in queue order.
+        let todo = if released {
+            self.in_order()
+        } else {
+            self.in_order_of(&fresh)
+        };
+        for (job, part) in todo {
+            if !ctx.throttle_allows(job) {
+                self.unreserve(job);
+                ctx.set_reason(job, Reason::JobArrayTaskLimit, None);
+                continue;
+            }
+            self.unreserve(job);
+            let w = plan_limit(ctx, job, part);
+            match plan.earliest(ctx, self, job, part, w) {
+                Some((t, alloc)) if t == ctx.now => {
+                    if plan.start(ctx, job, part, alloc, w) {
+                        self.remove_job(job);
+                    }
+                }
+                Some((t, alloc)) => {
+                    let nodes = alloc.node_ids().collect();
+                    self.reserve(
+                        job,
+                        Resv {
+                            start: t,
+                            end: t.saturating_add(w),
+                            nodes,
+                            alloc,
+                        },
+                    );
+                    let r = self.waiting_reason(job);
+                    ctx.set_reason(job, r, None);
+                }
+                None => unplannable(ctx, job, part),
+            }
+        }
+        self.expect_running = ctx.running.len() + ctx.started.len();
+    }
+}
+
+/// A job that fits at no time (it needs nodes that are down, or more than
+/// the partition has): no reservation, and a reason saying why.
+fn unplannable(ctx: &mut PassCtx<'_>, job: JobIdx, part: PartId) {
+    let req = &ctx.jobs[job.idx()].request;
+    match crate::select::classify(ctx.cluster, ctx.params, ctx.state, req, part) {
+        SelectFail::Unavailable(nodes) => {
+            let names = gresim_model::hostlist::compress(&ctx.cluster.node_names(&nodes));
+            ctx.set_reason(
+                job,
+                Reason::ReqNodeNotAvail,
+                Some(format!("UnavailableNodes:{names}")),
+            );
+        }
+        SelectFail::Never => ctx.set_reason(job, Reason::BadConstraints, None),
+        SelectFail::Busy => ctx.set_reason(job, Reason::Resources, None),
+    }
+}
+
+/// `state` with the parts of `alloc` that are free in it taken: what a job
+/// may use now without touching resources reserved for `alloc`'s job.
+/// Resources still held by running jobs are busy anyway; an exclusive
+/// reservation takes a node that is idle now whole.
+fn claim(cluster: &Cluster, state: &ClusterState, alloc: &Allocation) -> ClusterState {
+    let mut st = state.clone();
+    for na in &alloc.nodes {
+        let u = state.node(na.node);
+        if !u.schedulable() || u.exclusive {
+            continue;
+        }
+        let mut p = na.clone();
+        let mut busy = p.cores;
+        busy.difference_with(&u.free_cores);
+        p.cores.difference_with(&busy);
+        p.cpus = p.cores.count() * u32::from(cluster.node(na.node).threads_per_core);
+        p.mem_mib = p.mem_mib.min(u.free_mem);
+        p.gpus &= u.free_gpus;
+        p.share = None;
+        let whole = alloc.exclusive && u.jobs == 0;
+        if !whole && p.cores.is_empty() && p.mem_mib == 0 && p.gpus == 0 {
+            continue;
+        }
+        let part = Allocation {
+            nodes: vec![p],
+            exclusive: whole,
+        };
+        // Cannot fail: every part is free in `state`.
+        let _ = st.allocate(cluster, &part);
+    }
+    st
+}
+
+/// The time limit a job is planned with in `part`: its limit, capped by the
+/// partition's MaxTime; unlimited plans as MaxTime, or a year.
+pub fn plan_limit(ctx: &PassCtx<'_>, job: JobIdx, part: PartId) -> Time {
+    const YEAR: Time = 365 * 86400;
+    let max = ctx.cluster.partition(part).max_time;
+    match (ctx.time_limit(job, part), max) {
+        (Some(l), Some(m)) => l.min(m),
+        (Some(l), None) => l,
+        (None, Some(m)) => m,
+        (None, None) => YEAR,
+    }
+    .max(1)
+}
+
+/// First-fit nodes for `job` now, avoiding `avoid`.
+fn fit_now(
+    ctx: &PassCtx<'_>,
+    job: JobIdx,
+    part: PartId,
+    avoid: Option<&[bool]>,
+) -> Option<Allocation> {
+    let req = &ctx.jobs[job.idx()].request;
+    first_fit(ctx.cluster, ctx.params, ctx.state, req, part, avoid)
+}
+
+/// [`Placement::FirstFit`]'s choice for `req` in `state`, avoiding `avoid`,
+/// or `None` if it does not fit. Most jobs fit on the first nodes that
+/// could hold them by counts, one cons_tres evaluation; the rest go through
+/// the placement's full search.
+pub fn first_fit(
+    cluster: &Cluster,
+    params: &crate::SchedParams,
+    state: &ClusterState,
+    req: &JobRequest,
+    part: PartId,
+    avoid: Option<&[bool]>,
+) -> Option<Allocation> {
+    if req.nodelist.is_empty() {
+        // FirstFit places the job on the shortest prefix of the candidate
+        // nodes (node-table order) that holds it. No prefix with fewer than
+        // `min_nodes` nodes, or fewer free CPUs or per-job GPUs than the job
+        // needs, can: the first prefix past those bounds is the answer
+        // whenever it holds the job.
+        let need = req.min_nodes.max(1) as usize;
+        let need_cpus =
+            u64::from(req.total_tasks(req.min_nodes.max(1))) * u64::from(req.cpus_per_task);
+        let need_gpus = req.gpus_per_job.map_or(0, |g| g.count);
+        let (mut cpus, mut gpus) = (0u64, 0u32);
+        let mut prefix = Vec::with_capacity(need);
+        for &id in &cluster.partition(part).nodes {
+            if avoid.is_some_and(|a| a[id.idx()]) || req.exclude.contains(&id) {
+                continue;
+            }
+            let u = state.node(id);
+            if let Some(g) = node_may_fit(cluster, params, u, id, req) {
+                prefix.push(id);
+                cpus +=
+                    u64::from(u.free_core_count()) * u64::from(cluster.node(id).threads_per_core);
+                gpus = gpus.saturating_add(g);
+                if prefix.len() >= need && cpus >= need_cpus && gpus >= need_gpus {
+                    break;
+                }
+            }
+        }
+        if prefix.len() < need || cpus < need_cpus || gpus < need_gpus {
+            return None;
+        }
+        let mut mask = vec![true; cluster.nodes.len()];
+        for id in &prefix {
+            mask[id.idx()] = false;
+        }
+        if let Some(a) = crate::cons_tres::job_test(
+            cluster,
+            params,
+            req,
+            part,
+            crate::select::View::Now(state, Some(&mask)),
+        ) {
+            return Some(a);
+        }
+    }
+    try_select(cluster, params, state, req, part, avoid)?;
+    place(
+        Placement::FirstFit,
+        cluster,
+        params,
+        state,
+        req,
+        part,
+        avoid,
+    )
+    .ok()
+}
+
+/// Planned ends of the jobs started in this pass, and scratch space for the
+/// earliest-fit search.
+struct Planner {
+    /// (planned end, index in `ctx.started`), sorted.
+    started_ends: Vec<(Time, usize)>,
+    blk: Vec<u32>,
+    avoid: Vec<bool>,
+    fits: Vec<Option<u32>>,
+    active: BTreeSet<JobIdx>,
+}
+
+impl Planner {
+    fn new(ctx: &PassCtx<'_>) -> Self {
+        let n = ctx.cluster.nodes.len();
+        Planner {
+            started_ends: Vec::new(),
+            blk: vec![0; n],
+            avoid: vec![false; n],
+            fits: vec![None; n],
+            active: BTreeSet::new(),
+        }
+    }
+
+    /// Starts `job` now; later searches plan with its end.
+    fn start(
+        &mut self,
+        ctx: &mut PassCtx<'_>,
+        job: JobIdx,
+        part: PartId,
+        alloc: Allocation,
+        w: Time,
+    ) -> bool {
+        if ctx.start(job, part, alloc, false).is_err() {
+            return false;
+        }
+        let e = (ctx.now.saturating_add(w), ctx.started.len() - 1);
+        let at = self.started_ends.partition_point(|x| x.0 <= e.0);
+        self.started_ends.insert(at, e);
+        true
+    }
+
+    /// The earliest time `job` fits (limit `w`) around the running jobs and
+    /// `policy`'s reservations, and the first-fit allocation it gets then.
+    fn earliest(
+        &mut self,
+        ctx: &PassCtx<'_>,
+        policy: &Classic,
+        job: JobIdx,
+        part: PartId,
+        w: Time,
+    ) -> Option<(Time, Allocation)> {
+        let now = ctx.now;
+        let cluster = ctx.cluster;
+        let req = std::sync::Arc::clone(&ctx.jobs[job.idx()].request);
+        let pnodes = &cluster.partition(part).nodes;
+        let mut future: Option<ClusterState> = None;
+        let fits_of = |st: &ClusterState, id: NodeId| {
+            node_may_fit(cluster, ctx.params, st.node(id), id, &req)
+        };
+        for &id in pnodes {
+            self.fits[id.idx()] = fits_of(ctx.state, id);
+        }
+        let (mut n_fit, mut g_fit) = (0u32, 0u32);
+        for &id in pnodes {
+            count(self.fits[id.idx()], &mut n_fit, &mut g_fit, true);
+        }
+        let need_nodes = req.min_nodes.max(1);
+        let check = req.nodelist.is_empty();
+        // Running jobs past their planned end are planned to end next tick.
+        let mut running = ctx
+            .running
+            .iter()
+            .map(|&(e, j)| (e.max(now + 1), j))
+            .peekable();
+        let mut si = 0usize;
+        let mut enters = policy.by_start.iter().peekable();
+        let mut leaves = policy.by_end.iter().peekable();
+        let mut t = now;
+        let found = loop {
+            // Release the running jobs planned to end by t.
+            loop {
+                let next_run = running.peek().map(|x| x.0);
+                let next_started = self.started_ends.get(si).map(|x| x.0);
+                let alloc: &Allocation = match (next_run, next_started) {
+                    (Some(a), b) if a <= t && b.is_none_or(|b| a <= b) => {
+                        let (_, j) = running.next().expect("peeked");
+                        match ctx.jobs[j.idx()].runs.last() {
+                            Some(r) => &r.alloc,
+                            None => continue,
+                        }
+                    }
+                    (_, Some(b)) if b <= t => {
+                        si += 1;
+                        &ctx.started[self.started_ends[si - 1].1].alloc
+                    }
+                    _ => break,
+                };
+                let st = future.get_or_insert_with(|| ctx.state.clone());
+                let _ = st.release(cluster, alloc);
+                for na in &alloc.nodes {
+                    if cluster.in_partition(part, na.node) {
+                        let i = na.node.idx();
+                        let old = self.fits[i];
+                        self.fits[i] = fits_of(st, na.node);
+                        if self.blk[i] == 0 {
+                            count(old, &mut n_fit, &mut g_fit, false);
+                            count(self.fits[i], &mut n_fit, &mut g_fit, true);
+                        }
+                    }
+                }
+            }
+            // Reservations over by t leave the window [t, t + w) ...
+            while let Some(&&(e, j)) = leaves.peek() {
+                if e > t {
+                    break;
+                }
+                leaves.next();
+                if self.active.remove(&j) {
+                    if let Some(r) = &policy.resv[j.idx()] {
+                        for id in &r.nodes {
+                            let i = id.idx();
+                            self.blk[i] -= 1;
+                            if self.blk[i] == 0 {
+                                self.avoid[i] = false;
+                                if cluster.in_partition(part, *id) {
+                                    count(self.fits[i], &mut n_fit, &mut g_fit, true);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            // ... and those beginning before t + w enter it.
+            let wend = t.saturating_add(w);
+            while let Some(&&(s, j)) = enters.peek() {
+                if s >= wend {
+                    break;
+                }
+                enters.next();
+                if let Some(r) = &policy.resv[j.idx()] {
+                    if r.end > t {
+                        self.active.insert(j);
+                        for id in &r.nodes {
+                            let i = id.idx();
+                            if self.blk[i] == 0 {
+                                self.avoid[i] = true;
+                                if cluster.in_partition(part, *id) {
+                                    count(self.fits[i], &mut n_fit, &mut g_fit, false);
+                                }
+                            }
+                            self.blk[i] += 1;
+                        }
+                    }
+                }
+            }
+            let may = !check
+                || (n_fit >= need_nodes && req.gpus_per_job.is_none_or(|pj| g_fit >= pj.count));
+            if may {
+                let st = future.as_ref().unwrap_or(&*ctx.state);
+                if let Some(a) = first_fit(cluster, ctx.params, st, &req, part, Some(&self.avoid)) {
+                    break Some((t, a));
+                }
+            }
+            // The next time availability can grow.
+            let next = [
+                running.peek().map(|x| x.0),
+                self.started_ends.get(si).map(|x| x.0),
+                leaves.peek().map(|x| x.0),
+            ]
+            .into_iter()
+            .flatten()
+            .min();
+            match next {
+                Some(n) => t = n.max(t + 1),
+                None => break None,
+            }
+        };
+        // Leave the scratch space clean for the next search.
+        for j in std::mem::take(&mut self.active) {
+            if let Some(r) = &policy.resv[j.idx()] {
+                for id in &r.nodes {
+                    self.blk[id.idx()] = 0;
+                    self.avoid[id.idx()] = false;
+                }
+            }
+        }
+        found
+    }
+}
+
+fn count(f: Option<u32>, n: &mut u32, g: &mut u32, add: bool) {
+    if let Some(x) = f {
+        if add {
+            *n += 1;
+            *g = g.saturating_add(x);
+        } else {
+            *n -= 1;
+            *g = g.saturating_sub(x);
+        }
+    }
+}
+
+impl Policy for Classic {
+    fn name(&self) -> &'static str {
+        self.kind.name()
+    }
+
+    fn enqueue(&mut self, job: JobIdx, ctx: &EnqueueCtx<'_>) -> bool {
+        self.ensure(job);
+        let j: &Job = &ctx.jobs[job.idx()];
+        let mut limit: Option<Reason> = None;
+        let part = job_partitions(ctx.cluster, j).find(|&p| {
+            let r = limit_reason(ctx.cluster, j, p);
+            if limit.is_none() {
+                limit = r;
+            }
+            r.is_none()
+        });
+        let Some(part) = part else {
+            self.limited
+                .push((job, limit.unwrap_or(Reason::PartitionConfig)));
+            return false;
+        };
+        let k = j.submit;
+        let top = self.queue.range(..(k, job)).next().is_none();
+        self.queue.insert((k, job), part);
+        self.key[job.idx()] = Some(k);
+        self.fresh.push(job);
+        top
+    }
+
+    fn dequeue(&mut self, job: JobIdx, _jobs: &[Job], _cluster: &Cluster) {
+        if self.resv.get(job.idx()).is_some_and(Option::is_some) {
+            self.dirty = true;
+        }
+        self.remove_job(job);
+        self.limited.retain(|(j, _)| *j != job);
+        self.fresh.retain(|j| *j != job);
+    }
+
+    fn main_pass(&mut self, ctx: &mut PassCtx<'_>) {
+        self.limited_reasons(ctx);
+        match self.kind {
+            ClassicKind::StrictFifo => self.strict_fifo_pass(ctx),
+            ClassicKind::Easy => self.easy_pass(ctx),
+            ClassicKind::Conservative => self.conservative_pass(ctx),
+        }
+    }
+
+    fn queued(&self) -> usize {
+        self.queue.len() + self.limited.len()
+    }
+}
