@@ -18,13 +18,14 @@ use crate::traces::{TraceFormat, TraceOptions};
 pub type Target = fn(&[u8]);
 
 /// The targets by name, for the fallback test and the docs.
-pub const TARGETS: [(&str, Target); 14] = [
+pub const TARGETS: [(&str, Target); 15] = [
     ("scenario_json", scenario_json),
     ("trace_json", trace_json),
     ("trace_sacct", trace_sacct),
     ("trace_swf", trace_swf),
     ("trace_openb", trace_openb),
     ("trace_helios", trace_helios),
+    ("trace_batsim", trace_batsim),
     ("sbatch", sbatch),
     ("slurm_conf", slurm_conf),
     ("gres_conf", gres_conf),
@@ -126,6 +127,16 @@ pub fn trace_openb(data: &[u8]) {
 
 pub fn trace_helios(data: &[u8]) {
     stream(TraceFormat::Helios, data, &TraceOptions::default());
+}
+
+/// A Batsim JSON workload; the first byte picks the ticks per second.
+pub fn trace_batsim(data: &[u8]) {
+    let ticks = match data.first() {
+        Some(b) if b % 3 == 0 => 1_000_000,
+        Some(b) if b % 3 == 1 => 0,
+        _ => 1,
+    };
+    let _ = crate::traces::batsim::parse(Path::new("fuzz.json"), &text(data), cluster(), ticks);
 }
 
 /// An `#SBATCH` script; bytes before a NUL are command-line arguments.
