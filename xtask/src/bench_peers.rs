@@ -27,8 +27,17 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-const USAGE: &str = "usage: cargo xtask bench-peers [-n JOBS] [--load L] [--seed S] [--runs K] \
-[--venv DIR] [--bench DIR] [--work DIR] [--fifo-policy NAME] [--easy-policy NAME]";
+const USAGE: &str = "usage: cargo xtask bench-peers [OPTIONS]
+gresim vs AccaSim on one gen_swf.py workload (128 x 8 units, count-based admission)
+  -n, --jobs N          jobs in the workload [10000]
+  --load L              gen_swf.py --load [0.9]
+  --seed S              gen_swf.py --seed [42]
+  --runs K              timed runs per peer and policy; the median is reported [3]
+  --venv DIR            AccaSim venv, created with setup_accasim.sh if needed [WORK/venv]
+  --bench DIR           the peer kit [../shared/bench beside the repository]
+  --work DIR            workload, scenario and outputs [<target dir>/bench-peers]
+  --fifo-policy NAME    gresim policy for FIFO [strict-fifo, else fifo]
+  --easy-policy NAME    gresim policy for EASY [easy]";
 
 /// The reference workload's FIFO average wait: AccaSim, Alea and Tiresias agree on it.
 const REFERENCE_FIFO_WAIT: &str = "1666.9";
