@@ -1102,7 +1102,7 @@ struct EvalCache {
     next: Vec<u8>,
 }
 
-const CACHE_WAYS: usize = 4;
+const CACHE_WAYS: usize = 8;
 const CACHE_SHAPES: usize = 256;
 
 #[derive(Clone, Copy)]
