@@ -5,8 +5,14 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use gresim_frag::experiment::{stat, Experiment, Metric, RunResult, MAX_PCT};
-use gresim_frag::openb::{read_nodes, read_published, read_tasks, Published, PublishedKey};
+use gresim_frag::mig::{LayoutRule, MigGeometry, StartRule};
+use gresim_frag::mig_experiment::{default_mix, parse_mix, uniform_nodes, MigExperiment};
+use gresim_frag::model::TaskSpec;
+use gresim_frag::openb::{
+    read_nodes, read_published, read_tasks, Cluster, Published, PublishedKey,
+};
 use gresim_frag::PolicyKind;
+use gresim_model::catalog;
 
 use crate::Failure;
 
@@ -34,6 +40,56 @@ pub struct FgdArgs {
     /// Worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
+    /// Run the experiment on MIG-partitioned GPUs instead of GPU sharing: a
+    /// synthetic task mix on a uniform cluster by default (no data needed),
+    /// or OpenB mapped to MIG with --mig-openb. No published figures exist.
+    #[arg(long)]
+    mig: bool,
+    /// MIG: GPU model (A100-40GB, A100-80GB, H100-80GB, H200).
+    #[arg(long, default_value = "A100-80GB", requires = "mig")]
+    mig_model: String,
+    /// MIG: nodes of the synthetic cluster.
+    #[arg(
+        long,
+        default_value_t = 100,
+        requires = "mig",
+        conflicts_with = "mig_openb"
+    )]
+    mig_nodes: usize,
+    /// MIG: GPUs per node of the synthetic cluster.
+    #[arg(
+        long,
+        default_value_t = 8,
+        requires = "mig",
+        conflicts_with = "mig_openb"
+    )]
+    mig_gpus: u8,
+    /// MIG: CPUs per node of the synthetic cluster.
+    #[arg(
+        long,
+        default_value_t = 128,
+        requires = "mig",
+        conflicts_with = "mig_openb"
+    )]
+    mig_cpus: u64,
+    /// MIG: task mix, comma-separated TASK:WEIGHT[:CPUS], TASK a profile of
+    /// the model (3g.40gb), Nx<whole-GPU profile> (2x7g.80gb) or cpu; CPUs
+    /// default to 2 per compute slice. Default: 1g 30, 1g (2 memory slices)
+    /// 10, 2g 20, 3g 20, 4g 10, 7g 10.
+    #[arg(long, requires = "mig", conflicts_with = "mig_openb")]
+    mig_mix: Option<String>,
+    /// MIG: use OpenB's cluster (CPUs, GPU counts) and tasks (--workload),
+    /// each shared GPU mapped to the smallest profile with enough compute.
+    #[arg(long, requires = "mig")]
+    mig_openb: bool,
+    /// MIG: layouts a GPU may take: published (NVIDIA's combinations) or
+    /// legal (everything the slice model admits).
+    #[arg(long, default_value = "published", requires = "mig")]
+    mig_layouts: String,
+    /// MIG: where the deterministic policies put an instance: highest or
+    /// lowest legal start.
+    #[arg(long, default_value = "highest", requires = "mig")]
+    mig_start: String,
 }
 
 fn parse_seeds(s: &str) -> Result<Vec<u64>, Failure> {
@@ -86,25 +142,10 @@ pub fn cmd_fgd(args: &FgdArgs) -> Result<(), Failure> {
     let started = std::time::Instant::now();
     let seeds = parse_seeds(&args.seeds)?;
     let policies = parse_policies(&args.policies)?;
-    if args.workload.is_empty()
-        || !args
-            .workload
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    {
-        return Err(Failure::input(format!(
-            "--workload: bad name '{}'",
-            args.workload
-        )));
+    if args.mig {
+        return cmd_fgd_mig(args, &seeds, &policies, started);
     }
-    let trace_dir = args.data.join("alibaba-openb-gpu-v2023");
-    let cluster =
-        read_nodes(&trace_dir.join("openb_node_list_gpu_node.csv")).map_err(Failure::input)?;
-    let tasks = read_tasks(
-        &trace_dir.join(format!("openb_pod_list_{}.csv", args.workload)),
-        &cluster,
-    )
-    .map_err(Failure::input)?;
+    let (cluster, tasks) = read_openb(args)?;
     let summary_path = args
         .data
         .join("fgd-expected-results/fgd_summary_by_arrival.csv");
@@ -140,11 +181,264 @@ pub fn cmd_fgd(args: &FgdArgs) -> Result<(), Failure> {
         threads
     );
     if let Some(dir) = &args.out {
-        write_outputs(dir, &results, &policies, published.as_ref(), &workload)?;
+        write_outputs(
+            dir,
+            "fgd",
+            &results,
+            &policies,
+            published.as_ref(),
+            &workload,
+        )?;
         let _ = writeln!(text, "wrote {}", dir.display());
     }
     crate::print_stdout(&text)?;
     Ok(())
+}
+
+/// OpenB's cluster and the `--workload` tasks.
+fn read_openb(args: &FgdArgs) -> Result<(Cluster, Vec<TaskSpec>), Failure> {
+    if args.workload.is_empty()
+        || !args
+            .workload
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return Err(Failure::input(format!(
+            "--workload: bad name '{}'",
+            args.workload
+        )));
+    }
+    let trace_dir = args.data.join("alibaba-openb-gpu-v2023");
+    let cluster =
+        read_nodes(&trace_dir.join("openb_node_list_gpu_node.csv")).map_err(Failure::input)?;
+    let tasks = read_tasks(
+        &trace_dir.join(format!("openb_pod_list_{}.csv", args.workload)),
+        &cluster,
+    )
+    .map_err(Failure::input)?;
+    Ok((cluster, tasks))
+}
+
+/// `sim fgd --mig`: the experiment on MIG-partitioned GPUs.
+#[allow(clippy::disallowed_methods)]
+fn cmd_fgd_mig(
+    args: &FgdArgs,
+    seeds: &[u64],
+    policies: &[PolicyKind],
+    started: std::time::Instant,
+) -> Result<(), Failure> {
+    let model_id = catalog::model_by_name(&args.mig_model).ok_or_else(|| {
+        Failure::input(format!(
+            "--mig-model: unknown GPU model '{}'; expected one of {}",
+            args.mig_model,
+            catalog::model_names().join(", ")
+        ))
+    })?;
+    let model = catalog::model(model_id);
+    let rule = match args.mig_layouts.to_ascii_lowercase().as_str() {
+        "published" => LayoutRule::Published,
+        "legal" => LayoutRule::Legal,
+        other => {
+            return Err(Failure::input(format!(
+                "--mig-layouts: expected published or legal, found '{other}'"
+            )))
+        }
+    };
+    let start = match args.mig_start.to_ascii_lowercase().as_str() {
+        "highest" => StartRule::Highest,
+        "lowest" => StartRule::Lowest,
+        other => {
+            return Err(Failure::input(format!(
+                "--mig-start: expected highest or lowest, found '{other}'"
+            )))
+        }
+    };
+    let geo =
+        MigGeometry::new(model, rule).map_err(|e| Failure::input(format!("--mig-model: {e}")))?;
+    let layouts = geo.layout_count();
+    let (exp, source) = if args.mig_openb {
+        let (cluster, tasks) = read_openb(args)?;
+        let exp =
+            MigExperiment::from_openb(geo, start, &cluster, &tasks).map_err(Failure::input)?;
+        (
+            exp,
+            format!("openb_pod_list_{} mapped to MIG", args.workload),
+        )
+    } else {
+        if args.mig_nodes == 0 || args.mig_nodes > 100_000 {
+            return Err(Failure::input(format!(
+                "--mig-nodes: expected 1..=100000, found {}",
+                args.mig_nodes
+            )));
+        }
+        if args.mig_gpus == 0 || usize::from(args.mig_gpus) > gresim_frag::model::MAX_GPUS {
+            return Err(Failure::input(format!(
+                "--mig-gpus: expected 1..={}, found {}",
+                gresim_frag::model::MAX_GPUS,
+                args.mig_gpus
+            )));
+        }
+        if args.mig_cpus > 1_000_000 {
+            return Err(Failure::input(format!(
+                "--mig-cpus: expected at most 1000000, found {}",
+                args.mig_cpus
+            )));
+        }
+        let mix = match &args.mig_mix {
+            Some(m) => parse_mix(&geo, m).map_err(|e| Failure::input(format!("--mig-mix: {e}")))?,
+            None => default_mix(&geo),
+        };
+        let nodes = uniform_nodes(args.mig_nodes, args.mig_gpus, args.mig_cpus);
+        let exp = MigExperiment::synthetic(geo, start, nodes, &mix)
+            .map_err(|e| Failure::input(format!("--mig-mix: {e}")))?;
+        let what = if args.mig_mix.is_some() {
+            "custom"
+        } else {
+            "default"
+        };
+        (exp, format!("synthetic {what} mix"))
+    };
+    let loaded = started.elapsed();
+    let (results, threads) = exp
+        .run_grid_on(seeds, policies, args.threads.unwrap_or(0))
+        .map_err(|e| Failure::internal(format!("cannot start worker threads: {e}")))?;
+    let ran = started.elapsed();
+
+    let mut text = mig_report(&exp, &results, policies, seeds, &source, layouts);
+    let _ = writeln!(
+        text,
+        "wall time: {:.2} s total ({:.2} s loading, {:.2} s for {} runs on {} threads)",
+        ran.as_secs_f64(),
+        loaded.as_secs_f64(),
+        (ran - loaded).as_secs_f64(),
+        results.len(),
+        threads
+    );
+    if let Some(dir) = &args.out {
+        let workload = if args.mig_openb {
+            format!("mig_openb_pod_list_{}", args.workload)
+        } else {
+            "mig_synthetic".to_string()
+        };
+        write_outputs(dir, "mig", &results, policies, None, &workload)?;
+        let _ = writeln!(text, "wrote {}", dir.display());
+    }
+    crate::print_stdout(&text)?;
+    Ok(())
+}
+
+fn seeds_label(seeds: &[u64]) -> String {
+    if seeds.len() > 1 {
+        format!("{}..{} ({})", seeds[0], seeds[seeds.len() - 1], seeds.len())
+    } else {
+        format!("{seeds:?}")
+    }
+}
+
+fn mig_report(
+    exp: &MigExperiment,
+    results: &[RunResult],
+    policies: &[PolicyKind],
+    seeds: &[u64],
+    source: &str,
+    layouts: usize,
+) -> String {
+    let mut s = String::new();
+    let cpus: Vec<u64> = exp.nodes.iter().map(|n| n.cpu_milli / 1000).collect();
+    let (cmin, cmax) = (
+        cpus.iter().min().copied().unwrap_or(0),
+        cpus.iter().max().copied().unwrap_or(0),
+    );
+    let _ = writeln!(
+        s,
+        "FGD on MIG: {source}; {} nodes / {} {} GPUs ({} compute slices), {} CPUs per node; tune {}, seeds {}",
+        exp.nodes.len(),
+        exp.total_gpus(),
+        exp.geo.model.name,
+        exp.total_gpus() * 7,
+        if cmin == cmax {
+            cmin.to_string()
+        } else {
+            format!("{cmin}–{cmax}")
+        },
+        exp.tune,
+        seeds_label(seeds)
+    );
+    let _ = writeln!(
+        s,
+        "layouts: {} ({layouts} reachable per GPU); start rule: {}; instances are created at placement (dynamic MIG)",
+        match exp.geo.rule {
+            LayoutRule::Published => "NVIDIA's published combinations",
+            LayoutRule::Legal => "every layout the slice model admits",
+        },
+        match exp.start {
+            StartRule::Highest => "highest legal start",
+            StartRule::Lowest => "lowest legal start",
+        }
+    );
+    let mut dist: Vec<String> = exp
+        .dist
+        .iter()
+        .map(|(t, p)| {
+            format!(
+                "{} {:.1}% ({} CPU)",
+                t.describe(&exp.geo),
+                100.0 * p,
+                t.cpu_milli as f64 / 1000.0
+            )
+        })
+        .collect();
+    let n = dist.len();
+    if n > 8 {
+        dist.truncate(8);
+        dist.push(format!("… ({n} types)"));
+    }
+    let _ = writeln!(s, "task distribution of the measure: {}", dist.join(", "));
+    let _ = writeln!(
+        s,
+        "each cell: mean ± sample std over seeds; no published MIG figures exist to compare with"
+    );
+    let cols: Vec<(Metric, usize, String)> = vec![
+        (Metric::Alloc, 100, "alloc % @100%".into()),
+        (Metric::Alloc, 130, "alloc % @130%".into()),
+        (Metric::FragRatio, 80, "frag ratio % @80%".into()),
+        (Metric::FragRatio, 90, "frag ratio % @90%".into()),
+        (Metric::FragRatio, 100, "frag ratio % @100%".into()),
+        (Metric::FragRatio, 130, "frag ratio % @130%".into()),
+        (Metric::FragAmount, 100, "frag amount % @100%".into()),
+        (Metric::FragAmount, 130, "frag amount % @130%".into()),
+    ];
+    for chunk in cols.chunks(4) {
+        let _ = write!(s, "\n{:<16}", "policy");
+        for (_, _, h) in chunk {
+            let _ = write!(s, " | {h:^19}");
+        }
+        let _ = writeln!(s);
+        for &p in policies {
+            let _ = write!(s, "{:<16}", p.upstream_label());
+            for &(m, pct, _) in chunk {
+                let c = match stat(results, p, m, pct) {
+                    Some(v) => format!("{:7.2} ± {:<5.2}", v.mean, v.std),
+                    None => "--".to_string(),
+                };
+                let _ = write!(s, " | {c:^19}");
+            }
+            let _ = writeln!(s);
+        }
+    }
+    let _ = writeln!(s);
+    for &p in policies {
+        let runs: Vec<&RunResult> = results.iter().filter(|r| r.policy == p).collect();
+        let tasks: usize = runs.iter().map(|r| r.tasks).sum();
+        let failed: usize = runs.iter().map(|r| r.failed).sum();
+        let _ = writeln!(
+            s,
+            "{:<16} {tasks} placements attempted over {} runs, {failed} failed",
+            p.upstream_label(),
+            runs.len()
+        );
+    }
+    s
 }
 
 fn pub_mean(
@@ -192,11 +486,7 @@ fn report(
         exp.tasks.len(),
         exp.dist.len(),
         exp.tune,
-        if seeds.len() > 1 {
-            format!("{}..{} ({})", seeds[0], seeds[seeds.len() - 1], seeds.len())
-        } else {
-            format!("{seeds:?}")
-        }
+        seeds_label(seeds)
     );
     let _ = writeln!(
         s,
@@ -270,8 +560,10 @@ fn report(
     s
 }
 
+/// Writes `<prefix>_runs.csv` and `<prefix>_summary.csv` into `dir`.
 fn write_outputs(
     dir: &Path,
+    prefix: &str,
     results: &[RunResult],
     policies: &[PolicyKind],
     published: Option<&std::collections::BTreeMap<PublishedKey, Published>>,
@@ -319,8 +611,8 @@ fn write_outputs(
             }
         }
     }
-    crate::write_atomic(&dir.join("fgd_runs.csv"), &runs)?;
-    crate::write_atomic(&dir.join("fgd_summary.csv"), &summary)?;
+    crate::write_atomic(&dir.join(format!("{prefix}_runs.csv")), &runs)?;
+    crate::write_atomic(&dir.join(format!("{prefix}_summary.csv")), &summary)?;
     Ok(())
 }
 
@@ -349,7 +641,70 @@ mod tests {
             policies: "random,fgd".into(),
             out,
             threads: Some(1),
+            mig: false,
+            mig_model: "A100-80GB".into(),
+            mig_nodes: 100,
+            mig_gpus: 8,
+            mig_cpus: 128,
+            mig_mix: None,
+            mig_openb: false,
+            mig_layouts: "published".into(),
+            mig_start: "highest".into(),
         }
+    }
+
+    #[test]
+    fn mig_mode_runs_without_data_and_rejects_bad_options() {
+        let dir = tempfile::tempdir().unwrap();
+        let mig = |f: &dyn Fn(&mut FgdArgs)| {
+            let mut a = args(&dir.path().join("no-data"), None);
+            a.mig = true;
+            a.mig_nodes = 6;
+            a.mig_gpus = 4;
+            a.policies = "packing,fgd".into();
+            f(&mut a);
+            cmd_fgd(&a)
+        };
+        for (set, needle) in [
+            (
+                &(|a: &mut FgdArgs| a.mig_model = "T4".into()) as &dyn Fn(&mut FgdArgs),
+                "T4 does not support MIG",
+            ),
+            (
+                &|a: &mut FgdArgs| a.mig_model = "B300".into(),
+                "unknown GPU model 'B300'",
+            ),
+            (
+                &|a: &mut FgdArgs| a.mig_layouts = "any".into(),
+                "--mig-layouts",
+            ),
+            (
+                &|a: &mut FgdArgs| a.mig_start = "middle".into(),
+                "--mig-start",
+            ),
+            (&|a: &mut FgdArgs| a.mig_gpus = 0, "--mig-gpus"),
+            (
+                &|a: &mut FgdArgs| a.mig_mix = Some("3g.20gb:1".into()),
+                "unknown MIG profile '3g.20gb'",
+            ),
+            // OpenB mode needs the data: the missing file is named.
+            (
+                &|a: &mut FgdArgs| a.mig_openb = true,
+                "openb_node_list_gpu_node.csv",
+            ),
+        ] {
+            let e = mig(set).err().unwrap();
+            assert_eq!(e.code, 2);
+            assert!(e.msg.contains(needle), "{}", e.msg);
+        }
+        // The synthetic default needs no data, and writes mig_*.csv.
+        let out = dir.path().join("out");
+        let outc = out.clone();
+        assert!(mig(&move |a: &mut FgdArgs| a.out = Some(outc.clone())).is_ok());
+        let runs = std::fs::read_to_string(out.join("mig_runs.csv")).unwrap();
+        assert!(runs.contains("mig_synthetic,06-FGD,2,gpu_alloc_ratio_pct,130,"));
+        assert!(out.join("mig_summary.csv").exists());
+        assert!(!out.join("fgd_runs.csv").exists());
     }
 
     #[test]

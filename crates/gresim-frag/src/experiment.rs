@@ -83,42 +83,19 @@ impl Experiment {
     /// The seed's task order (indices into `tasks`) and node ranks.
     pub fn arrivals(&self, seed: u64) -> (Vec<u32>, Vec<u32>) {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let mut order: Vec<u32> = (0..self.tasks.len() as u32).collect();
-        order.shuffle(&mut rng);
         let target = self.tune * cluster_milli(self.cluster.total_gpus()) as f64;
-        let mut total: u64 = self.tasks.iter().map(TaskSpec::total_gpu_milli).sum();
-        if !self.tasks.is_empty() && (total as f64) < target {
-            loop {
-                let i = rng.random_range(0..self.tasks.len());
-                let t = &self.tasks[i];
-                if (total + u64::from(t.gpu_milli)) as f64 > target {
-                    break;
-                }
-                // A workload of GPU-less tasks would never reach the target.
-                if t.total_gpu_milli() == 0 && order.len() > 50 * self.tasks.len() {
-                    break;
-                }
-                total += t.total_gpu_milli();
-                order.push(i as u32);
-            }
-        } else {
-            // More than the target: drop random tasks until it is met.
-            while total as f64 > target && !order.is_empty() {
-                let idx = rng.random_range(0..order.len());
-                let t = order.remove(idx);
-                total -= self.tasks[t as usize].total_gpu_milli();
-            }
-        }
-        // Node ranks: the authors sort nodes by name and prefix them with a
-        // random permutation; ties go to the smallest name.
-        let mut by_name: Vec<usize> = (0..self.cluster.nodes.len()).collect();
-        by_name.sort_by(|&a, &b| self.cluster.nodes[a].name.cmp(&self.cluster.nodes[b].name));
-        let mut perm: Vec<u32> = (0..by_name.len() as u32).collect();
-        perm.shuffle(&mut rng);
-        let mut rank = vec![0u32; by_name.len()];
-        for (pos, &node) in by_name.iter().enumerate() {
-            rank[node] = perm[pos];
-        }
+        let tasks = &self.tasks;
+        let order = tune_up(
+            &mut rng,
+            tasks.len(),
+            |i| tasks[i].total_gpu_milli(),
+            |i| u64::from(tasks[i].gpu_milli),
+            target,
+            (!tasks.is_empty()).then_some(|r: &mut ChaCha8Rng| r.random_range(0..tasks.len())),
+            50 * tasks.len(),
+        );
+        let names: Vec<&str> = self.cluster.nodes.iter().map(|n| n.name.as_str()).collect();
+        let rank = node_ranks(&mut rng, &names);
         (order, rank)
     }
 
@@ -152,23 +129,104 @@ impl Experiment {
     /// Runs every (seed, policy) pair, in parallel on the current rayon pool.
     /// The result is ordered by seed, then policy, whatever the thread count.
     pub fn run_grid(&self, seeds: &[u64], policies: &[PolicyKind]) -> Vec<RunResult> {
-        let prepared: Vec<(u64, Vec<u32>, Vec<u32>)> = seeds
-            .par_iter()
-            .map(|&s| {
-                let (o, r) = self.arrivals(s);
-                (s, o, r)
-            })
-            .collect();
-        let jobs: Vec<(usize, PolicyKind)> = (0..prepared.len())
-            .flat_map(|i| policies.iter().map(move |&p| (i, p)))
-            .collect();
-        jobs.par_iter()
-            .map(|&(i, p)| {
-                let (seed, order, rank) = &prepared[i];
-                self.run_prepared(*seed, p, order, rank)
-            })
-            .collect()
+        grid(
+            seeds,
+            policies,
+            |s| self.arrivals(s),
+            |seed, p, (order, rank)| self.run_prepared(seed, p, order, rank),
+        )
     }
+}
+
+/// Runs every (seed, policy) pair in parallel on the current rayon pool:
+/// `prepare` once per seed (in parallel too), then `run` per pair. The result
+/// is ordered by seed, then policy, whatever the thread count.
+pub(crate) fn grid<P: Send + Sync>(
+    seeds: &[u64],
+    policies: &[PolicyKind],
+    prepare: impl Fn(u64) -> P + Sync + Send,
+    run: impl Fn(u64, PolicyKind, &P) -> RunResult + Sync + Send,
+) -> Vec<RunResult> {
+    let prepared: Vec<(u64, P)> = seeds.par_iter().map(|&s| (s, prepare(s))).collect();
+    let jobs: Vec<(usize, PolicyKind)> = (0..prepared.len())
+        .flat_map(|i| policies.iter().map(move |&p| (i, p)))
+        .collect();
+    jobs.par_iter()
+        .map(|&(i, p)| {
+            let (seed, prep) = &prepared[i];
+            run(*seed, p, prep)
+        })
+        .collect()
+}
+
+/// Runs `f` on a rayon pool of `threads` workers (0 = one per core); returns
+/// its result and the number of workers.
+pub(crate) fn on_pool<R: Send>(
+    threads: usize,
+    f: impl FnOnce() -> R + Send,
+) -> Result<(R, usize), rayon::ThreadPoolBuildError> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()?;
+    let r = pool.install(f);
+    Ok((r, pool.current_num_threads()))
+}
+
+/// The paper's per-seed arrival order over `originals` tasks (step 1–2 of the
+/// protocol): the originals shuffled, then tasks from `draw` appended until
+/// the next one's `stop_of` would take the running total of `total_of` past
+/// `target`; if the originals alone exceed it, random ones are dropped instead.
+/// `draw` is `None` when there is nothing to draw from. A drawn task with no
+/// GPU request stops the loop once the order is longer than `max_len` (a
+/// workload without GPU tasks never reaches the target).
+pub(crate) fn tune_up<D: FnMut(&mut ChaCha8Rng) -> usize>(
+    rng: &mut ChaCha8Rng,
+    originals: usize,
+    total_of: impl Fn(usize) -> u64,
+    stop_of: impl Fn(usize) -> u64,
+    target: f64,
+    draw: Option<D>,
+    max_len: usize,
+) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..originals as u32).collect();
+    order.shuffle(rng);
+    let mut total: u64 = (0..originals).map(&total_of).sum();
+    match draw {
+        Some(mut draw) if (total as f64) < target => loop {
+            let i = draw(rng);
+            if (total + stop_of(i)) as f64 > target {
+                break;
+            }
+            if total_of(i) == 0 && order.len() > max_len {
+                break;
+            }
+            total += total_of(i);
+            order.push(i as u32);
+        },
+        _ => {
+            // More than the target: drop random tasks until it is met.
+            while total as f64 > target && !order.is_empty() {
+                let idx = rng.random_range(0..order.len());
+                let t = order.remove(idx);
+                total -= total_of(t as usize);
+            }
+        }
+    }
+    order
+}
+
+/// Node tie-break ranks (step 3): the authors sort nodes by name and prefix
+/// them with a random permutation; ties go to the smallest name.
+pub(crate) fn node_ranks(rng: &mut ChaCha8Rng, names: &[&str]) -> Vec<u32> {
+    let mut by_name: Vec<usize> = (0..names.len()).collect();
+    by_name.sort_by(|&a, &b| names[a].cmp(names[b]));
+    let mut perm: Vec<u32> = (0..by_name.len() as u32).collect();
+    perm.shuffle(rng);
+    let mut rank = vec![0u32; by_name.len()];
+    for (pos, &node) in by_name.iter().enumerate() {
+        rank[node] = perm[pos];
+    }
+    rank
 }
 
 impl Experiment {
@@ -180,11 +238,7 @@ impl Experiment {
         policies: &[PolicyKind],
         threads: usize,
     ) -> Result<(Vec<RunResult>, usize), rayon::ThreadPoolBuildError> {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()?;
-        let results = pool.install(|| self.run_grid(seeds, policies));
-        Ok((results, pool.current_num_threads()))
+        on_pool(threads, || self.run_grid(seeds, policies))
     }
 }
 
@@ -201,7 +255,7 @@ pub struct RunResult {
 }
 
 impl RunResult {
-    fn new(seed: u64, policy: PolicyKind, trace: &Trace, total_gpus: u64) -> Self {
+    pub(crate) fn new(seed: u64, policy: PolicyKind, trace: &Trace, total_gpus: u64) -> Self {
         RunResult {
             seed,
             policy,
@@ -231,18 +285,21 @@ fn round_to(x: f64, digits: i32) -> f64 {
 /// fragmentation amount and ratio are rounded as the authors' log prints them.
 pub fn discretize(trace: &Trace, total_gpus: u64) -> Vec<Vec<Option<f64>>> {
     let total = total_gpus as f64;
+    // Milli-GPUs per unit of the trace (1 for sharing: exact, so the sharing
+    // figures are the same as with the milli counts themselves).
+    let unit = trace.unit_milli;
     let mut per_pct: Vec<Vec<(f64, f64, f64)>> = vec![Vec::new(); MAX_PCT + 2];
     for st in &trace.steps {
-        let arr = round_to(st.arrived_milli as f64 / total / 10.0, 0);
+        let arr = round_to(st.arrived as f64 * unit / total / 10.0, 0);
         if arr < 0.0 || arr > (MAX_PCT + 1) as f64 {
             continue;
         }
-        let alloc = round_to(st.used_milli as f64 / total / 10.0, 2);
+        let alloc = round_to(st.used as f64 * unit / total / 10.0, 2);
         let frag_milli = round_to(st.frag_milli, 2);
-        let ratio = if st.idle_milli == 0 {
+        let ratio = if st.idle == 0 {
             0.0
         } else {
-            round_to(100.0 * st.frag_milli / st.idle_milli as f64, 2)
+            round_to(100.0 * st.frag_milli / (st.idle as f64 * unit), 2)
         };
         per_pct[arr as usize].push((alloc, ratio, frag_milli));
     }

@@ -22,7 +22,7 @@
 //! idle GPU capacity.
 //!
 //! The measure is written against the [`Fragmentable`] trait so that other
-//! ways of slicing a GPU can reuse it unchanged: the MIG work implements
+//! ways of slicing a GPU reuse it unchanged: [`crate::mig`] implements
 //! `Fragmentable` for a node of MIG-partitioned GPUs (idle = free compute
 //! slices in milli-GPU units, unusable = slices on GPUs where no legal start
 //! position of the task's profile is free) and gets the measure, the cluster
@@ -135,11 +135,31 @@ pub fn typical_tasks(tasks: &[TaskSpec], coverage: f64) -> Vec<TypicalTask> {
             .entry((s.cpu_milli, s.gpu_milli, s.num_gpu, s.gpu_spec))
             .or_insert(0) += 1;
     }
-    let total = tasks.len() as f64;
-    if tasks.is_empty() {
+    most_frequent(counts, tasks.len(), coverage)
+        .into_iter()
+        .map(|((cpu, milli, num, spec), freq)| TypicalTask {
+            cpu_milli: cpu,
+            num_gpu: num,
+            gpu_milli: milli,
+            gpu_spec: spec,
+            freq,
+        })
+        .collect()
+}
+
+/// The "typical pods" cut over any task key: `counts` of `total` tasks, most
+/// frequent first (the larger key first among equals), kept until they cover
+/// `coverage` of all tasks, with frequencies renormalised over those kept.
+pub fn most_frequent<K: Ord + Copy>(
+    counts: BTreeMap<K, u64>,
+    total: usize,
+    coverage: f64,
+) -> Vec<(K, f64)> {
+    let total = total as f64;
+    if counts.is_empty() {
         return Vec::new();
     }
-    let mut list: Vec<(Key, u64)> = counts.into_iter().collect();
+    let mut list: Vec<(K, u64)> = counts.into_iter().collect();
     // Most frequent first; among equals the larger key first.
     list.sort_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)));
     let target = coverage * total;
@@ -153,13 +173,7 @@ pub fn typical_tasks(tasks: &[TaskSpec], coverage: f64) -> Vec<TypicalTask> {
         kept.push((key, n));
     }
     kept.into_iter()
-        .map(|((cpu, milli, num, spec), n)| TypicalTask {
-            cpu_milli: cpu,
-            num_gpu: num,
-            gpu_milli: milli,
-            gpu_spec: spec,
-            freq: n as f64 / cum,
-        })
+        .map(|(key, n)| (key, n as f64 / cum))
         .collect()
 }
 

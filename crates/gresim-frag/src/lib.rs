@@ -8,15 +8,21 @@
 //! - [`frag`]: the fragmentation measure, generic over [`frag::Fragmentable`]
 //!   so that MIG can reuse it;
 //! - [`policy`]: Random, DotProd, GPU Clustering, GPU Packing, Best-fit, FGD;
-//! - [`sim`]: one run (arrivals only, one at a time);
+//! - [`sim`]: one run (arrivals only, one at a time), generic over the way
+//!   GPUs are sliced ([`sim::Slicing`]);
 //! - [`experiment`]: the paper's protocol, the seeds × policies grid on rayon,
 //!   and the authors' discretisation of the results;
-//! - [`openb`]: readers for the trace and the published summary.
+//! - [`openb`]: readers for the trace and the published summary;
+//! - [`mig`]: the same measure and policies on MIG-partitioned GPUs (instances
+//!   created at placement, legal starts only), and [`mig_experiment`], the
+//!   paper's protocol on MIG (`sim fgd --mig`).
 //!
 //! See docs/reproductions.md for the protocol and the numbers.
 
 pub mod experiment;
 pub mod frag;
+pub mod mig;
+pub mod mig_experiment;
 pub mod model;
 pub mod openb;
 pub mod policy;

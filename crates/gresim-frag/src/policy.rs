@@ -100,9 +100,20 @@ pub fn dot_prod_score(n: &NodeState, s: &Shape) -> i64 {
     if n.cpu_left < s.cpu_milli {
         return 0;
     }
+    dot_prod_raw(
+        n.cpu_left as f64,
+        s.cpu_milli as f64,
+        n.gpu_left_total() as f64,
+        s.total_gpu_milli() as f64,
+    )
+}
+
+/// DotProd's score from free and requested (CPU milli, GPU milli), shared by
+/// every way of slicing a GPU (the caller has checked the CPU fits).
+pub fn dot_prod_raw(cpu_free: f64, cpu_req: f64, gpu_free: f64, gpu_req: f64) -> i64 {
     let gpu = MAX_SPEC_GPU as f64;
-    let dot = (n.cpu_left as f64 / MAX_SPEC_CPU) * (s.cpu_milli as f64 / MAX_SPEC_CPU)
-        + (n.gpu_left_total() as f64 / gpu) * (s.total_gpu_milli() as f64 / gpu);
+    let dot =
+        (cpu_free / MAX_SPEC_CPU) * (cpu_req / MAX_SPEC_CPU) + (gpu_free / gpu) * (gpu_req / gpu);
     let score = 1.0 - dot / 2.0;
     (MAX_SCORE as f64 * score) as i64
 }
@@ -117,8 +128,14 @@ pub fn gpu_clustering_score(n: &NodeState, s: &Shape) -> i64 {
         return 0;
     };
     let kinds = n.affinity.iter().filter(|&&c| c > 0).count();
-    let used = (MAX_SCORE / 4) * (MAX_SPEC_GPU - n.gpu_left_total() as i64) / MAX_SPEC_GPU;
-    let band = if n.affinity[kind] > 0 {
+    gpu_clustering_raw(n.affinity[kind] > 0, kinds, n.gpu_left_total() as i64)
+}
+
+/// GPU Clustering's score from whether the node holds tasks of this kind, how
+/// many kinds it holds, and its free GPU capacity in milli.
+pub fn gpu_clustering_raw(same_kind: bool, kinds: usize, gpu_free_milli: i64) -> i64 {
+    let used = (MAX_SCORE / 4) * (MAX_SPEC_GPU - gpu_free_milli) / MAX_SPEC_GPU;
+    let band = if same_kind {
         if kinds == 1 {
             3
         } else {
@@ -141,8 +158,7 @@ pub fn gpu_packing_score(n: &NodeState, s: &Shape) -> i64 {
     }
     let free = n.fully_free_gpus() as i64;
     if free == i64::from(n.num_gpu) {
-        // (3): a free node, fewer GPUs better, within [free, 33].
-        return (MAX_SCORE / 3 - free).max(free);
+        return packing_free_node(free);
     }
     let order = ascending_devices(n);
     let mut need = usize::from(s.num_gpu);
@@ -164,6 +180,19 @@ pub fn gpu_packing_score(n: &NodeState, s: &Shape) -> i64 {
     if need != 0 {
         return 0;
     }
+    packing_used_node(fully_free_used, shared_left_pct)
+}
+
+/// GPU Packing's band (3), a node with all `free` GPUs free: fewer GPUs
+/// better, within [free, 33].
+pub fn packing_free_node(free: i64) -> i64 {
+    (MAX_SCORE / 3 - free).max(free)
+}
+
+/// GPU Packing's bands (1) and (2) on a node already in use, from the GPUs
+/// the task would take: how many of them are fully free, and the sum of
+/// their free capacity in whole percent.
+pub fn packing_used_node(fully_free_used: i64, shared_left_pct: i64) -> i64 {
     if fully_free_used > 0 {
         // (2): within [33, 50].
         return (MAX_SCORE / 2 - fully_free_used).max(MAX_SCORE / 3);
@@ -175,8 +204,15 @@ pub fn gpu_packing_score(n: &NodeState, s: &Shape) -> i64 {
 /// Best-fit: the weighted (½ CPU, ½ GPU) normalised free resources left after
 /// placing, reversed so that the tightest node scores highest.
 pub fn best_fit_score(n: &NodeState, s: &Shape) -> i64 {
-    let free = [n.cpu_left as f64, n.gpu_left_total() as f64];
-    let req = [s.cpu_milli as f64, s.total_gpu_milli() as f64];
+    best_fit_raw(
+        [n.cpu_left as f64, n.gpu_left_total() as f64],
+        [s.cpu_milli as f64, s.total_gpu_milli() as f64],
+    )
+}
+
+/// Best-fit's score from free and requested `[CPU milli, GPU milli]`; 0 when
+/// either does not fit.
+pub fn best_fit_raw(free: [f64; 2], req: [f64; 2]) -> i64 {
     let max = [MAX_SPEC_CPU, MAX_SPEC_GPU as f64];
     let mut score = 0.0;
     for i in 0..2 {
