@@ -418,6 +418,9 @@ fn check_impossible(
             None => format!("{what} (job '{key}')"),
         }
     };
+    // The selector's per-thread cache knows nodes by id, not by cluster, and
+    // the thread may have simulated another cluster (a sweep's points).
+    gresim_sched::reset_caches();
     for spec in specs.iter() {
         let msg = spec
             .reject

@@ -88,6 +88,8 @@ fn mig_multi_gpu_line(rf: &RunFile, j: &JobRec, t: u64) -> Option<String> {
 pub fn explain(rf: &RunFile, id: &str, at: Option<u64>) -> Result<String, String> {
     let j = find_job(rf, id).ok_or_else(|| format!("no job '{id}' in this run"))?;
     let t = at.unwrap_or_else(|| default_at(rf, j));
+    // The selector's per-thread cache knows nodes by id, not by cluster.
+    gresim_sched::reset_caches();
     let mut s = String::new();
     let _ = writeln!(
         s,
