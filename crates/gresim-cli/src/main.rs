@@ -40,7 +40,8 @@ enum Command {
     /// in the recording schema; compare with CASE.result.json when it sits beside the case.
     Conformance(ConformanceArgs),
     /// Reproduce the FGD paper (ATC'23) on the OpenB trace: six policies × seeds,
-    /// compared with the published figures.
+    /// compared with the published figures; `--mig` runs the same experiment on
+    /// MIG instances.
     Fgd(fgd_cmd::FgdArgs),
     /// Run a scenario under several placement policies in parallel and compare them.
     Compare(compare_cmd::CompareArgs),
