@@ -13,18 +13,18 @@ use std::process::Command;
 /// Decisions (tasks) that must match, per case: at least this many.
 const FLOORS: &[(&str, u32)] = &[
     ("backfill", 12),
-    ("mixed_gpu", 31),
-    ("pub_arrays_deps", 24),
-    ("pub_failures", 10),
+    ("mixed_gpu", 32),
+    ("pub_arrays_deps", 32),
+    ("pub_failures", 12),
     ("pub_fifo_backfill", 14),
     ("pub_gres_shapes", 21),
     ("pub_multifactor", 15),
-    ("pub_partitions_weight", 16),
+    ("pub_partitions_weight", 17),
     ("pub_random_a", 48),
     ("pub_random_b", 30),
     ("reasons", 11),
     ("throughput", 40),
-    ("topology", 10),
+    ("topology", 11),
 ];
 
 fn dir() -> PathBuf {

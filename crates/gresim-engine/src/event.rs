@@ -15,29 +15,34 @@ use gresim_model::JobIdx;
 /// Order of events within one second.
 ///
 /// The order follows what recordings of real Slurm show when its loops run
-/// every second: the main pass runs first in a second, then submissions and
-/// admin actions arrive, then backfill runs; jobs end later in the second
+/// every second: a cancel is seen by the main pass of its second, which runs
+/// first otherwise, then submissions and admin actions arrive, then backfill
+/// runs; jobs end later in the second
 /// (their scripts start a fraction of a second after the start second). So a
 /// job submitted in second T is first seen by backfill in T and by the main
 /// pass in T + 1, and resources freed in T are used in T + 1 unless the end
 /// itself triggers a pass (`pass_on_end`). See docs/slurm-fidelity.md.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Phase {
+    /// `scancel`: slurmctld handles the RPC at once, and the recordings show
+    /// the main pass of the same second already seeing the job COMPLETING.
+    Cancel = 0,
     /// The main scheduling pass.
-    MainPass = 0,
-    /// Timed admin actions on jobs (hold, release, cancel, requeue) and nodes
-    /// going DOWN or DRAIN.
-    Admin = 1,
-    /// Submissions.
+    MainPass = 1,
+    /// Submissions. The conformance harness submits the jobs due in a
+    /// second before it runs the actions due then.
     Submit = 2,
+    /// Timed admin actions on jobs (hold, release, requeue) and nodes
+    /// going DOWN or DRAIN.
+    Admin = 3,
     /// Jobs whose begin time arrives.
-    Eligible = 3,
+    Eligible = 4,
     /// The backfill pass.
-    Backfill = 4,
+    Backfill = 5,
     /// Jobs end (completion, time-limit kill).
-    JobEnd = 5,
+    JobEnd = 6,
     /// Nodes return to service (RESUME, UP).
-    NodeReturn = 6,
+    NodeReturn = 7,
 }
 
 /// What happens.
@@ -68,6 +73,11 @@ pub enum EventKind {
     /// The repartitioning of dynamic MIG GPU `gpu` completes (docs/mig.md).
     MigReady {
         gpu: u32,
+    },
+    /// A job killed while running leaves the COMPLETING state
+    /// (`SchedParams::kill_completing`).
+    Completed {
+        job: JobIdx,
     },
 }
 

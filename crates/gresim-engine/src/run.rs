@@ -22,6 +22,7 @@ use crate::{
 fn action_phase(a: &Action) -> Phase {
     match a {
         Action::NodeUp(_) | Action::NodeResume(_) | Action::NodeRepair(_) => Phase::NodeReturn,
+        Action::Cancel { .. } => Phase::Cancel,
         _ => Phase::Admin,
     }
 }
@@ -91,6 +92,9 @@ pub struct Engine<'a> {
     /// Group id of each submission.
     sub_group: Vec<u32>,
     node_jobs: Vec<Vec<JobIdx>>,
+    /// Jobs killed while running that are still COMPLETING, with what they
+    /// hold beyond their own allocation (the rest of their nodes).
+    completing: Vec<(JobIdx, Allocation)>,
     /// Running jobs by planned end (start + time limit), for backfill.
     running_ends: std::collections::BTreeSet<(Time, JobIdx)>,
     next_job_id: u32,
@@ -167,6 +171,7 @@ impl<'a> Engine<'a> {
             input_jobs: input.jobs,
             next_spec: None,
             node_jobs: vec![Vec::new(); cluster.nodes.len()],
+            completing: Vec::new(),
             running_ends: std::collections::BTreeSet::new(),
             state,
             params: input.params,
@@ -334,6 +339,7 @@ impl<'a> Engine<'a> {
                 EventKind::Begin { job } => self.on_begin(job),
                 EventKind::Failure => self.on_failure()?,
                 EventKind::MigReady { gpu } => self.on_mig_ready(gpu as usize)?,
+                EventKind::Completed { job } => self.on_completed(job)?,
                 EventKind::Requeue { job, run } => {
                     let j = &self.jobs[job.idx()];
                     if j.state == JobState::Running && j.runs.len() as u32 == run + 1 {
@@ -474,7 +480,8 @@ impl<'a> Engine<'a> {
             EventKind::Action(_)
             | EventKind::Submit
             | EventKind::Failure
-            | EventKind::MigReady { .. } => false,
+            | EventKind::MigReady { .. }
+            | EventKind::Completed { .. } => false,
         }
     }
 
@@ -1183,6 +1190,86 @@ impl<'a> Engine<'a> {
         Ok(())
     }
 
+    /// A running job is killed (`scancel`): its run ends now, but like
+    /// Slurm's COMPLETING job it keeps its nodes (`cg_node_bitmap`: no new
+    /// job goes there, busy or not) and its dependents keep waiting
+    /// (`IS_JOB_COMPLETED`) until slurmd reports the kill done,
+    /// `kill_completing` seconds later ([`Self::on_completed`]).
+    fn kill_running(
+        &mut self,
+        job: JobIdx,
+        state: JobState,
+        reason: Reason,
+    ) -> Result<(), EngineError> {
+        let now = self.now;
+        let done = now + self.params.kill_completing;
+        let j = &mut self.jobs[job.idx()];
+        let Some(run) = j.runs.last_mut() else {
+            return Err(EngineError::Internal(format!(
+                "job {} ends without a run",
+                j.display_id()
+            )));
+        };
+        run.end = Some(now);
+        run.state = state;
+        j.state = state;
+        j.reason = reason;
+        let sub = j.sub as usize;
+        // Backfill plans the nodes free when the completion is done.
+        self.running_ends.remove(&(j.planned_end, job));
+        j.planned_end = done;
+        self.running_ends.insert((done, job));
+        let mut hold = Allocation::default();
+        for na in &run.alloc.nodes {
+            let u = self.state.node(na.node);
+            if let Some(p) = self.node_jobs[na.node.idx()].iter().position(|x| *x == job) {
+                self.node_jobs[na.node.idx()].swap_remove(p);
+            }
+            if !u.schedulable() || u.exclusive {
+                continue;
+            }
+            hold.nodes.push(gresim_model::NodeAlloc {
+                node: na.node,
+                cores: u.free_cores,
+                cpus: 0,
+                mem_mib: u.free_mem,
+                gpus: u.free_gpus,
+                tasks: 0,
+                share: None,
+            });
+        }
+        self.state
+            .allocate(&self.cluster, &hold)
+            .map_err(|e| EngineError::Internal(e.to_string()))?;
+        self.completing.push((job, hold));
+        self.subs[sub].running -= 1;
+        self.array_running[sub] -= 1;
+        self.running -= 1;
+        self.queue
+            .push(done, Phase::JobEnd, EventKind::Completed { job });
+        Ok(())
+    }
+
+    /// The kill of `job` is done: its nodes are free, its dependents may go.
+    fn on_completed(&mut self, job: JobIdx) -> Result<(), EngineError> {
+        let Some(p) = self.completing.iter().position(|c| c.0 == job) else {
+            return Ok(());
+        };
+        let (_, hold) = self.completing.swap_remove(p);
+        let j = &self.jobs[job.idx()];
+        self.running_ends.remove(&(j.planned_end, job));
+        let (state, reason) = (j.state, j.reason);
+        let alloc = j.runs.last().map(|r| r.alloc.clone()).unwrap_or_default();
+        for a in [&alloc, &hold] {
+            self.state
+                .release(&self.cluster, a)
+                .map_err(|e| EngineError::Internal(e.to_string()))?;
+        }
+        self.terminate(job, state, reason);
+        self.mark_dirty();
+        Ok(())
+    }
+
     /// The job ended for good in `state`.
     fn terminate(&mut self, job: JobIdx, state: JobState, reason: Reason) {
         let j = &mut self.jobs[job.idx()];
@@ -1377,6 +1464,9 @@ impl<'a> Engine<'a> {
                                 self.policy.dequeue(job, &self.jobs, &self.cluster);
                             }
                             self.terminate(job, JobState::Cancelled, Reason::None);
+                        }
+                        JobState::Running if self.params.kill_completing > 0 => {
+                            self.kill_running(job, JobState::Cancelled, Reason::None)?;
                         }
                         JobState::Running => {
                             self.finish_run(job, JobState::Cancelled)?;

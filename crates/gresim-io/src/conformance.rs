@@ -582,6 +582,9 @@ fn case_params(path: &Path, def: &CaseDef) -> Result<SchedParams, InputError> {
         pass_on_end: false,
         def_mem_per_cpu: Some(1000),
         cred_expire: 5,
+        // A cancelled job's nodes came back 3 s later in two of the three
+        // recordings of pub_arrays_deps (p01), at once in the third.
+        kill_completing: 2,
         ..SchedParams::default()
     };
     // The settings replay.py writes, read by the slurm.conf reader.

@@ -132,7 +132,12 @@ pub fn backfill_pass(
         if started.contains(&job) {
             continue;
         }
-        if partition_limit_reason(ctx, job, part).is_some() || !ctx.throttle_allows(job) {
+        if partition_limit_reason(ctx, job, part).is_some() {
+            continue;
+        }
+        // `job_array_start_test()` names the throttle in backfill too.
+        if !ctx.throttle_allows(job) {
+            ctx.set_reason(job, gresim_model::Reason::JobArrayTaskLimit, None);
             continue;
         }
         tested += 1;

@@ -150,6 +150,14 @@ pub fn limit_reason(cluster: &Cluster, j: &Job, part: PartId) -> Option<Reason> 
     None
 }
 
+/// A later record of a job that got Resources earlier in this pass stands
+/// behind a failed partition: the job ends the pass with Priority (Slurm
+/// sets a job's reason at each of its records, the last one stays).
+fn resources_to_priority(ctx: &mut PassCtx<'_>, job: JobIdx) {
+    ctx.reasons.retain(|r| r.0 != job);
+    ctx.set_reason(job, Reason::Priority, None);
+}
+
 impl Policy for Fifo {
     fn name(&self) -> &'static str {
         if self.placement != Placement::Slurm {
@@ -215,6 +223,8 @@ impl Policy for Fifo {
         let mut failed = vec![false; nparts];
         let mut nfailed = 0;
         let mut avoid: Option<Vec<bool>> = None;
+        // Nodes required by a `-w` job that could not start in this pass.
+        let mut held: Option<Vec<bool>> = None;
         let mut started: Vec<JobIdx> = Vec::new();
         let watch = std::mem::take(&mut self.watch);
         // Jobs no partition can take get their limit as the reason.
@@ -225,8 +235,10 @@ impl Policy for Fifo {
         }
         let mut resources: Vec<JobIdx> = Vec::new();
 
+        let mut stopped_at: Option<QueueKey> = None;
         for k in self.queue.iter() {
             if nfailed == nparts {
+                stopped_at = Some(*k);
                 break;
             }
             let (job, part) = (k.job, k.part);
@@ -241,13 +253,36 @@ impl Policy for Fifo {
                 continue;
             }
             if failed[part.idx()] {
+                // The reason as this pass left it: a job of several
+                // partitions may have got Resources from an earlier record.
                 let r = ctx.jobs[job.idx()].reason;
-                if matches!(r, Reason::None | Reason::Resources) {
+                if resources.contains(&job) {
+                    resources_to_priority(ctx, job);
+                } else if matches!(r, Reason::None | Reason::Resources) {
                     ctx.set_reason(job, Reason::Priority, None);
                 }
                 continue;
             }
             let req = &ctx.jobs[job.idx()].request;
+            // Required nodes an earlier `-w` job of this pass could not
+            // start on are out of `avail_node_bitmap`: ReqNodeNotAvail.
+            if let Some(h) = held.as_deref() {
+                if req.nodelist.iter().any(|n| h[n.idx()]) {
+                    let gone: Vec<_> = req
+                        .nodelist
+                        .iter()
+                        .copied()
+                        .filter(|n| h[n.idx()] && ctx.cluster.in_partition(part, *n))
+                        .collect();
+                    let names = gresim_model::hostlist::compress(&ctx.cluster.node_names(&gone));
+                    ctx.set_reason(
+                        job,
+                        Reason::ReqNodeNotAvail,
+                        Some(format!("UnavailableNodes:{names}")),
+                    );
+                    continue;
+                }
+            }
             match crate::placement::place(
                 self.placement,
                 ctx.cluster,
@@ -260,6 +295,20 @@ impl Policy for Fifo {
                 Ok(alloc) => {
                     if ctx.start(job, part, alloc, false).is_ok() {
                         started.push(job);
+                    }
+                }
+                Err(SelectFail::Busy) if req.nodelist.len() >= req.min_nodes.max(1) as usize => {
+                    // `_schedule()`: a job whose required nodes cover its
+                    // node count does not block its partition; its nodes
+                    // leave `avail_node_bitmap` for the rest of the pass.
+                    ctx.set_reason(job, Reason::Resources, None);
+                    resources.push(job);
+                    let n_all = ctx.cluster.nodes.len();
+                    let h = held.get_or_insert_with(|| vec![false; n_all]);
+                    let a = avoid.get_or_insert_with(|| vec![false; n_all]);
+                    for n in &req.nodelist {
+                        h[n.idx()] = true;
+                        a[n.idx()] = true;
                     }
                 }
                 Err(SelectFail::Busy) => {
@@ -287,6 +336,15 @@ impl Policy for Fifo {
         }
         // A pass that stopped early did not visit every record: the ones it
         // skipped stand behind a failed partition, as Slurm would have said.
+        // That holds for the later records of a job of several partitions
+        // too, which Slurm visits after the one that got Resources.
+        if let Some(stop) = stopped_at {
+            for &job in &resources {
+                if self.keys[job.idx()].iter().any(|q| *q >= stop) {
+                    resources_to_priority(ctx, job);
+                }
+            }
+        }
         for job in watch {
             let j = &ctx.jobs[job.idx()];
             if self.visited[job.idx()] != pass

@@ -46,6 +46,11 @@ pub struct SchedParams {
     pub job_requeue: bool,
     /// AuthInfo `cred_expire`: a requeued job is eligible again `cred_expire + 1` s later.
     pub cred_expire: u64,
+    /// Seconds a job killed while running (`scancel`) stays COMPLETING:
+    /// its nodes take no new job (`cg_node_bitmap`) and jobs depending on
+    /// it wait (`IS_JOB_COMPLETED`) until slurmd reports the kill done.
+    /// 0 frees them at once.
+    pub kill_completing: u64,
     /// `bf_window` in seconds.
     pub bf_window: u64,
     /// `bf_resolution` in seconds.
@@ -70,6 +75,7 @@ impl Default for SchedParams {
             def_mem_per_cpu: None,
             job_requeue: true,
             cred_expire: 120,
+            kill_completing: 0,
             bf_window: 1440 * 60,
             bf_resolution: 60,
             bf_max_job_test: 500,

@@ -221,6 +221,11 @@ pub fn classify(
     if select_in(cluster, params, req, part, View::IdleAll).is_none() {
         return SelectFail::Never;
     }
+    // A job of several partitions that can run in this one, every node up:
+    // busy, like a single-partition job (no node to call unavailable).
+    if all_up {
+        return SelectFail::Busy;
+    }
     let pool: Vec<NodeId> = if req.nodelist.is_empty() {
         cluster.partition(part).nodes.clone()
     } else {
