@@ -62,21 +62,49 @@ pub fn write_outputs(out: &SimOutput, scenario_name: &str, dir: &Path) -> io::Re
 /// `dir` is created if needed. Each file is replaced atomically (a rename
 /// within one file system); if rendering or writing fails, no file in `dir`
 /// has been touched and the temporary directory is removed.
+///
+/// The per-job files (records, run.json) are streamed job by job into the
+/// temporary files, so memory does not grow with their size; when the
+/// process may use more than one CPU, run.json is written by a second
+/// thread beside the records (docs/performance.md, "Output phase").
 pub fn write_outputs_with(out: &SimOutput, meta: &RunMeta, dir: &Path) -> io::Result<Summary> {
     let scenario_name = meta.scenario.as_str();
-    let records = job_records(out);
     let summary = Summary::compute(out, scenario_name);
     let title = format!("{scenario_name} ({}): GPUs over time", out.policy);
     let svg = utilization_svg(out, &title).map_err(io::Error::other)?;
-    let run = RunFile::from_output(out, meta).to_json();
-    let contents: [(&str, String); 5] = [
-        (OUTPUT_FILES[0], records_json(&records)),
-        (OUTPUT_FILES[1], records_csv(&records)),
-        (OUTPUT_FILES[2], summary.to_json()),
-        (OUTPUT_FILES[3], svg),
-        (OUTPUT_FILES[4], run),
-    ];
-    write_files_atomic(dir, &contents)?;
+    let mut stage = Staging::new(dir)?;
+    let mut json = stage.create(OUTPUT_FILES[0])?;
+    let mut csv = stage.create(OUTPUT_FILES[1])?;
+    stage.write(OUTPUT_FILES[2], summary.to_json().as_bytes())?;
+    stage.write(OUTPUT_FILES[3], svg.as_bytes())?;
+    let mut run = stage.create(OUTPUT_FILES[4])?;
+    let records = move || -> io::Result<()> {
+        records::write_records(out, &mut json, &mut csv)?;
+        Staging::close(json)?;
+        Staging::close(csv)
+    };
+    let run_json = move || -> io::Result<()> {
+        run_file::write_run_json(out, meta, &mut run)?;
+        Staging::close(run)
+    };
+    // Each file is written by one thread from start to end, so the bytes do
+    // not depend on whether the two writers run side by side.
+    let parallel = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+    let (a, b) = if parallel {
+        std::thread::scope(|s| {
+            let h = s.spawn(run_json);
+            let a = records();
+            let b = h
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (a, b)
+        })
+    } else {
+        (records(), run_json())
+    };
+    a?;
+    b?;
+    stage.commit()?;
     Ok(summary)
 }
 
@@ -84,46 +112,90 @@ pub fn write_outputs_with(out: &SimOutput, meta: &RunMeta, dir: &Path) -> io::Re
 /// temporary directory and renames, so a failure leaves no half-written
 /// file. `dir` is created if needed.
 pub fn write_files_atomic<B: AsRef<[u8]>>(dir: &Path, contents: &[(&str, B)]) -> io::Result<()> {
-    fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(".gresim-tmp-{}", std::process::id()));
-    // A leftover from a crashed run that had the same pid.
-    if tmp.exists() {
-        fs::remove_dir_all(&tmp)?;
+    let mut stage = Staging::new(dir)?;
+    for (name, text) in contents {
+        stage.write(name, text.as_ref())?;
     }
-    fs::create_dir(&tmp)?;
-    let result = write_and_move(&tmp, dir, contents);
-    // Best effort: the directory is empty on success, and on failure the
-    // original error matters more than a cleanup error.
-    let _ = fs::remove_dir_all(&tmp);
-    result
+    stage.commit()
 }
 
-fn write_and_move<B: AsRef<[u8]>>(
-    tmp: &Path,
-    dir: &Path,
-    contents: &[(&str, B)],
-) -> io::Result<()> {
-    let mut staged: Vec<(PathBuf, PathBuf)> = Vec::with_capacity(contents.len());
-    for (name, text) in contents {
-        let path = tmp.join(name);
-        let mut f = fs::File::create(&path)?;
-        io::Write::write_all(&mut f, text.as_ref())?;
-        f.sync_all()?;
-        staged.push((path, dir.join(name)));
-    }
-    // A rename onto a directory would fail midway: refuse before moving anything.
-    for (_, to) in &staged {
-        if to.is_dir() {
-            return Err(io::Error::new(
-                io::ErrorKind::AlreadyExists,
-                format!("{} is a directory", to.display()),
-            ));
+/// Files being written into a temporary directory `dir/.gresim-tmp-<pid>`,
+/// to be renamed into `dir` by [`Staging::commit`]. Dropped without a
+/// commit (an error on the way), it removes the temporary directory and
+/// leaves `dir` untouched.
+pub struct Staging {
+    tmp: PathBuf,
+    dir: PathBuf,
+    /// (temporary path, final path), in creation order.
+    staged: Vec<(PathBuf, PathBuf)>,
+}
+
+impl Staging {
+    /// Creates `dir` if needed and a fresh temporary directory inside it.
+    pub fn new(dir: &Path) -> io::Result<Staging> {
+        fs::create_dir_all(dir)?;
+        let tmp = dir.join(format!(".gresim-tmp-{}", std::process::id()));
+        // A leftover from a crashed run that had the same pid.
+        if tmp.exists() {
+            fs::remove_dir_all(&tmp)?;
         }
+        fs::create_dir(&tmp)?;
+        Ok(Staging {
+            tmp,
+            dir: dir.to_path_buf(),
+            staged: Vec::new(),
+        })
     }
-    for (from, to) in staged {
-        fs::rename(from, to)?;
+
+    /// Creates the temporary file of `name`, buffered; finish it with
+    /// [`Staging::close`].
+    pub fn create(&mut self, name: &str) -> io::Result<io::BufWriter<fs::File>> {
+        let path = self.tmp.join(name);
+        let f = fs::File::create(&path)?;
+        self.staged.push((path, self.dir.join(name)));
+        Ok(io::BufWriter::with_capacity(1 << 16, f))
     }
-    Ok(())
+
+    /// Flushes a file of [`Staging::create`] and syncs it to disk.
+    pub fn close(w: io::BufWriter<fs::File>) -> io::Result<()> {
+        let f = w.into_inner().map_err(io::IntoInnerError::into_error)?;
+        f.sync_all()
+    }
+
+    /// Writes a whole file.
+    pub fn write(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        let path = self.tmp.join(name);
+        let mut f = fs::File::create(&path)?;
+        self.staged.push((path, self.dir.join(name)));
+        io::Write::write_all(&mut f, bytes)?;
+        f.sync_all()
+    }
+
+    /// Renames every file into place (refusing before moving anything when
+    /// a target name is a directory) and removes the temporary directory.
+    pub fn commit(mut self) -> io::Result<()> {
+        // A rename onto a directory would fail midway: refuse before moving anything.
+        for (_, to) in &self.staged {
+            if to.is_dir() {
+                return Err(io::Error::new(
+                    io::ErrorKind::AlreadyExists,
+                    format!("{} is a directory", to.display()),
+                ));
+            }
+        }
+        for (from, to) in std::mem::take(&mut self.staged) {
+            fs::rename(from, to)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        // Best effort: the directory is empty after a commit, and on failure
+        // the original error matters more than a cleanup error.
+        let _ = fs::remove_dir_all(&self.tmp);
+    }
 }
 
 #[cfg(test)]

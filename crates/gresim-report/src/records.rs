@@ -1,5 +1,10 @@
 //! Per-job records: one row per job or array task, as `sacct` would list it.
 
+use std::io::{self, Write};
+
+use serde::Serialize as _;
+use serde_json::ser::{Formatter as _, PrettyFormatter};
+
 use gresim_engine::SimOutput;
 use gresim_model::hostlist;
 use gresim_model::job::{Job, JobState, Run, Time};
@@ -303,56 +308,120 @@ pub fn records_json(records: &[JobRecord]) -> String {
     s
 }
 
-/// Quotes a CSV field when it holds `,`, `"`, CR or LF (RFC 4180).
-fn csv_field(s: &str) -> String {
+/// Writes a CSV field, quoted when it holds `,`, `"`, CR or LF (RFC 4180).
+fn write_csv_field<W: Write>(w: &mut W, s: &str) -> io::Result<()> {
     if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
+        w.write_all(b"\"")?;
+        for (i, part) in s.split('"').enumerate() {
+            if i > 0 {
+                w.write_all(b"\"\"")?;
+            }
+            w.write_all(part.as_bytes())?;
+        }
+        w.write_all(b"\"")
     } else {
-        s.to_string()
+        w.write_all(s.as_bytes())
     }
 }
 
-fn opt(v: Option<u64>) -> String {
-    v.map_or_else(String::new, |v| v.to_string())
+/// Quotes a CSV field when it holds `,`, `"`, CR or LF (RFC 4180).
+#[cfg(test)]
+fn csv_field(s: &str) -> String {
+    let mut v = Vec::new();
+    write_csv_field(&mut v, s).expect("writing to a Vec never fails");
+    String::from_utf8(v).expect("UTF-8 in, UTF-8 out")
+}
+
+/// Writes an optional number (`None` is an empty field).
+fn write_opt<W: Write>(w: &mut W, v: Option<u64>) -> io::Result<()> {
+    match v {
+        Some(v) => write!(w, "{v}"),
+        None => Ok(()),
+    }
+}
+
+/// The CSV header line.
+fn write_csv_header<W: Write>(w: &mut W) -> io::Result<()> {
+    w.write_all(CSV_HEADER.join(",").as_bytes())?;
+    w.write_all(b"\n")
+}
+
+/// One CSV line (with its `\n`).
+fn write_csv_row<W: Write>(w: &mut W, r: &JobRecord) -> io::Result<()> {
+    for s in [
+        &r.job_id,
+        &r.name,
+        &r.user,
+        &r.partition,
+        &r.state,
+        &r.reason,
+    ] {
+        write_csv_field(w, s)?;
+        w.write_all(b",")?;
+    }
+    write!(w, "{},", r.submit)?;
+    for v in [r.eligible, r.start, r.end, r.wait, r.elapsed, r.time_limit] {
+        write_opt(w, v)?;
+        w.write_all(b",")?;
+    }
+    write_csv_field(w, &r.nodes)?;
+    w.write_all(b",")?;
+    write_csv_field(w, &r.gpus)?;
+    write!(
+        w,
+        ",{},{},{},{},{},{},{},{},{},",
+        r.gpu_count,
+        r.cpus,
+        r.mem_mib,
+        r.restarts,
+        r.exit_code,
+        r.gpu_seconds,
+        r.lost_gpu_seconds,
+        r.oom,
+        r.cpu_fallback
+    )?;
+    write_csv_field(w, &r.note)?;
+    w.write_all(b"\n")
 }
 
 /// The records as CSV: a header line, then one line per record (lines end
 /// with `\n`). `None` is an empty field.
 pub fn records_csv(records: &[JobRecord]) -> String {
-    let mut s = CSV_HEADER.join(",");
-    s.push('\n');
+    let mut v = Vec::new();
+    write_csv_header(&mut v).expect("writing to a Vec never fails");
     for r in records {
-        let fields = [
-            csv_field(&r.job_id),
-            csv_field(&r.name),
-            csv_field(&r.user),
-            csv_field(&r.partition),
-            csv_field(&r.state),
-            csv_field(&r.reason),
-            r.submit.to_string(),
-            opt(r.eligible),
-            opt(r.start),
-            opt(r.end),
-            opt(r.wait),
-            opt(r.elapsed),
-            opt(r.time_limit),
-            csv_field(&r.nodes),
-            csv_field(&r.gpus),
-            r.gpu_count.to_string(),
-            r.cpus.to_string(),
-            r.mem_mib.to_string(),
-            r.restarts.to_string(),
-            r.exit_code.to_string(),
-            r.gpu_seconds.to_string(),
-            r.lost_gpu_seconds.to_string(),
-            r.oom.to_string(),
-            r.cpu_fallback.to_string(),
-            csv_field(&r.note),
-        ];
-        s.push_str(&fields.join(","));
-        s.push('\n');
+        write_csv_row(&mut v, r).expect("writing to a Vec never fails");
     }
-    s
+    String::from_utf8(v).expect("the records are UTF-8")
+}
+
+/// Writes records.json and records.csv of `out` in one pass over the job
+/// table, one record at a time: the same bytes as
+/// `records_json(&job_records(out))` and `records_csv(&job_records(out))`
+/// without holding the records in memory.
+pub fn write_records<J: Write, C: Write>(
+    out: &SimOutput,
+    json: &mut J,
+    csv: &mut C,
+) -> io::Result<()> {
+    let placed = crate::placement::active(out);
+    write_csv_header(csv)?;
+    if out.jobs.is_empty() {
+        return json.write_all(b"[]\n");
+    }
+    // The array as `serde_json::to_writer_pretty` writes it, one element at
+    // a time: its formatter, moved into the array, serialises each element.
+    let mut inside = PrettyFormatter::new();
+    inside.begin_array(&mut *json)?;
+    for (i, job) in out.jobs.iter().enumerate() {
+        let r = record(out, job, placed);
+        let mut f = inside.clone();
+        f.begin_array_value(&mut *json, i == 0)?;
+        let mut ser = serde_json::Serializer::with_formatter(&mut *json, f);
+        r.serialize(&mut ser)?;
+        write_csv_row(csv, &r)?;
+    }
+    json.write_all(b"\n]\n")
 }
 
 #[cfg(test)]
@@ -466,6 +535,37 @@ mod tests {
         assert!(csv.ends_with('\n'));
         assert_eq!(csv_field("a\nb"), "\"a\nb\"");
         assert_eq!(csv_field("plain"), "plain");
+    }
+
+    /// The one-pass writer gives the bytes of the record-table functions.
+    #[test]
+    fn streamed_records_match_the_tables() {
+        let mut out = sample_output();
+        for round in 0..3 {
+            let recs = job_records(&out);
+            let (mut json, mut csv) = (Vec::new(), Vec::new());
+            write_records(&out, &mut json, &mut csv).unwrap();
+            assert_eq!(
+                String::from_utf8(json).unwrap(),
+                records_json(&recs),
+                "round {round}"
+            );
+            assert_eq!(
+                String::from_utf8(csv).unwrap(),
+                records_csv(&recs),
+                "round {round}"
+            );
+            if round == 0 {
+                // A note (nested quoting in both formats) and a lost-work count.
+                out.jobs[1].lost_secs = 40;
+            } else {
+                out.jobs.clear();
+            }
+        }
+        let (mut json, mut csv) = (Vec::new(), Vec::new());
+        write_records(&out, &mut json, &mut csv).unwrap();
+        assert_eq!(json, b"[]\n");
+        assert_eq!(csv.iter().filter(|&&b| b == b'\n').count(), 1);
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::io::{self, Write};
 use std::path::Path;
 
 use gresim_engine::{Action, SimOutput, TimedAction};
@@ -405,13 +406,8 @@ fn request_rec(c: &Cluster, r: &JobRequest) -> RequestRec {
 }
 
 /// The job id a dependency on submission `sub` (task `task`) names.
-fn dep_target(
-    out: &SimOutput,
-    first_job: &BTreeMap<u32, usize>,
-    sub: u32,
-    task: Option<u32>,
-) -> String {
-    let Some(&j) = first_job.get(&sub) else {
+fn dep_target(out: &SimOutput, first_job: &[usize], sub: u32, task: Option<u32>) -> String {
+    let Some(&j) = first_job.get(sub as usize).filter(|&&j| j != usize::MAX) else {
         return format!("?{sub}");
     };
     let job = &out.jobs[j];
@@ -512,76 +508,93 @@ fn ended(
     Some(from.max(last_reason))
 }
 
-impl RunFile {
-    /// Builds the persisted run from an engine output.
-    pub fn from_output(out: &SimOutput, meta: &RunMeta) -> RunFile {
-        let c = &out.cluster;
-        let cluster = ClusterRec {
-            nodes: c
-                .nodes
-                .iter()
-                .map(|n| NodeRec {
-                    name: n.name.clone(),
-                    sockets: n.sockets,
-                    cores_per_socket: n.cores_per_socket,
-                    threads_per_core: n.threads_per_core,
-                    memory_mib: n.memory_mib,
-                    features: n.features.clone(),
-                    weight: n.weight,
-                    state: admin_str(n.state).to_string(),
-                    gpus: n
-                        .gpus
-                        .iter()
-                        .map(|g| GpuRec {
-                            ty: c.gpu_type(g.ty).name.clone(),
-                            model: catalog::model(g.model).name.to_string(),
-                            socket: g.socket,
-                            phys: g.phys,
-                            mig: g.mig.map(|m| (m.profile.name.to_string(), m.start)),
-                        })
-                        .collect(),
-                    gpu_links: n.gpu_links.clone(),
-                    shares: c
-                        .node_id(&n.name)
-                        .and_then(|id| c.node_shares(id))
-                        .map(|s| {
-                            (
-                                s.kind.as_str().to_string(),
-                                s.per_gpu.clone(),
-                                s.one_sharing,
-                            )
-                        }),
-                })
-                .collect(),
-            partitions: c
-                .partitions
-                .iter()
-                .map(|p| PartRec {
-                    name: p.name.clone(),
-                    nodes: p.nodes.iter().map(|n| c.node(*n).name.clone()).collect(),
-                    default: p.default,
-                    max_time: p.max_time,
-                    default_time: p.default_time,
-                    priority_tier: p.priority_tier,
-                    priority_job_factor: p.priority_job_factor,
-                    min_nodes: p.min_nodes,
-                    max_nodes: p.max_nodes,
-                    state: format!("{:?}", p.state).to_ascii_uppercase(),
-                })
-                .collect(),
-            gpu_types: c
-                .gpu_types
-                .iter()
-                .map(|t| GpuTypeRec {
-                    name: t.name.clone(),
-                    model: catalog::model(t.model).name.to_string(),
-                    mig: t.mig.map(|p| p.name.to_string()),
-                })
-                .collect(),
-        };
-        let mut first_job: BTreeMap<u32, usize> = BTreeMap::new();
-        for (i, j) in out.jobs.iter().enumerate() {
-            first_job.entry(j.sub).or_insert(i);
+/// The cluster as run.json records it.
+fn cluster_rec(c: &Cluster) -> ClusterRec {
+    ClusterRec {
+        nodes: c
+            .nodes
+            .iter()
+            .map(|n| NodeRec {
+                name: n.name.clone(),
+                sockets: n.sockets,
+                cores_per_socket: n.cores_per_socket,
+                threads_per_core: n.threads_per_core,
+                memory_mib: n.memory_mib,
+                features: n.features.clone(),
+                weight: n.weight,
+                state: admin_str(n.state).to_string(),
+                gpus: n
+                    .gpus
+                    .iter()
+                    .map(|g| GpuRec {
+                        ty: c.gpu_type(g.ty).name.clone(),
+                        model: catalog::model(g.model).name.to_string(),
+                        socket: g.socket,
+                        phys: g.phys,
+                        mig: g.mig.map(|m| (m.profile.name.to_string(), m.start)),
+                    })
+                    .collect(),
+                gpu_links: n.gpu_links.clone(),
+                shares: c
+                    .node_id(&n.name)
+                    .and_then(|id| c.node_shares(id))
+                    .map(|s| {
+                        (
+                            s.kind.as_str().to_string(),
+                            s.per_gpu.clone(),
+                            s.one_sharing,
+                        )
+                    }),
+            })
+            .collect(),
+        partitions: c
+            .partitions
+            .iter()
+            .map(|p| PartRec {
+                name: p.name.clone(),
+                nodes: p.nodes.iter().map(|n| c.node(*n).name.clone()).collect(),
+                default: p.default,
+                max_time: p.max_time,
+                default_time: p.default_time,
+                priority_tier: p.priority_tier,
+                priority_job_factor: p.priority_job_factor,
+                min_nodes: p.min_nodes,
+                max_nodes: p.max_nodes,
+                state: format!("{:?}", p.state).to_ascii_uppercase(),
+            })
+            .collect(),
+        gpu_types: c
+            .gpu_types
+            .iter()
+            .map(|t| GpuTypeRec {
+                name: t.name.clone(),
+                model: catalog::model(t.model).name.to_string(),
+                mig: t.mig.map(|p| p.name.to_string()),
+            })
+            .collect(),
+    }
+}
+
+/// What each job's record needs from the whole run.
+struct JobCtx {
+    /// `first_job[sub]`: the index in the job table of submission `sub`'s
+    /// first job (`usize::MAX`: none), for dependencies.
+    first_job: Vec<usize>,
+    /// Cancel actions per submission, sorted by time.
+    cancels: BTreeMap<u32, Vec<u64>>,
+}
+
+impl JobCtx {
+    fn new(out: &SimOutput, meta: &RunMeta) -> JobCtx {
+        let subs = out
+            .jobs
+            .iter()
+            .map(|j| j.sub as usize + 1)
+            .max()
+            .unwrap_or(0);
+        let mut first_job = vec![usize::MAX; subs];
+        for (i, j) in out.jobs.iter().enumerate().rev() {
+            first_job[j.sub as usize] = i;
         }
         let mut cancels: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
         for a in &meta.actions {
@@ -592,113 +605,115 @@ impl RunFile {
         for v in cancels.values_mut() {
             v.sort_unstable();
         }
-        let jobs = out
-            .jobs
+        JobCtx { first_job, cancels }
+    }
+}
+
+/// The record of job `i` of the job table.
+fn job_rec(out: &SimOutput, ctx: &JobCtx, i: usize, j: &Job) -> JobRec {
+    let c = &out.cluster;
+    let spec = out.specs.get(j.sub as usize);
+    let part = crate::records::job_partition(out, j).filter(|p| p.idx() < c.partitions.len());
+    let time_limit = match part {
+        Some(p) => gresim_sched::time_limit_in(c, j, p),
+        None => j.request.time_limit.flatten(),
+    };
+    let dependency = spec.and_then(|s| s.dependency.as_ref()).map(|d| {
+        d.terms
             .iter()
-            .enumerate()
-            .map(|(i, j)| {
-                let spec = out.specs.get(j.sub as usize);
-                let part =
-                    crate::records::job_partition(out, j).filter(|p| p.idx() < c.partitions.len());
-                let time_limit = match part {
-                    Some(p) => gresim_sched::time_limit_in(c, j, p),
-                    None => j.request.time_limit.flatten(),
-                };
-                let dependency = spec.and_then(|s| s.dependency.as_ref()).map(|d| {
-                    d.terms
-                        .iter()
-                        .map(|t| match (t.kind, t.target) {
-                            (DepKind::Singleton, _) | (_, None) => t.kind.as_str().to_string(),
-                            (k, Some(sub)) => {
-                                format!(
-                                    "{}:{}",
-                                    k.as_str(),
-                                    dep_target(out, &first_job, sub, t.task)
-                                )
-                            }
-                        })
-                        .collect::<Vec<_>>()
-                        .join(if d.any { "?" } else { "," })
-                });
-                let hist = out.reasons.as_ref().and_then(|r| r.get(i));
-                JobRec {
-                    id: j.display_id(),
-                    job_id: j.job_id.map(|x| x.0),
-                    array_job_id: j.array_job_id.map(|x| x.0),
-                    task: j.task,
-                    throttle: spec.and_then(|s| s.array.as_ref()).and_then(|a| a.throttle),
-                    sub: j.sub,
-                    key: spec.map_or_else(String::new, |s| s.key.clone()),
-                    name: spec.map_or_else(String::new, |s| s.name.clone()),
-                    user: spec.map_or_else(String::new, |s| s.user.clone()),
-                    first_submit: j.first_submit,
-                    submit: j.submit,
-                    eligible: j.eligible,
-                    state: j.state.as_str().to_string(),
-                    reason: j.reason.as_str().to_string(),
-                    reason_desc: j.reason_desc.clone(),
-                    priority: j.priority,
-                    exit_code: j.exit_code,
-                    time_limit,
-                    dependency,
-                    begin: j.begin,
-                    hold: spec.is_some_and(|s| s.hold),
-                    rejected: j.rejected.clone(),
-                    ended: ended(
-                        j,
-                        cancels.get(&j.sub).map_or(&[][..], |v| v.as_slice()),
-                        hist,
-                    ),
-                    request: request_rec(c, &j.request),
-                    runs: j
-                        .runs
-                        .iter()
-                        .map(|r| RunRec {
-                            start: r.start,
-                            end: r.end,
-                            state: r.state.as_str().to_string(),
-                            partition: c
-                                .partitions
-                                .get(r.partition.idx())
-                                .map_or_else(String::new, |p| p.name.clone()),
-                            exclusive: r.alloc.exclusive,
-                            nodes: r
-                                .alloc
-                                .nodes
-                                .iter()
-                                .map(|na| NodeAllocRec {
-                                    node: c.node(na.node).name.clone(),
-                                    cpus: na.cpus,
-                                    cores: ranges(na.cores.iter()),
-                                    mem_mib: na.mem_mib,
-                                    gpus: gpu_indices(na.gpus).collect(),
-                                    tasks: na.tasks,
-                                    share: na.share.map(|s| (s.gpu, s.count)),
-                                })
-                                .collect(),
-                        })
-                        .collect(),
-                    reasons: hist.map(|h| {
-                        h.iter()
-                            .map(|r| (r.t, r.reason.as_str().to_string(), r.desc.clone()))
-                            .collect()
-                    }),
+            .map(|t| match (t.kind, t.target) {
+                (DepKind::Singleton, _) | (_, None) => t.kind.as_str().to_string(),
+                (k, Some(sub)) => {
+                    format!(
+                        "{}:{}",
+                        k.as_str(),
+                        dep_target(out, &ctx.first_job, sub, t.task)
+                    )
                 }
             })
-            .collect();
+            .collect::<Vec<_>>()
+            .join(if d.any { "?" } else { "," })
+    });
+    let hist = out.reasons.as_ref().and_then(|r| r.get(i));
+    JobRec {
+        id: j.display_id(),
+        job_id: j.job_id.map(|x| x.0),
+        array_job_id: j.array_job_id.map(|x| x.0),
+        task: j.task,
+        throttle: spec.and_then(|s| s.array.as_ref()).and_then(|a| a.throttle),
+        sub: j.sub,
+        key: spec.map_or_else(String::new, |s| s.key.clone()),
+        name: spec.map_or_else(String::new, |s| s.name.clone()),
+        user: spec.map_or_else(String::new, |s| s.user.clone()),
+        first_submit: j.first_submit,
+        submit: j.submit,
+        eligible: j.eligible,
+        state: j.state.as_str().to_string(),
+        reason: j.reason.as_str().to_string(),
+        reason_desc: j.reason_desc.clone(),
+        priority: j.priority,
+        exit_code: j.exit_code,
+        time_limit,
+        dependency,
+        begin: j.begin,
+        hold: spec.is_some_and(|s| s.hold),
+        rejected: j.rejected.clone(),
+        ended: ended(
+            j,
+            ctx.cancels.get(&j.sub).map_or(&[][..], |v| v.as_slice()),
+            hist,
+        ),
+        request: request_rec(c, &j.request),
+        runs: j
+            .runs
+            .iter()
+            .map(|r| RunRec {
+                start: r.start,
+                end: r.end,
+                state: r.state.as_str().to_string(),
+                partition: c
+                    .partitions
+                    .get(r.partition.idx())
+                    .map_or_else(String::new, |p| p.name.clone()),
+                exclusive: r.alloc.exclusive,
+                nodes: r
+                    .alloc
+                    .nodes
+                    .iter()
+                    .map(|na| NodeAllocRec {
+                        node: c.node(na.node).name.clone(),
+                        cpus: na.cpus,
+                        cores: ranges(na.cores.iter()),
+                        mem_mib: na.mem_mib,
+                        gpus: gpu_indices(na.gpus).collect(),
+                        tasks: na.tasks,
+                        share: na.share.map(|s| (s.gpu, s.count)),
+                    })
+                    .collect(),
+            })
+            .collect(),
+        reasons: hist.map(|h| {
+            h.iter()
+                .map(|r| (r.t, r.reason.as_str().to_string(), r.desc.clone()))
+                .collect()
+        }),
+    }
+}
+
+/// The parts of run.json's header that are built, not borrowed, from an engine output.
+struct HeadParts {
+    cluster: ClusterRec,
+    actions: Vec<ActionRec>,
+    node_states: Vec<NodeStateRec>,
+    usage: UsageRec,
+}
+
+impl HeadParts {
+    fn new(out: &SimOutput, meta: &RunMeta) -> HeadParts {
+        let c = &out.cluster;
         let clamp = |v: u128| u64::try_from(v).unwrap_or(u64::MAX);
-        RunFile {
-            format: RUN_FORMAT.to_string(),
-            version: RUN_VERSION,
-            scenario: meta.scenario.clone(),
-            policy: out.policy.clone(),
-            seed: meta.seed,
-            end_time: out.end_time,
-            hit_horizon: out.hit_horizon,
-            events: out.events,
-            reasons_recorded: out.reasons.is_some(),
-            def_mem_per_cpu: out.params.def_mem_per_cpu,
-            cluster,
+        HeadParts {
+            cluster: cluster_rec(c),
             actions: meta.actions.iter().map(|a| action_rec(c, a)).collect(),
             node_states: if out.node_log.is_empty() {
                 node_states(c, &meta.actions)
@@ -714,21 +729,6 @@ impl RunFile {
                     })
                     .collect()
             },
-            timeline: out
-                .timeline
-                .iter()
-                .map(|s| {
-                    [
-                        s.t,
-                        u64::from(s.alloc_gpus),
-                        u64::from(s.alloc_gpu_sevenths),
-                        u64::from(s.alloc_cpus),
-                        u64::from(s.avail_gpus),
-                        u64::from(s.running),
-                        u64::from(s.pending),
-                    ]
-                })
-                .collect(),
             usage: UsageRec {
                 gpu_alloc_secs: out.usage.gpu_alloc_secs.iter().map(|&v| clamp(v)).collect(),
                 gpu_avail_secs: out.usage.gpu_avail_secs.iter().map(|&v| clamp(v)).collect(),
@@ -737,6 +737,176 @@ impl RunFile {
                 from: out.usage.from,
                 to: out.usage.to,
             },
+        }
+    }
+}
+
+fn sample_rec(s: &gresim_engine::Sample) -> SampleRec {
+    [
+        s.t,
+        u64::from(s.alloc_gpus),
+        u64::from(s.alloc_gpu_sevenths),
+        u64::from(s.alloc_cpus),
+        u64::from(s.avail_gpus),
+        u64::from(s.running),
+        u64::from(s.pending),
+    ]
+}
+
+/// The engine's load timeline, serialised as `Vec<SampleRec>` without building it.
+struct TimelineSer<'a>(&'a [gresim_engine::Sample]);
+
+impl Serialize for TimelineSer<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(sample_rec))
+    }
+}
+
+/// run.json's header, borrowed: serialises exactly as a [`RunFile`] (same
+/// fields in the same order) whose job list is empty. `T` is the timeline.
+#[derive(Serialize)]
+struct Head<'a, T: Serialize> {
+    format: &'a str,
+    version: u32,
+    scenario: &'a str,
+    policy: &'a str,
+    seed: Option<u64>,
+    end_time: u64,
+    hit_horizon: bool,
+    events: u64,
+    reasons_recorded: bool,
+    def_mem_per_cpu: Option<u64>,
+    cluster: &'a ClusterRec,
+    actions: &'a [ActionRec],
+    node_states: &'a [NodeStateRec],
+    timeline: T,
+    usage: &'a UsageRec,
+    scenario_text: Option<&'a str>,
+    jobs: &'a [JobRec],
+}
+
+/// A writer that passes everything on to `inner` but the last `keep` bytes
+/// (and a block of up to 8 KiB before them, until the caller takes them).
+struct HoldBack<'w, W: Write> {
+    inner: &'w mut W,
+    held: Vec<u8>,
+    keep: usize,
+}
+
+impl<W: Write> Write for HoldBack<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.held.extend_from_slice(buf);
+        // Pass bytes on in blocks: serde writes a token at a time.
+        if self.held.len() >= self.keep + 8192 {
+            let n = self.held.len() - self.keep;
+            self.inner.write_all(&self.held[..n])?;
+            self.held.drain(..n);
+        }
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Writes run.json: the header (with an empty job list) on the first line,
+/// then each job on its own line, the records coming from `jobs`.
+fn write_run<W: Write, T: Serialize, R: std::borrow::Borrow<JobRec>>(
+    w: &mut W,
+    head: &Head<'_, T>,
+    jobs: impl Iterator<Item = R>,
+) -> io::Result<()> {
+    // Serialise the header with `"jobs":[]}` and open the list instead.
+    let mut hb = HoldBack {
+        inner: &mut *w,
+        held: Vec::with_capacity(3 + 8192 + 64),
+        keep: 3,
+    };
+    serde_json::to_writer(&mut hb, head)?;
+    let n = hb.held.len().saturating_sub(hb.keep);
+    hb.inner.write_all(&hb.held[..n])?;
+    if hb.held[n..] != *b"[]}" {
+        return Err(io::Error::other(
+            "run.json header does not end with its job list",
+        ));
+    }
+    w.write_all(b"[\n")?;
+    for (i, j) in jobs.enumerate() {
+        if i > 0 {
+            w.write_all(b",\n")?;
+        }
+        serde_json::to_writer(&mut *w, j.borrow())?;
+    }
+    w.write_all(b"\n]}\n")
+}
+
+/// Writes run.json for an engine output, job by job: the same bytes as
+/// `RunFile::from_output(out, meta).to_json()`, without holding the whole
+/// run (or its text) in memory.
+pub fn write_run_json<W: Write>(out: &SimOutput, meta: &RunMeta, w: &mut W) -> io::Result<()> {
+    let parts = HeadParts::new(out, meta);
+    let head = Head {
+        format: RUN_FORMAT,
+        version: RUN_VERSION,
+        scenario: &meta.scenario,
+        policy: &out.policy,
+        seed: meta.seed,
+        end_time: out.end_time,
+        hit_horizon: out.hit_horizon,
+        events: out.events,
+        reasons_recorded: out.reasons.is_some(),
+        def_mem_per_cpu: out.params.def_mem_per_cpu,
+        cluster: &parts.cluster,
+        actions: &parts.actions,
+        node_states: &parts.node_states,
+        timeline: TimelineSer(&out.timeline),
+        usage: &parts.usage,
+        scenario_text: meta.scenario_text.as_deref(),
+        jobs: &[],
+    };
+    let ctx = JobCtx::new(out, meta);
+    write_run(
+        w,
+        &head,
+        out.jobs
+            .iter()
+            .enumerate()
+            .map(|(i, j)| job_rec(out, &ctx, i, j)),
+    )
+}
+
+impl RunFile {
+    /// Builds the persisted run from an engine output.
+    pub fn from_output(out: &SimOutput, meta: &RunMeta) -> RunFile {
+        let HeadParts {
+            cluster,
+            actions,
+            node_states,
+            usage,
+        } = HeadParts::new(out, meta);
+        let ctx = JobCtx::new(out, meta);
+        let jobs = out
+            .jobs
+            .iter()
+            .enumerate()
+            .map(|(i, j)| job_rec(out, &ctx, i, j))
+            .collect();
+        RunFile {
+            format: RUN_FORMAT.to_string(),
+            version: RUN_VERSION,
+            scenario: meta.scenario.clone(),
+            policy: out.policy.clone(),
+            seed: meta.seed,
+            end_time: out.end_time,
+            hit_horizon: out.hit_horizon,
+            events: out.events,
+            reasons_recorded: out.reasons.is_some(),
+            def_mem_per_cpu: out.params.def_mem_per_cpu,
+            cluster,
+            actions,
+            node_states,
+            timeline: out.timeline.iter().map(sample_rec).collect(),
+            usage,
             scenario_text: meta.scenario_text.clone(),
             jobs,
         }
@@ -744,23 +914,34 @@ impl RunFile {
 
     /// Compact JSON: the header and each job on its own line, keys in a fixed order.
     pub fn to_json(&self) -> String {
-        // Serialise everything but the jobs, then splice the jobs in one per line.
-        let head = RunFile {
-            jobs: Vec::new(),
-            ..self.clone()
+        let mut v = Vec::new();
+        self.write_json(&mut v)
+            .expect("a run file always serialises into memory");
+        String::from_utf8(v).expect("serde_json writes UTF-8")
+    }
+
+    /// [`RunFile::to_json`] into a writer.
+    pub fn write_json<W: Write>(&self, w: &mut W) -> io::Result<()> {
+        let head = Head {
+            format: &self.format,
+            version: self.version,
+            scenario: &self.scenario,
+            policy: &self.policy,
+            seed: self.seed,
+            end_time: self.end_time,
+            hit_horizon: self.hit_horizon,
+            events: self.events,
+            reasons_recorded: self.reasons_recorded,
+            def_mem_per_cpu: self.def_mem_per_cpu,
+            cluster: &self.cluster,
+            actions: &self.actions,
+            node_states: &self.node_states,
+            timeline: &self.timeline,
+            usage: &self.usage,
+            scenario_text: self.scenario_text.as_deref(),
+            jobs: &[],
         };
-        let mut s = serde_json::to_string(&head).expect("run file always serialises");
-        debug_assert!(s.ends_with("\"jobs\":[]}"));
-        s.truncate(s.len() - "[]}".len());
-        s.push_str("[\n");
-        for (i, j) in self.jobs.iter().enumerate() {
-            if i > 0 {
-                s.push_str(",\n");
-            }
-            s.push_str(&serde_json::to_string(j).expect("job record always serialises"));
-        }
-        s.push_str("\n]}\n");
-        s
+        write_run(w, &head, self.jobs.iter())
     }
 
     /// Parses and checks run.json text.
@@ -1389,6 +1570,47 @@ mod tests {
         assert_eq!(j1.time_limit, Some(100));
         assert_eq!(rf.jobs[2].id, "3_4");
         assert_eq!(rf.jobs[2].ended, None);
+    }
+
+    /// run.json as it was built before streaming: the whole file cloned
+    /// without its jobs, serialised, and the jobs spliced in.
+    fn to_json_by_splicing(rf: &RunFile) -> String {
+        let head = RunFile {
+            jobs: Vec::new(),
+            ..rf.clone()
+        };
+        let mut s = serde_json::to_string(&head).unwrap();
+        s.truncate(s.len() - "[]}".len());
+        s.push_str("[\n");
+        for (i, j) in rf.jobs.iter().enumerate() {
+            if i > 0 {
+                s.push_str(",\n");
+            }
+            s.push_str(&serde_json::to_string(j).unwrap());
+        }
+        s.push_str("\n]}\n");
+        s
+    }
+
+    #[test]
+    fn streamed_run_json_matches_the_run_file() {
+        let mut out = sample_output();
+        let mut m = meta();
+        for round in 0..3 {
+            let rf = RunFile::from_output(&out, &m);
+            let text = rf.to_json();
+            assert_eq!(text, to_json_by_splicing(&rf), "round {round}");
+            let mut streamed = Vec::new();
+            write_run_json(&out, &m, &mut streamed).unwrap();
+            assert_eq!(String::from_utf8(streamed).unwrap(), text, "round {round}");
+            if round == 0 {
+                m.scenario_text = None;
+                m.seed = None;
+                out.timeline.clear();
+            } else {
+                out.jobs.clear();
+            }
+        }
     }
 
     #[test]
