@@ -110,7 +110,7 @@ fn parse(args: &[String]) -> Result<Opts> {
 
 /// The cargo target directory: `$CARGO_TARGET_DIR` (relative to the
 /// repository) or `target/`.
-fn target_dir(root: &Path) -> PathBuf {
+pub fn target_dir(root: &Path) -> PathBuf {
     match std::env::var_os("CARGO_TARGET_DIR") {
         Some(d) if !d.is_empty() => root.join(d),
         _ => root.join("target"),

@@ -47,7 +47,7 @@ fn conformance(args: &[String]) -> Result<()> {
     if !status.success() {
         bail!("cargo build failed");
     }
-    let sim = root.join("target/release/sim");
+    let sim = bench_peers::target_dir(&root).join("release/sim");
     let dir = root.join("crates/gresim-cli/tests/conformance");
     let cases = dir.join("cases");
     let out_dir = std::env::temp_dir().join("gresim-conformance");
