@@ -157,6 +157,24 @@ pub struct Partition {
 }
 
 impl Partition {
+    /// A partition of `nodes` with slurm.conf's defaults: not the default
+    /// partition, no time or node limits, PriorityTier and
+    /// PriorityJobFactor 1, state UP.
+    pub fn new(name: impl Into<String>, nodes: Vec<NodeId>) -> Partition {
+        Partition {
+            name: name.into(),
+            nodes,
+            default: false,
+            max_time: None,
+            default_time: None,
+            priority_tier: 1,
+            priority_job_factor: 1,
+            min_nodes: 0,
+            max_nodes: None,
+            state: PartitionState::default(),
+        }
+    }
+
     /// The time limit a job without `--time` gets.
     pub fn effective_default_time(&self) -> Option<Seconds> {
         self.default_time.or(self.max_time)

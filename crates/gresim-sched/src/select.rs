@@ -303,16 +303,8 @@ mod tests {
         Cluster::new(
             nodes,
             vec![Partition {
-                name: "p".into(),
-                nodes: ids,
                 default: true,
-                max_time: None,
-                default_time: None,
-                priority_tier: 1,
-                priority_job_factor: 1,
-                min_nodes: 0,
-                max_nodes: None,
-                state: Default::default(),
+                ..Partition::new("p", ids)
             }],
             vec![GpuType {
                 name: "a100".into(),

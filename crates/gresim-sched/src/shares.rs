@@ -152,16 +152,8 @@ mod tests {
         let mut c = Cluster::new(
             nodes,
             vec![Partition {
-                name: "p".into(),
-                nodes: (0..n).map(NodeId::from_idx).collect(),
                 default: true,
-                max_time: None,
-                default_time: None,
-                priority_tier: 1,
-                priority_job_factor: 1,
-                min_nodes: 0,
-                max_nodes: None,
-                state: Default::default(),
+                ..Partition::new("p", (0..n).map(NodeId::from_idx).collect())
             }],
             vec![GpuType {
                 name: "a100".into(),
