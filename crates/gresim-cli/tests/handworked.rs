@@ -1355,3 +1355,38 @@ fn job_ending_before_the_time_limit_check_completes() {
     // Limit reached at 5 + 60 = 65, next check at 90; the job exits at 75.
     assert_eq!(summary(&out), vec![ran("j", "COMPLETED", 5, 75, "gpu01:0")]);
 }
+
+/// `-n N` without `-N` leaves the node count open, as in Slurm (job details
+/// max_nodes = 0, req_nodes = min_nodes): tasks pack onto as few nodes as
+/// hold them and spread only when one node cannot.
+///
+/// Two idle 8-core nodes, 1 GiB per CPU. t4 (4 tasks) fits one node: n1
+/// (lowest index on the tie). t12 (12 tasks) fits no single node, so it
+/// spreads at once over n1's 4 free cores and n2's 8. t20 (20 tasks) needs
+/// more cores than the partition has: it pends (a partition-wide limit, not
+/// a refusal at submission).
+#[test]
+fn bare_ntasks_spans_nodes_only_when_one_node_cannot_hold_it() {
+    let out = run_scenario(
+        "bare_ntasks",
+        r#"{"schema_version": 1,
+          "cluster": {"nodes": [{"names": "n[1-2]", "sockets": 1, "cores_per_socket": 8,
+                                 "memory": "64G"}]},
+          "partitions": [{"name": "p", "nodes": "ALL", "default": true}],
+          "scheduler": {"sched_interval": 1, "timelimit_check_interval": 0,
+                        "def_mem_per_cpu": "1G"},
+          "workload": {"jobs": [
+            {"id": "t4", "submit": 0, "ntasks": 4, "run_time": 100, "time": 10},
+            {"id": "t12", "submit": 1, "ntasks": 12, "run_time": 50, "time": 10},
+            {"id": "t20", "submit": 2, "ntasks": 20, "run_time": 50, "time": 10}
+          ]}}"#,
+    );
+    assert_eq!(
+        summary(&out),
+        vec![
+            ran("t4", "COMPLETED", 0, 100, "n1"),
+            ran("t12", "COMPLETED", 1, 51, "n1 n2"),
+            never_ran("t20", "PENDING"),
+        ]
+    );
+}

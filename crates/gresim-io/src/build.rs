@@ -742,6 +742,15 @@ pub fn build_job(
             r.max_nodes = need;
         }
     }
+    if let (Some(n), None, None) = (r.ntasks, r.ntasks_per_node, r.gpus_per_job) {
+        // `-n N` without `-N`: Slurm leaves the node count open (job
+        // details max_nodes = 0, so req_nodes = min_nodes = 1): the tasks
+        // pack onto as few nodes as fit them, up to one node per task.
+        if !nodes_given {
+            r.max_nodes = r.max_nodes.max(n);
+            r.max_nodes_open = true;
+        }
+    }
     if let Some(t) = &d.time {
         let t =
             time_value(t).map_err(|e| err("time", format!("Invalid --time specification: {e}")))?;

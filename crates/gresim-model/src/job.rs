@@ -37,6 +37,10 @@ pub struct JobRequest {
     /// `-N min[-max]`.
     pub min_nodes: u32,
     pub max_nodes: u32,
+    /// The job gave no maximum node count (`-n N` or `--gpus` without `-N`;
+    /// Slurm's job details `max_nodes = 0`): the selection aims at
+    /// `min_nodes` (Slurm's `req_nodes`), with `max_nodes` only a bound.
+    pub max_nodes_open: bool,
     /// `-n`; `None` when not given (then one task per node, or ntasks-per-node × nodes).
     pub ntasks: Option<u32>,
     pub ntasks_per_node: Option<u32>,
@@ -72,6 +76,7 @@ impl Default for JobRequest {
         JobRequest {
             min_nodes: 1,
             max_nodes: 1,
+            max_nodes_open: false,
             ntasks: None,
             ntasks_per_node: None,
             cpus_per_task: 1,
@@ -109,6 +114,7 @@ impl JobRequest {
         let JobRequest {
             min_nodes,
             max_nodes,
+            max_nodes_open,
             ntasks,
             ntasks_per_node,
             cpus_per_task,
@@ -127,6 +133,7 @@ impl JobRequest {
         } = self;
         *min_nodes == other.min_nodes
             && *max_nodes == other.max_nodes
+            && *max_nodes_open == other.max_nodes_open
             && *ntasks == other.ntasks
             && *ntasks_per_node == other.ntasks_per_node
             && *cpus_per_task == other.cpus_per_task
@@ -150,6 +157,7 @@ impl JobRequest {
         let JobRequest {
             min_nodes,
             max_nodes,
+            max_nodes_open,
             ntasks,
             ntasks_per_node,
             cpus_per_task,
@@ -213,6 +221,7 @@ impl JobRequest {
         mix(exclude.len() as u64);
         mix(features.len() as u64);
         mix(u64::from(*exclusive));
+        mix(u64::from(*max_nodes_open));
         mix(shared.map_or(u64::MAX, |s| u64::from(s.per_node)));
         h
     }

@@ -135,6 +135,9 @@ pub struct GpuReqRec {
 pub struct RequestRec {
     pub min_nodes: u32,
     pub max_nodes: u32,
+    /// No maximum was given (`-n N` without `-N`): the selection aims at `min_nodes`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub max_nodes_open: bool,
     pub ntasks: Option<u32>,
     pub ntasks_per_node: Option<u32>,
     pub cpus_per_task: u32,
@@ -381,6 +384,7 @@ fn request_rec(c: &Cluster, r: &JobRequest) -> RequestRec {
     RequestRec {
         min_nodes: r.min_nodes,
         max_nodes: r.max_nodes,
+        max_nodes_open: r.max_nodes_open,
         ntasks: r.ntasks,
         ntasks_per_node: r.ntasks_per_node,
         cpus_per_task: r.cpus_per_task,
@@ -1241,6 +1245,7 @@ impl RunFile {
         Ok(JobRequest {
             min_nodes: r.min_nodes,
             max_nodes: r.max_nodes,
+            max_nodes_open: r.max_nodes_open,
             ntasks: r.ntasks,
             ntasks_per_node: r.ntasks_per_node,
             cpus_per_task: r.cpus_per_task,

@@ -1289,7 +1289,12 @@ fn job_test_with(
             max_nodes = n.max(min_nodes);
         }
     }
-    let req_nodes = max_nodes;
+    // node_scheduler.c: req_nodes is the maximum the job gave, else its minimum.
+    let req_nodes = if req.max_nodes_open {
+        min_nodes
+    } else {
+        max_nodes
+    };
     usable.clear();
     usable.resize(cands.len(), true);
 
