@@ -707,8 +707,11 @@ pub fn build_job(
             ));
         }
         if !nodes_given {
-            // --gpus without -N may spread over as many nodes as it has GPUs.
+            // --gpus without -N may spread over as many nodes as it has
+            // GPUs; no maximum was given, so the selection aims at the
+            // minimum (Slurm's req_nodes = min_nodes).
             r.max_nodes = g.count;
+            r.max_nodes_open = true;
         } else {
             r.max_nodes = r.max_nodes.min(g.count);
         }
