@@ -316,7 +316,10 @@ fn openb_style_grid_is_deterministic() {
 
 #[test]
 fn openb_default_mapped_to_mig_orders_fgd_first() {
-    let trace = Path::new("/work/shared/data/alibaba-openb-gpu-v2023");
+    let trace = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/data/alibaba-openb-gpu-v2023"
+    ));
     if !trace.is_dir() {
         println!("SKIPPED: {} is absent", trace.display());
         return;

@@ -7,7 +7,8 @@ use gresim_frag::experiment::{stat, Experiment, Metric};
 use gresim_frag::openb::{read_nodes, read_published, read_tasks};
 use gresim_frag::PolicyKind;
 
-const DATA: &str = "/work/shared/data";
+/// `../shared/data` beside the repository (absent on a user's fresh clone).
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data");
 
 #[test]
 fn default_workload_orders_fgd_over_bestfit_over_random() {

@@ -405,7 +405,8 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
-const SHARED: &str = "/work/shared/data";
+/// `../shared/data` beside the repository (absent on a user's fresh clone).
+const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data");
 
 #[test]
 fn public_swf_log_streams_lazily() {
