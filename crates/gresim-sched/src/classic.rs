@@ -150,6 +150,45 @@ impl Classic {
         }
     }
 
+    /// Plans `job` against the reservations: starts it when it fits now
+    /// (`Some(true)`), else reserves its earliest start (`Some(false)`; the
+    /// caller sets the reason). `None`: it fits at no time, and its reason
+    /// says why.
+    fn start_or_reserve(
+        &mut self,
+        ctx: &mut PassCtx<'_>,
+        plan: &mut Planner,
+        job: JobIdx,
+        part: PartId,
+    ) -> Option<bool> {
+        let w = plan_limit(ctx, job, part);
+        match plan.earliest(ctx, self, job, part, w) {
+            Some((t, alloc)) if t == ctx.now => {
+                if plan.start(ctx, job, part, alloc, w) {
+                    self.remove_job(job);
+                }
+                Some(true)
+            }
+            Some((t, alloc)) => {
+                let nodes = alloc.node_ids().collect();
+                self.reserve(
+                    job,
+                    Resv {
+                        start: t,
+                        end: t.saturating_add(w),
+                        nodes,
+                        alloc,
+                    },
+                );
+                Some(false)
+            }
+            None => {
+                unplannable(ctx, job, part);
+                None
+            }
+        }
+    }
+
     fn reserve(&mut self, job: JobIdx, r: Resv) {
         self.unreserve(job);
         self.by_start.insert((r.start, job));
@@ -297,29 +336,10 @@ impl Classic {
                     ctx.set_reason(job, Reason::JobArrayTaskLimit, None);
                     continue;
                 }
-                let w = plan_limit(ctx, job, part);
-                match plan.earliest(ctx, self, job, part, w) {
-                    Some((t, alloc)) if t == ctx.now => {
-                        if plan.start(ctx, job, part, alloc, w) {
-                            self.remove_job(job);
-                        }
-                    }
-                    Some((t, alloc)) => {
-                        let nodes = alloc.node_ids().collect();
-                        self.reserve(
-                            job,
-                            Resv {
-                                start: t,
-                                end: t.saturating_add(w),
-                                nodes,
-                                alloc,
-                            },
-                        );
-                        ctx.set_reason(job, Reason::Resources, None);
-                        head = Some(job);
-                        break;
-                    }
-                    None => unplannable(ctx, job, part),
+                if self.start_or_reserve(ctx, &mut plan, job, part) == Some(false) {
+                    ctx.set_reason(job, Reason::Resources, None);
+                    head = Some(job);
+                    break;
                 }
             }
         }
@@ -385,28 +405,9 @@ impl Classic {
                 continue;
             }
             self.unreserve(job);
-            let w = plan_limit(ctx, job, part);
-            match plan.earliest(ctx, self, job, part, w) {
-                Some((t, alloc)) if t == ctx.now => {
-                    if plan.start(ctx, job, part, alloc, w) {
-                        self.remove_job(job);
-                    }
-                }
-                Some((t, alloc)) => {
-                    let nodes = alloc.node_ids().collect();
-                    self.reserve(
-                        job,
-                        Resv {
-                            start: t,
-                            end: t.saturating_add(w),
-                            nodes,
-                            alloc,
-                        },
-                    );
-                    let r = self.waiting_reason(job);
-                    ctx.set_reason(job, r, None);
-                }
-                None => unplannable(ctx, job, part),
+            if self.start_or_reserve(ctx, &mut plan, job, part) == Some(false) {
+                let r = self.waiting_reason(job);
+                ctx.set_reason(job, r, None);
             }
         }
         self.expect_running = ctx.running.len() + ctx.started.len();
