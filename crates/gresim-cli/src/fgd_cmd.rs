@@ -171,15 +171,7 @@ pub fn cmd_fgd(args: &FgdArgs) -> Result<(), Failure> {
         published.as_ref(),
         &workload,
     );
-    let _ = writeln!(
-        text,
-        "wall time: {:.2} s total ({:.2} s loading, {:.2} s for {} runs on {} threads)",
-        ran.as_secs_f64(),
-        loaded.as_secs_f64(),
-        (ran - loaded).as_secs_f64(),
-        results.len(),
-        threads
-    );
+    text.push_str(&wall_line(ran, loaded, results.len(), threads));
     if let Some(dir) = &args.out {
         write_outputs(
             dir,
@@ -305,15 +297,7 @@ fn cmd_fgd_mig(
     let ran = started.elapsed();
 
     let mut text = mig_report(&exp, &results, policies, seeds, &source, layouts);
-    let _ = writeln!(
-        text,
-        "wall time: {:.2} s total ({:.2} s loading, {:.2} s for {} runs on {} threads)",
-        ran.as_secs_f64(),
-        loaded.as_secs_f64(),
-        (ran - loaded).as_secs_f64(),
-        results.len(),
-        threads
-    );
+    text.push_str(&wall_line(ran, loaded, results.len(), threads));
     if let Some(dir) = &args.out {
         let workload = if args.mig_openb {
             format!("mig_openb_pod_list_{}", args.workload)
@@ -614,6 +598,21 @@ fn write_outputs(
     crate::write_atomic(&dir.join(format!("{prefix}_runs.csv")), &runs)?;
     crate::write_atomic(&dir.join(format!("{prefix}_summary.csv")), &summary)?;
     Ok(())
+}
+
+/// The wall-time line both experiments print (not part of any output file).
+fn wall_line(
+    ran: std::time::Duration,
+    loaded: std::time::Duration,
+    runs: usize,
+    threads: usize,
+) -> String {
+    format!(
+        "wall time: {:.2} s total ({:.2} s loading, {:.2} s for {runs} runs on {threads} threads)\n",
+        ran.as_secs_f64(),
+        loaded.as_secs_f64(),
+        (ran - loaded).as_secs_f64(),
+    )
 }
 
 #[cfg(test)]
