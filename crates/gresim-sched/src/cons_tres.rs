@@ -779,7 +779,10 @@ fn eval_nodes(
         }
     }
 
-    // Consecutive sets.
+    // Consecutive sets. Slurm walks the whole node table, and every node
+    // not in the job's node map (another partition, excluded, DOWN, reserved
+    // by backfill for a higher-priority job, without resources) ends the
+    // current set; so does any gap in node indices between two candidates.
     let sets = &mut ev.sets;
     sets.clear();
     let mut cur: Option<Set> = None;
@@ -788,12 +791,15 @@ fn eval_nodes(
         let is_req = cands[i].required;
         let w = cands[i].eval.map_or(u64::MAX, |e| e.weight);
         let ok = is_req || a > 0;
-        if !ok {
+        let gap_before = i > 0 && cands[i].id.idx() != cands[i - 1].id.idx() + 1;
+        if !ok || gap_before {
             if let Some(s) = cur.take() {
                 if s.nodes > 0 {
                     sets.push(s);
                 }
             }
+        }
+        if !ok {
             continue;
         }
         if cur.as_ref().is_some_and(|s| s.nodes > 0 && s.weight != w) {
@@ -2017,5 +2023,89 @@ mod tests {
         }
         // Both outcomes were exercised, many times.
         assert!(fits > 300 && fails > 300, "fits {fits}, fails {fails}");
+    }
+
+    /// Four CPU-only nodes of 16 cores; `part` lists the partition's nodes.
+    fn cpu_cluster(part: &[usize]) -> Cluster {
+        let nodes = (0..4)
+            .map(|i| Node {
+                name: format!("n{}", i + 1),
+                sockets: 1,
+                cores_per_socket: 16,
+                threads_per_core: 1,
+                memory_mib: 64_000,
+                features: vec![],
+                weight: 1,
+                gpus: vec![],
+                gpu_links: None,
+                state: NodeAdminState::Up,
+            })
+            .collect();
+        Cluster::new(
+            nodes,
+            vec![Partition {
+                default: true,
+                ..Partition::new("p", part.iter().map(|&i| NodeId::from_idx(i)).collect())
+            }],
+            vec![],
+        )
+    }
+
+    /// Where a 2-CPU job goes when n1 has 4 cores busy, with `avoid` and a
+    /// drained n3 as given.
+    fn two_cpu_job_on(c: &Cluster, drain_n3: bool, avoid: Option<&[bool]>) -> String {
+        let p = SchedParams {
+            def_mem_per_cpu: Some(1_000),
+            ..SchedParams::default()
+        };
+        let mut s = ClusterState::new(c);
+        let n1 = NodeId::from_idx(0);
+        s.allocate(
+            c,
+            &Allocation {
+                nodes: vec![NodeAlloc {
+                    node: n1,
+                    cores: CoreSet::first(4),
+                    cpus: 4,
+                    mem_mib: 4_000,
+                    gpus: 0,
+                    tasks: 1,
+                    share: None,
+                }],
+                exclusive: false,
+            },
+        )
+        .expect("free");
+        if drain_n3 {
+            s.set_admin(NodeId::from_idx(2), NodeAdminState::Drain);
+        }
+        let r = JobRequest {
+            min_nodes: 1,
+            max_nodes: 1,
+            cpus_per_task: 2,
+            ..JobRequest::default()
+        };
+        let a = job_test(c, &p, &r, PartId::from_idx(0), View::Now(&s, avoid)).expect("fits");
+        c.node(a.nodes[0].node).name.clone()
+    }
+
+    /// `_eval_nodes` walks the whole node table: a node outside the job's
+    /// node map (another partition, drained, reserved by backfill) ends the
+    /// current set, and the sufficient set with the fewest CPUs wins before
+    /// best fit looks inside it. With n1-n4 in one set, best fit takes n1
+    /// (12 free CPUs); cut before n4, the sets {n1, n2} (28) and {n4} (16)
+    /// give n4 (recorded on Slurm 22.05: conformance case `node_sets`).
+    #[test]
+    fn nodes_outside_the_node_map_end_node_sets() {
+        let all = cpu_cluster(&[0, 1, 2, 3]);
+        assert_eq!(two_cpu_job_on(&all, false, None), "n1");
+        // n3 in another partition.
+        let gap = cpu_cluster(&[0, 1, 3]);
+        assert_eq!(two_cpu_job_on(&gap, false, None), "n4");
+        // n3 drained.
+        assert_eq!(two_cpu_job_on(&all, true, None), "n4");
+        // n3 kept for a higher-priority job's backfill reservation.
+        let avoid = [false, false, true, false];
+        assert_eq!(two_cpu_job_on(&all, false, Some(&avoid)), "n4");
     }
 }
