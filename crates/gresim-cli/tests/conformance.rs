@@ -13,7 +13,7 @@ use std::process::Command;
 /// Decisions (tasks) that must match, per case: at least this many.
 const FLOORS: &[(&str, u32)] = &[
     ("backfill", 12),
-    ("mixed_gpu", 32),
+    ("mixed_gpu", 33),
     ("node_sets", 7),
     ("pub_arrays_deps", 32),
     ("pub_failures", 12),

@@ -343,7 +343,7 @@ impl<'a> Engine<'a> {
                 EventKind::Requeue { job, run } => {
                     let j = &self.jobs[job.idx()];
                     if j.state == JobState::Running && j.runs.len() as u32 == run + 1 {
-                        self.requeue(job, JobState::Requeued)?;
+                        self.requeue(job, JobState::Requeued, self.params.requeue_completing)?;
                         self.mark_dirty();
                     }
                 }
@@ -1331,11 +1331,18 @@ impl<'a> Engine<'a> {
         Ok(())
     }
 
-    /// Sends a running job back to the queue, as Slurm's requeue does.
-    fn requeue(&mut self, job: JobIdx, run_state: JobState) -> Result<(), EngineError> {
+    /// Sends a running job back to the queue, as Slurm's requeue does. Its
+    /// begin time counts from `completing` seconds later, when slurmd has
+    /// reported the kill done (`batch_requeue_fini()`).
+    fn requeue(
+        &mut self,
+        job: JobIdx,
+        run_state: JobState,
+        completing: u64,
+    ) -> Result<(), EngineError> {
         self.finish_run(job, run_state)?;
         let now = self.now;
-        let delay = self.params.cred_expire + 1;
+        let delay = completing + self.params.cred_expire + 1;
         let j = &mut self.jobs[job.idx()];
         j.state = JobState::Pending;
         j.submit = now;
@@ -1479,7 +1486,11 @@ impl<'a> Engine<'a> {
             Action::Requeue { sub } => {
                 for j in self.sub_jobs(sub) {
                     if self.jobs[j as usize].state == JobState::Running {
-                        self.requeue(JobIdx(j), JobState::Requeued)?;
+                        self.requeue(
+                            JobIdx(j),
+                            JobState::Requeued,
+                            self.params.requeue_completing,
+                        )?;
                     }
                 }
             }
@@ -1503,7 +1514,7 @@ impl<'a> Engine<'a> {
             // Slurm's accounting record of the failed run is
             // NODE_FAIL whether or not the job is requeued.
             if self.jobs[job.idx()].requeue {
-                self.requeue(job, JobState::NodeFail)?;
+                self.requeue(job, JobState::NodeFail, 0)?;
             } else {
                 self.finish_run(job, JobState::NodeFail)?;
                 self.terminate(job, JobState::NodeFail, Reason::NodeDown);

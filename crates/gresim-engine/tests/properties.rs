@@ -116,6 +116,7 @@ struct ParamsGen {
     def_mem_per_cpu: Option<u64>,
     job_requeue: bool,
     cred_expire: u64,
+    requeue_completing: u64,
 }
 
 const WHOLE_MODELS: [(&str, &str); 3] = [
@@ -289,6 +290,7 @@ fn params_gen() -> impl Strategy<Value = ParamsGen> {
         proptest::option::of(100u64..=4_000),
         any::<bool>(),
         0u64..=150,
+        0u64..=4,
     )
         .prop_map(
             |(
@@ -301,6 +303,7 @@ fn params_gen() -> impl Strategy<Value = ParamsGen> {
                 def_mem_per_cpu,
                 job_requeue,
                 cred_expire,
+                requeue_completing,
             )| ParamsGen {
                 sched_interval,
                 bf_interval,
@@ -311,6 +314,7 @@ fn params_gen() -> impl Strategy<Value = ParamsGen> {
                 def_mem_per_cpu,
                 job_requeue,
                 cred_expire,
+                requeue_completing,
             },
         )
 }
@@ -713,6 +717,7 @@ fn build_params(g: &ParamsGen) -> SchedParams {
         def_mem_per_cpu: g.def_mem_per_cpu,
         job_requeue: g.job_requeue,
         cred_expire: g.cred_expire,
+        requeue_completing: g.requeue_completing,
         ..SchedParams::default()
     }
 }
@@ -1226,7 +1231,17 @@ fn check_time_forward(s: &Scenario, out: &SimOutput) -> Result<(), TestCaseError
         );
     }
     prop_assert!(out.usage.from <= out.usage.to);
-    let delay = out.params.cred_expire + 1;
+    // An admin requeue (REQUEUED) counts from slurmd's kill report, a node
+    // failure (NODE_FAIL) from the failure.
+    let delay = |st: JobState| {
+        out.params.cred_expire
+            + 1
+            + if st == JobState::Requeued {
+                out.params.requeue_completing
+            } else {
+                0
+            }
+    };
     for (ji, j) in out.jobs.iter().enumerate() {
         let spec = &out.specs[j.sub as usize];
         prop_assert_eq!(j.first_submit, spec.submit, "job {} first_submit", ji);
@@ -1264,14 +1279,16 @@ fn check_time_forward(s: &Scenario, out: &SimOutput) -> Result<(), TestCaseError
         for (ri, w) in j.runs.windows(2).enumerate() {
             if let Some(e) = w[0].end {
                 if matches!(w[0].state, JobState::Requeued | JobState::NodeFail) {
+                    let d = delay(w[0].state);
                     prop_assert!(
-                        w[1].start >= e + delay,
+                        w[1].start >= e + d,
                         "job {ji}: run {} starts at {} but run {ri} was requeued at {e} \
-                         (cred_expire {}: not before {})",
+                         (cred_expire {}, requeue_completing {}: not before {})",
                         ri + 1,
                         w[1].start,
                         out.params.cred_expire,
-                        e + delay
+                        out.params.requeue_completing,
+                        e + d
                     );
                 }
             }
@@ -1313,7 +1330,12 @@ fn check_end_time(s: &Scenario, out: &SimOutput) -> Result<(), TestCaseError> {
             if let Some(e) = r.end {
                 see(e, &|| format!("end of job {ji} run {ri}"));
                 if matches!(r.state, JobState::Requeued | JobState::NodeFail) {
-                    see(e + p.cred_expire + 1, &|| {
+                    let wait = if r.state == JobState::Requeued {
+                        p.requeue_completing
+                    } else {
+                        0
+                    };
+                    see(e + wait + p.cred_expire + 1, &|| {
                         format!("requeued job {ji} eligible again")
                     });
                 }

@@ -585,6 +585,11 @@ fn case_params(path: &Path, def: &CaseDef) -> Result<SchedParams, InputError> {
         // A cancelled job's nodes came back 3 s later in two of the three
         // recordings of pub_arrays_deps (p01), at once in the third.
         kill_completing: 2,
+        // `scontrol requeue`: the job showed BeginTime (batch_requeue_fini)
+        // 0-5 s after the requeue, most often 3-4 s (mixed_gpu j13 started
+        // again 6, 10 and 9 s after it, pub_failures r04's reason came 1,
+        // 4 and 4.5 s after).
+        requeue_completing: 3,
         ..SchedParams::default()
     };
     // The settings replay.py writes, read by the slurm.conf reader.

@@ -51,6 +51,11 @@ pub struct SchedParams {
     /// it wait (`IS_JOB_COMPLETED`) until slurmd reports the kill done.
     /// 0 frees them at once.
     pub kill_completing: u64,
+    /// Seconds between `scontrol requeue` of a running job and slurmd
+    /// reporting the kill done (`batch_requeue_fini()`), which is when
+    /// Slurm sets the job's begin time to `now + cred_expire + 1`. 0 counts
+    /// from the requeue itself. A requeue by node failure has no such wait.
+    pub requeue_completing: u64,
     /// `bf_window` in seconds.
     pub bf_window: u64,
     /// `bf_resolution` in seconds.
@@ -76,6 +81,7 @@ impl Default for SchedParams {
             job_requeue: true,
             cred_expire: 120,
             kill_completing: 0,
+            requeue_completing: 0,
             bf_window: 1440 * 60,
             bf_resolution: 60,
             bf_max_job_test: 500,
