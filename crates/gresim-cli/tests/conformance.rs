@@ -13,6 +13,7 @@ use std::process::Command;
 /// Decisions (tasks) that must match, per case: at least this many.
 const FLOORS: &[(&str, u32)] = &[
     ("backfill", 12),
+    ("cancel_cg", 7),
     ("mixed_gpu", 33),
     ("node_sets", 7),
     ("pub_arrays_deps", 32),
@@ -24,6 +25,10 @@ const FLOORS: &[(&str, u32)] = &[
     ("pub_random_a", 59),
     ("pub_random_b", 30),
     ("reasons", 11),
+    ("rnd_a101", 62),
+    ("rnd_b202", 32),
+    ("rnd_c5", 49),
+    ("rnd_d7", 36),
     ("throughput", 40),
     ("topology", 11),
 ];
