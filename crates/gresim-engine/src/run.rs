@@ -85,7 +85,7 @@ pub struct Engine<'a> {
     /// Subs waiting on each submission (dependents index).
     dependents: Vec<Vec<u32>>,
     /// (user, name) → group id, for singleton dependencies.
-    group_ids: BTreeMap<(String, String), u32>,
+    group_ids: BTreeMap<(Arc<str>, Arc<str>), u32>,
     /// Per group: its jobs that have not ended, and the submissions waiting
     /// on a singleton dependency in it.
     groups: Vec<SingletonGroup>,
@@ -657,11 +657,14 @@ impl<'a> Engine<'a> {
         let first = self.jobs.len() as u32;
         let base_id = JobId(self.next_job_id);
         self.next_job_id += 1;
-        let indices: Vec<Option<u32>> = match &spec.array {
+        let indices: Vec<Option<u32>> = match spec.array() {
             Some(a) => a.indices.iter().map(|&i| Some(i)).collect(),
             None => vec![None],
         };
-        let reject = spec.reject.clone().or_else(|| self.reject_reason(&spec));
+        let reject = spec
+            .reject()
+            .map(str::to_string)
+            .or_else(|| self.reject_reason(&spec));
         // priority/basic (`priority_p_set()`): one less than the last job,
         // minus the nice value; nice does not move the base for later jobs.
         let priority = {
@@ -728,7 +731,7 @@ impl<'a> Engine<'a> {
         });
         self.array_running.push(0);
         self.dependents.push(Vec::new());
-        if let Some(dep) = &spec.dependency {
+        if let Some(dep) = spec.dependency() {
             for t in &dep.terms {
                 if let Some(target) = t.target {
                     if let Some(d) = self.dependents.get_mut(target as usize) {
@@ -737,7 +740,7 @@ impl<'a> Engine<'a> {
                 }
             }
         }
-        let key = (spec.user.clone(), spec.name.clone());
+        let key = (Arc::clone(&spec.user), Arc::clone(&spec.name));
         let next_group = self.groups.len() as u32;
         let group = *self.group_ids.entry(key).or_insert(next_group);
         if group == next_group {
@@ -745,8 +748,7 @@ impl<'a> Engine<'a> {
         }
         self.sub_group.push(group);
         let singleton = spec
-            .dependency
-            .as_ref()
+            .dependency()
             .is_some_and(|d| d.terms.iter().any(|t| t.kind == DepKind::Singleton));
         self.specs.push(spec);
 
@@ -819,7 +821,7 @@ impl<'a> Engine<'a> {
     // ---- eligibility ---------------------------------------------------------
 
     fn dep_status(&self, sub: u32) -> DepStatus {
-        let Some(dep) = &self.specs[sub as usize].dependency else {
+        let Some(dep) = self.specs[sub as usize].dependency() else {
             return DepStatus::Met;
         };
         let mut all_met = true;
@@ -875,8 +877,7 @@ impl<'a> Engine<'a> {
             Some(task) => {
                 let spec = &self.specs[target as usize];
                 let pos = spec
-                    .array
-                    .as_ref()
+                    .array()
                     .and_then(|a| a.indices.iter().position(|&i| i == task));
                 let Some(pos) = pos else {
                     return DepStatus::Met;
@@ -1112,8 +1113,8 @@ impl<'a> Engine<'a> {
         // When does this run end on its own? (A program that runs out of
         // GPU memory fails shortly after it starts.)
         let natural = match (work, oom) {
-            (Some(d), true) => Some(now + d.min(self.specs[sub].behavior.oom_after)),
-            (None, true) => Some(now + self.specs[sub].behavior.oom_after),
+            (Some(d), true) => Some(now + d.min(self.specs[sub].behavior().oom_after)),
+            (None, true) => Some(now + self.specs[sub].behavior().oom_after),
             (Some(d), false) => Some(now + d),
             (None, false) => None,
         };
@@ -1150,7 +1151,7 @@ impl<'a> Engine<'a> {
         self.jobs[job.idx()].planned_end = planned_end;
         self.running_ends.insert((planned_end, job));
         if run == 0 {
-            if let Some(d) = self.specs[sub].requeue_after_start {
+            if let Some(d) = self.specs[sub].requeue_after_start() {
                 self.queue
                     .push(now + d, Phase::Admin, EventKind::Requeue { job, run });
             }
@@ -1569,7 +1570,7 @@ impl<'a> Engine<'a> {
     /// fallback, plus the restart overhead when it resumes from a checkpoint.
     fn run_secs(&self, job: JobIdx) -> Option<u64> {
         let j = &self.jobs[job.idx()];
-        let b = &self.specs[j.sub as usize].behavior;
+        let b = self.specs[j.sub as usize].behavior();
         let RunTime::Secs(d) = j.run_time else {
             return None;
         };
@@ -1586,7 +1587,7 @@ impl<'a> Engine<'a> {
     /// device it got has fails with "CUDA out of memory".
     fn runs_out_of_gpu_memory(&self, job: JobIdx, alloc: &Allocation) -> bool {
         let sub = self.jobs[job.idx()].sub as usize;
-        let Some(need) = self.specs[sub].behavior.vram_mib else {
+        let Some(need) = self.specs[sub].behavior().vram_mib else {
             return false;
         };
         alloc.nodes.iter().any(|na| {
@@ -1605,7 +1606,7 @@ impl<'a> Engine<'a> {
         let Some(r) = j.runs.last() else {
             return;
         };
-        let b = self.specs[j.sub as usize].behavior;
+        let b = *self.specs[j.sub as usize].behavior();
         let elapsed = now.saturating_sub(r.start);
         let overhead = match b.checkpoint_interval {
             Some(_) if j.runs.len() > 1 => b.restart_overhead.min(elapsed),

@@ -376,12 +376,12 @@ impl std::fmt::Debug for Scenario {
                 s.exit_code,
                 s.user,
                 s.name,
-                s.array,
-                s.dependency,
+                s.array(),
+                s.dependency(),
                 s.begin,
                 s.hold,
                 s.requeue,
-                s.requeue_after_start,
+                s.requeue_after_start(),
                 s.request
             )?;
         }
@@ -392,8 +392,8 @@ impl std::fmt::Debug for Scenario {
             writeln!(f, "  failure model at {}: {:?}", a.at, a.action)?;
         }
         for (i, sp) in self.specs.iter().enumerate() {
-            if sp.behavior != gresim_model::job::JobBehavior::default() {
-                writeln!(f, "  sub {i} behavior {:?}", sp.behavior)?;
+            if *sp.behavior() != gresim_model::job::JobBehavior::default() {
+                writeln!(f, "  sub {i} behavior {:?}", sp.behavior())?;
             }
         }
         write!(f, "}}")
@@ -611,7 +611,7 @@ fn build_specs(gens: &[JobGen], cluster: &Cluster) -> Vec<JobSpec> {
                 ][usize::from(kind)];
                 let target = usize::from(back) % i;
                 let task = task.and_then(|pick| {
-                    let a = specs[target].array.as_ref()?;
+                    let a = specs[target].array()?;
                     Some(a.indices[usize::from(pick) % a.indices.len()])
                 });
                 Some(Dependency {
@@ -633,26 +633,22 @@ fn build_specs(gens: &[JobGen], cluster: &Cluster) -> Vec<JobSpec> {
             }
             _ => None,
         };
-        specs.push(JobSpec {
-            key: format!("s{i}"),
-            name: format!("name{}", g.name),
-            user: format!("user{}", g.user),
-            request: Arc::new(build_request(g, cluster)),
-            submit: t,
-            run_time: g.run_time.map_or(RunTime::ToLimit, RunTime::Secs),
-            task_run_times: Vec::new(),
-            exit_code: g.exit_code,
-            array,
-            requeue: g.requeue,
-            dependency,
-            begin: g.begin.map(|b| t + b),
-            hold: g.hold,
-            nice: 0,
-            reject: None,
-            requeue_after_start: g.requeue_after_start,
-            behavior: gresim_model::job::JobBehavior::default(),
-            comm: None,
-        });
+        let mut spec = JobSpec::new(
+            format!("s{i}"),
+            format!("name{}", g.name),
+            format!("user{}", g.user),
+            Arc::new(build_request(g, cluster)),
+            t,
+            g.run_time.map_or(RunTime::ToLimit, RunTime::Secs),
+        );
+        spec.exit_code = g.exit_code;
+        spec.set_array(array);
+        spec.requeue = g.requeue;
+        spec.set_dependency(dependency);
+        spec.begin = g.begin.map(|b| t + b);
+        spec.hold = g.hold;
+        spec.set_requeue_after_start(g.requeue_after_start);
+        specs.push(spec);
     }
     specs
 }
@@ -756,15 +752,15 @@ fn singleton_scenario() -> impl Strategy<Value = Scenario> {
         for spec in &mut s.specs {
             spec.user = "user0".into();
             spec.name = "name0".into();
-            if spec.dependency.is_some() {
-                spec.dependency = Some(Dependency {
+            if spec.dependency().is_some() {
+                spec.set_dependency(Some(Dependency {
                     terms: vec![DepTerm {
                         kind: DepKind::Singleton,
                         target: None,
                         task: None,
                     }],
                     any: false,
-                });
+                }));
             }
         }
         for a in &mut s.actions {
@@ -1003,11 +999,7 @@ fn check_no_over_allocation(out: &SimOutput) -> Result<(), TestCaseError> {
 /// Each job ends at most once, in exactly one final state, and its runs tell a
 /// consistent story.
 fn check_jobs_end_once(s: &Scenario, out: &SimOutput) -> Result<(), TestCaseError> {
-    let expected_jobs: usize = s
-        .specs
-        .iter()
-        .map(|sp| sp.array.as_ref().map_or(1, |a| a.indices.len()))
-        .sum();
+    let expected_jobs: usize = s.specs.iter().map(|sp| sp.task_count()).sum();
     if !out.hit_horizon {
         prop_assert_eq!(
             out.jobs.len(),
@@ -1154,7 +1146,7 @@ fn check_stuck_jobs_explained(_s: &Scenario, out: &SimOutput) -> Result<(), Test
             | Reason::PartitionInactive
             | Reason::BadConstraints => {}
             Reason::Dependency => {
-                let dep = spec.dependency.as_ref().ok_or_else(|| {
+                let dep = spec.dependency().ok_or_else(|| {
                     TestCaseError::fail(format!("job {ji} waits on a dependency it does not have"))
                 })?;
                 // The generator writes single-term dependencies.
@@ -1318,7 +1310,7 @@ fn check_end_time(s: &Scenario, out: &SimOutput) -> Result<(), TestCaseError> {
                     });
                 }
             }
-            if let (0, Some(d)) = (ri, spec.requeue_after_start) {
+            if let (0, Some(d)) = (ri, spec.requeue_after_start()) {
                 see(r.start + d, &|| format!("requeue_after_start of job {ji}"));
             }
         }
@@ -1967,7 +1959,7 @@ fn failure_scenario() -> impl Strategy<Value = Scenario> {
         .prop_map(|(mut s, units, behaviors)| {
             s.failures = build_failures(&units, s.cluster.nodes.len());
             for (spec, (ckpt, vram, fallback, oom_after)) in s.specs.iter_mut().zip(behaviors) {
-                let b = &mut spec.behavior;
+                let mut b = *spec.behavior();
                 if let Some((iv, o)) = ckpt {
                     b.checkpoint_interval = Some(iv);
                     b.restart_overhead = o;
@@ -1978,6 +1970,7 @@ fn failure_scenario() -> impl Strategy<Value = Scenario> {
                     b.cpu_fallback_slowdown = Some(2.5);
                 }
                 b.oom_after = oom_after;
+                spec.set_behavior(b);
             }
             s
         })
@@ -1989,11 +1982,7 @@ fn failure_scenario() -> impl Strategy<Value = Scenario> {
 /// (or an admin requeues them).
 fn check_no_job_lost(s: &Scenario, out: &SimOutput) -> Result<(), TestCaseError> {
     check_jobs_end_once(s, out)?;
-    let expected: usize = s
-        .specs
-        .iter()
-        .map(|sp| sp.array.as_ref().map_or(1, |a| a.indices.len()))
-        .sum();
+    let expected: usize = s.specs.iter().map(|sp| sp.task_count()).sum();
     if !out.hit_horizon {
         prop_assert_eq!(out.jobs.len(), expected);
     }
@@ -2052,7 +2041,7 @@ fn check_no_job_lost(s: &Scenario, out: &SimOutput) -> Result<(), TestCaseError>
 /// the program is shorter); and the lost GPU-seconds add up.
 fn check_work_conserved(out: &SimOutput) -> Result<(), TestCaseError> {
     for (ji, j) in out.jobs.iter().enumerate() {
-        let b = out.specs[j.sub as usize].behavior;
+        let b = *out.specs[j.sub as usize].behavior();
         let total = match j.run_time {
             RunTime::Secs(d) => Some(b.scaled(d)),
             RunTime::ToLimit => None,
@@ -2249,7 +2238,7 @@ fn failure_generator_reaches_failures_checkpoints_and_oom() {
             oom += u32::from(j.oom && j.state == JobState::Failed);
             fallback += u32::from(
                 out.specs[j.sub as usize]
-                    .behavior
+                    .behavior()
                     .cpu_fallback_slowdown
                     .is_some()
                     && j.state == JobState::Completed,

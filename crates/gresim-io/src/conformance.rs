@@ -276,14 +276,14 @@ pub fn load_case(path: &Path) -> Result<Case, InputError> {
                         &specs,
                     )
                     .map_err(|_| e.clone())?;
-                    s.reject = Some(e.msg);
+                    s.set_reject(Some(e.msg));
                     s
                 }
             };
         if reject.is_some() {
-            spec.reject = reject;
+            spec.set_reject(reject);
         }
-        spec.requeue_after_start = j.requeue_after.map(|r| r.ceil() as u64 + 1);
+        spec.set_requeue_after_start(j.requeue_after.map(|r| r.ceil() as u64 + 1));
         let submit = whole(j.submit);
         if let Some(c) = j.cancel_after {
             actions.push(TimedAction {

@@ -295,43 +295,61 @@ pub enum RunTime {
 }
 
 /// A submission: one job, or one job array, as the user wrote it.
+///
+/// A run keeps one per submission for its whole length, so the fields most
+/// submissions leave at their defaults (array, dependency, per-task run
+/// times, rejection, admin requeue, program behaviour) live in one boxed
+/// block that exists only when one of them is set; read them with
+/// [`JobSpec::array`], [`JobSpec::dependency`] and the other accessors, set
+/// them with the `set_` methods. `name` and `user` are shared strings: the
+/// readers intern them ([`Names`]), so a million jobs of 50 users hold 50.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobSpec {
     /// The scenario's own name for the submission (used by dependencies).
     pub key: String,
     /// `--job-name`.
-    pub name: String,
-    pub user: String,
+    pub name: Arc<str>,
+    pub user: Arc<str>,
     pub request: Arc<JobRequest>,
     pub submit: Time,
     /// Run time; for arrays, the default for every task.
     pub run_time: RunTime,
-    /// Per-task run times of an array, overriding `run_time`: (task index, run time).
-    pub task_run_times: Vec<(u32, RunTime)>,
     pub exit_code: i32,
-    pub array: Option<ArraySpec>,
     /// `--requeue` / `--no-requeue`; `None` takes the cluster's JobRequeue.
     pub requeue: Option<bool>,
-    pub dependency: Option<Dependency>,
     /// `--begin`.
     pub begin: Option<Time>,
     /// `--hold`.
     pub hold: bool,
     /// `--nice`.
     pub nice: i32,
-    /// Set when sbatch itself would refuse the submission (an unknown GPU
-    /// type, say): the engine rejects it at submit with this message.
-    pub reject: Option<String>,
-    /// `scontrol requeue` this many seconds after the job's first start (an
-    /// admin action tied to the job, as the conformance harness issues it).
-    pub requeue_after_start: Option<u64>,
-    /// What the job's program does that Slurm does not see: checkpoints,
-    /// GPU memory, CPU fallback (docs/reliability.md).
-    pub behavior: JobBehavior,
     /// The job's communication profile: placement changes its run time
     /// (docs/topology.md). `None` keeps the run time as given.
     pub comm: Option<Arc<crate::comm::CommProfile>>,
+    /// The rarely set fields; `None` while all of them have their defaults.
+    rare: Option<Box<RareSpec>>,
 }
+
+/// The fields of a [`JobSpec`] most submissions leave at their defaults.
+#[derive(Debug, Clone, PartialEq, Default)]
+struct RareSpec {
+    /// Per-task run times of an array, overriding `run_time`: (task index, run time).
+    task_run_times: Vec<(u32, RunTime)>,
+    array: Option<ArraySpec>,
+    dependency: Option<Dependency>,
+    /// Set when sbatch itself would refuse the submission (an unknown GPU
+    /// type, say): the engine rejects it at submit with this message.
+    reject: Option<String>,
+    /// `scontrol requeue` this many seconds after the job's first start (an
+    /// admin action tied to the job, as the conformance harness issues it).
+    requeue_after_start: Option<u64>,
+    /// What the job's program does that Slurm does not see: checkpoints,
+    /// GPU memory, CPU fallback (docs/reliability.md).
+    behavior: JobBehavior,
+}
+
+/// The behaviour of a job whose spec sets none.
+static DEFAULT_BEHAVIOR: JobBehavior = JobBehavior::DEFAULT;
 
 /// Default seconds an out-of-memory run lasts before it fails.
 pub const DEFAULT_OOM_AFTER: u64 = 30;
@@ -357,17 +375,20 @@ pub struct JobBehavior {
 
 impl Default for JobBehavior {
     fn default() -> Self {
-        JobBehavior {
-            checkpoint_interval: None,
-            restart_overhead: 0,
-            vram_mib: None,
-            oom_after: DEFAULT_OOM_AFTER,
-            cpu_fallback_slowdown: None,
-        }
+        JobBehavior::DEFAULT
     }
 }
 
 impl JobBehavior {
+    /// A program with no checkpoints, no GPU memory need and no CPU fallback.
+    pub const DEFAULT: JobBehavior = JobBehavior {
+        checkpoint_interval: None,
+        restart_overhead: 0,
+        vram_mib: None,
+        oom_after: DEFAULT_OOM_AFTER,
+        cpu_fallback_slowdown: None,
+    };
+
     /// The seconds of run time `secs` of work takes on the CPU fallback.
     pub fn scaled(&self, secs: u64) -> u64 {
         match self.cpu_fallback_slowdown {
@@ -385,13 +406,129 @@ impl JobBehavior {
 }
 
 impl JobSpec {
+    /// A plain submission: one job, no dependency, exit code 0, the
+    /// cluster's requeue default, default behaviour. Set the rest on the
+    /// result.
+    pub fn new(
+        key: impl Into<String>,
+        name: impl Into<Arc<str>>,
+        user: impl Into<Arc<str>>,
+        request: Arc<JobRequest>,
+        submit: Time,
+        run_time: RunTime,
+    ) -> JobSpec {
+        JobSpec {
+            key: key.into(),
+            name: name.into(),
+            user: user.into(),
+            request,
+            submit,
+            run_time,
+            exit_code: 0,
+            requeue: None,
+            begin: None,
+            hold: false,
+            nice: 0,
+            comm: None,
+            rare: None,
+        }
+    }
+
     pub fn run_time_of(&self, task: Option<u32>) -> RunTime {
         if let Some(t) = task {
-            if let Some((_, rt)) = self.task_run_times.iter().find(|(i, _)| *i == t) {
+            if let Some((_, rt)) = self.task_run_times().iter().find(|(i, _)| *i == t) {
                 return *rt;
             }
         }
         self.run_time
+    }
+
+    /// Per-task run times of an array, overriding `run_time`: (task index, run time).
+    pub fn task_run_times(&self) -> &[(u32, RunTime)] {
+        self.rare.as_ref().map_or(&[], |r| &r.task_run_times)
+    }
+    /// The job array's indices and throttle (`--array`), if it is one.
+    pub fn array(&self) -> Option<&ArraySpec> {
+        self.rare.as_ref().and_then(|r| r.array.as_ref())
+    }
+    /// How many jobs the submission makes: the array's tasks, else 1.
+    pub fn task_count(&self) -> usize {
+        self.array().map_or(1, |a| a.indices.len())
+    }
+    /// `--dependency`.
+    pub fn dependency(&self) -> Option<&Dependency> {
+        self.rare.as_ref().and_then(|r| r.dependency.as_ref())
+    }
+    /// Set when sbatch itself would refuse the submission (an unknown GPU
+    /// type, say): the engine rejects it at submit with this message.
+    pub fn reject(&self) -> Option<&str> {
+        self.rare.as_ref().and_then(|r| r.reject.as_deref())
+    }
+    /// `scontrol requeue` this many seconds after the job's first start (an
+    /// admin action tied to the job, as the conformance harness issues it).
+    pub fn requeue_after_start(&self) -> Option<u64> {
+        self.rare.as_ref().and_then(|r| r.requeue_after_start)
+    }
+    /// What the job's program does that Slurm does not see: checkpoints,
+    /// GPU memory, CPU fallback (docs/reliability.md).
+    pub fn behavior(&self) -> &JobBehavior {
+        self.rare
+            .as_ref()
+            .map_or(&DEFAULT_BEHAVIOR, |r| &r.behavior)
+    }
+
+    pub fn set_task_run_times(&mut self, v: Vec<(u32, RunTime)>) {
+        self.with_rare(|r| r.task_run_times = v);
+    }
+    pub fn set_array(&mut self, v: Option<ArraySpec>) {
+        self.with_rare(|r| r.array = v);
+    }
+    pub fn set_dependency(&mut self, v: Option<Dependency>) {
+        self.with_rare(|r| r.dependency = v);
+    }
+    pub fn set_reject(&mut self, v: Option<String>) {
+        self.with_rare(|r| r.reject = v);
+    }
+    pub fn set_requeue_after_start(&mut self, v: Option<u64>) {
+        self.with_rare(|r| r.requeue_after_start = v);
+    }
+    pub fn set_behavior(&mut self, v: JobBehavior) {
+        self.with_rare(|r| r.behavior = v);
+    }
+
+    /// Changes the rare fields, keeping the block only while one of them
+    /// differs from its default (so equal specs compare equal).
+    fn with_rare(&mut self, f: impl FnOnce(&mut RareSpec)) {
+        let r = self.rare.get_or_insert_with(Default::default);
+        f(r);
+        if **r == RareSpec::default() {
+            self.rare = None;
+        }
+    }
+
+    /// Replaces `name` and `user` by the copies in `names`, so that
+    /// submissions with equal names share one string.
+    pub fn intern_names(&mut self, names: &mut Names) {
+        self.name = names.get(&self.name);
+        self.user = names.get(&self.user);
+    }
+}
+
+/// Interned strings (user and job names): one shared copy per distinct value.
+#[derive(Debug, Clone, Default)]
+pub struct Names {
+    set: std::collections::BTreeSet<Arc<str>>,
+}
+
+impl Names {
+    /// The shared copy of `s`, made on first use.
+    pub fn get(&mut self, s: &str) -> Arc<str> {
+        if let Some(a) = self.set.get(s) {
+            return Arc::clone(a);
+        }
+        let a: Arc<str> = Arc::from(s);
+        self.set.insert(Arc::clone(&a));
+        a
     }
 }
 

@@ -247,7 +247,7 @@ impl Summary {
                 .filter(|j| {
                     out.specs
                         .get(j.sub as usize)
-                        .is_some_and(|s| s.behavior.cpu_fallback_slowdown.is_some())
+                        .is_some_and(|s| s.behavior().cpu_fallback_slowdown.is_some())
                 })
                 .count() as u64,
             placement: crate::placement::summary(out),
