@@ -82,8 +82,9 @@ pub struct Engine<'a> {
     specs: Vec<JobSpec>,
     subs: Vec<SubState>,
     array_running: Vec<u32>,
-    /// Subs waiting on each submission (dependents index).
-    dependents: Vec<Vec<u32>>,
+    /// Subs waiting on each submission (dependents index), for the
+    /// submissions that have any (most have none: a map, not a vector).
+    dependents: BTreeMap<u32, Vec<u32>>,
     /// (user, name) → group id, for singleton dependencies.
     group_ids: BTreeMap<(Arc<str>, Arc<str>), u32>,
     /// Per group: its jobs that have not ended, and the submissions waiting
@@ -184,7 +185,7 @@ impl<'a> Engine<'a> {
             specs: Vec::new(),
             subs: Vec::new(),
             array_running: Vec::new(),
-            dependents: Vec::new(),
+            dependents: BTreeMap::new(),
             group_ids: BTreeMap::new(),
             groups: Vec::new(),
             sub_group: Vec::new(),
@@ -702,7 +703,7 @@ impl<'a> Engine<'a> {
                 priority: if spec.hold { 0 } else { priority },
                 run_time,
                 exit_code: spec.exit_code,
-                runs: Vec::new(),
+                runs: Default::default(),
                 rejected: None,
                 held: spec.hold.then_some(true),
                 planned_end: 0,
@@ -730,12 +731,12 @@ impl<'a> Engine<'a> {
             ..SubState::default()
         });
         self.array_running.push(0);
-        self.dependents.push(Vec::new());
         if let Some(dep) = spec.dependency() {
             for t in &dep.terms {
                 if let Some(target) = t.target {
-                    if let Some(d) = self.dependents.get_mut(target as usize) {
-                        d.push(sub);
+                    // Only this or an earlier submission can be waited on.
+                    if target <= sub {
+                        self.dependents.entry(target).or_default().push(sub);
                     }
                 }
             }
@@ -1013,7 +1014,7 @@ impl<'a> Engine<'a> {
 
     /// Re-checks the jobs that wait on submission `sub`.
     fn notify_dependents(&mut self, sub: u32) {
-        let deps = self.dependents[sub as usize].clone();
+        let deps = self.dependents.get(&sub).cloned().unwrap_or_default();
         for d in deps {
             self.recheck_sub(d);
         }
@@ -1100,9 +1101,6 @@ impl<'a> Engine<'a> {
         j.reason = Reason::None;
         j.reason_desc = None;
         let run = j.runs.len() as u32;
-        // Most jobs run once: room for exactly one more run, not the four
-        // a first `push` reserves (192 bytes per job on a 1M-job run).
-        j.runs.reserve_exact(1);
         j.runs.push(Run {
             start: now,
             end: None,

@@ -655,6 +655,87 @@ pub struct Run {
     pub alloc: crate::state::Allocation,
 }
 
+/// A job's runs, oldest first; reads like a slice (`runs.last()`,
+/// `runs[0]`, `for r in &runs`). Most jobs run once, so the first run is
+/// kept inline and a heap vector is made only when a requeue adds a second.
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct Runs(RunsRepr);
+
+#[derive(Clone, PartialEq, Eq, Default)]
+enum RunsRepr {
+    #[default]
+    None,
+    One(Run),
+    Many(Vec<Run>),
+}
+
+impl Runs {
+    /// Adds a run after the others.
+    pub fn push(&mut self, run: Run) {
+        self.0 = match std::mem::take(&mut self.0) {
+            RunsRepr::None => RunsRepr::One(run),
+            RunsRepr::One(first) => RunsRepr::Many(vec![first, run]),
+            RunsRepr::Many(mut v) => {
+                v.push(run);
+                RunsRepr::Many(v)
+            }
+        };
+    }
+}
+
+impl From<Vec<Run>> for Runs {
+    fn from(mut v: Vec<Run>) -> Runs {
+        Runs(match v.len() {
+            0 => RunsRepr::None,
+            1 => RunsRepr::One(v.remove(0)),
+            _ => RunsRepr::Many(v),
+        })
+    }
+}
+
+impl std::ops::Deref for Runs {
+    type Target = [Run];
+    fn deref(&self) -> &[Run] {
+        match &self.0 {
+            RunsRepr::None => &[],
+            RunsRepr::One(r) => std::slice::from_ref(r),
+            RunsRepr::Many(v) => v,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Runs {
+    fn deref_mut(&mut self) -> &mut [Run] {
+        match &mut self.0 {
+            RunsRepr::None => &mut [],
+            RunsRepr::One(r) => std::slice::from_mut(r),
+            RunsRepr::Many(v) => v,
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a Runs {
+    type Item = &'a Run;
+    type IntoIter = std::slice::Iter<'a, Run>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a mut Runs {
+    type Item = &'a mut Run;
+    type IntoIter = std::slice::IterMut<'a, Run>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter_mut()
+    }
+}
+
+impl std::fmt::Debug for Runs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
 /// The record of one job or array task while the simulation runs.
 #[derive(Debug, Clone)]
 pub struct Job {
@@ -681,7 +762,7 @@ pub struct Job {
     pub run_time: RunTime,
     pub exit_code: i32,
     /// Runs so far; the last one is the current or final run.
-    pub runs: Vec<Run>,
+    pub runs: Runs,
     /// Message of a rejected submission.
     pub rejected: Option<String>,
     /// Held by the user (true) or an admin.

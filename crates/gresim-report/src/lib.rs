@@ -301,7 +301,7 @@ pub(crate) mod test_support {
             priority: 1,
             run_time: RunTime::Secs(100),
             exit_code: 0,
-            runs,
+            runs: runs.into(),
             rejected: None,
             held: None,
             begin: None,

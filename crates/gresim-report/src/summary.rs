@@ -489,7 +489,7 @@ mod tests {
         out.jobs[1].first_submit = 200;
         out.jobs[1].runs[0].start = 200;
         out.jobs[1].runs[0].end = Some(200);
-        out.jobs[1].runs.truncate(1);
+        out.jobs[1].runs = vec![out.jobs[1].runs[0].clone()].into();
         out.jobs[1].runs[0].state = gresim_model::JobState::Completed;
         out.jobs[1].state = gresim_model::JobState::Completed;
         let s = Summary::compute(&out, "x");
