@@ -704,14 +704,11 @@ impl<'a> Engine<'a> {
                 run_time,
                 exit_code: spec.exit_code,
                 runs: Default::default(),
-                rejected: None,
                 held: spec.hold.then_some(true),
                 planned_end: 0,
                 begin: spec.begin,
                 requeue,
-                work_saved: 0,
-                lost_gpu_secs: 0,
-                lost_secs: 0,
+                outcome: Default::default(),
                 oom: false,
                 natural_end: None,
             });
@@ -763,7 +760,7 @@ impl<'a> Engine<'a> {
                 let job = &mut self.jobs[j as usize];
                 job.state = JobState::Rejected;
                 job.reason = Reason::BadConstraints;
-                job.rejected = Some(msg.clone());
+                job.set_rejected(Some(msg.clone()));
             }
             self.notify_dependents(sub);
         } else {
@@ -1578,7 +1575,11 @@ impl<'a> Engine<'a> {
         } else {
             0
         };
-        Some(total.saturating_sub(j.work_saved).saturating_add(overhead))
+        Some(
+            total
+                .saturating_sub(j.work_saved())
+                .saturating_add(overhead),
+        )
     }
 
     /// Slurm does not manage GPU memory: a program that needs more than a
@@ -1612,7 +1613,7 @@ impl<'a> Engine<'a> {
         };
         let saved = match (b.checkpoint_interval, j.oom) {
             (Some(iv), false) if iv > 0 => {
-                let done = j.work_saved + (elapsed - overhead);
+                let done = j.work_saved() + (elapsed - overhead);
                 let total = match j.run_time {
                     RunTime::Secs(d) => b.scaled(d),
                     RunTime::ToLimit => u64::MAX,
@@ -1620,11 +1621,11 @@ impl<'a> Engine<'a> {
                 // The checkpoints are at multiples of the interval, short of the end.
                 let last = (done / iv) * iv;
                 last.min(total.saturating_sub(1) / iv * iv)
-                    .max(j.work_saved)
+                    .max(j.work_saved())
             }
-            _ => j.work_saved,
+            _ => j.work_saved(),
         };
-        let gained = saved - j.work_saved;
+        let gained = saved - j.work_saved();
         let lost = elapsed - gained.min(elapsed);
         let gpus: u64 = r
             .alloc
@@ -1633,9 +1634,8 @@ impl<'a> Engine<'a> {
             .map(|na| u64::from(na.gpu_count()))
             .sum();
         let j = &mut self.jobs[job.idx()];
-        j.work_saved = saved;
-        j.lost_secs += lost;
-        j.lost_gpu_secs += lost * gpus;
+        j.set_work_saved(saved);
+        j.add_lost(lost, lost * gpus);
     }
 }
 

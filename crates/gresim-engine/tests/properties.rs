@@ -1061,7 +1061,10 @@ fn check_jobs_end_once(s: &Scenario, out: &SimOutput) -> Result<(), TestCaseErro
             }
             JobState::Rejected => {
                 prop_assert!(last.is_none(), "job {ji} REJECTED but it ran");
-                prop_assert!(j.rejected.is_some(), "job {ji} REJECTED without a message");
+                prop_assert!(
+                    j.rejected().is_some(),
+                    "job {ji} REJECTED without a message"
+                );
             }
             JobState::Cancelled => {
                 if let Some(r) = last {
@@ -2093,8 +2096,8 @@ fn check_work_conserved(out: &SimOutput) -> Result<(), TestCaseError> {
                 _ => {}
             }
         }
-        prop_assert_eq!(j.lost_gpu_secs, lost_gpu, "job {} lost GPU-seconds", ji);
-        prop_assert_eq!(j.work_saved, saved, "job {} saved work", ji);
+        prop_assert_eq!(j.lost_gpu_secs(), lost_gpu, "job {} lost GPU-seconds", ji);
+        prop_assert_eq!(j.work_saved(), saved, "job {} saved work", ji);
     }
     Ok(())
 }
@@ -2234,7 +2237,7 @@ fn failure_generator_reaches_failures_checkpoints_and_oom() {
                 .iter()
                 .filter(|r| r.state == JobState::NodeFail)
                 .count();
-            saved += u32::from(j.work_saved > 0);
+            saved += u32::from(j.work_saved() > 0);
             oom += u32::from(j.oom && j.state == JobState::Failed);
             fallback += u32::from(
                 out.specs[j.sub as usize]
@@ -2243,7 +2246,7 @@ fn failure_generator_reaches_failures_checkpoints_and_oom() {
                     .is_some()
                     && j.state == JobState::Completed,
             );
-            lost += j.lost_gpu_secs;
+            lost += j.lost_gpu_secs();
         }
     }
     eprintln!(

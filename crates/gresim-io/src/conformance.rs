@@ -675,7 +675,7 @@ pub fn recording(case: &Case, out: &SimOutput) -> Value {
             continue;
         };
         let first = idxs.first().map(|&i| &out.jobs[i]);
-        if let Some(msg) = first.and_then(|j| j.rejected.clone()) {
+        if let Some(msg) = first.and_then(|j| j.rejected().map(str::to_string)) {
             jobs.push(json!({
                 "id": cj.id,
                 "submit": {"rc": 1, "stderr": format!("sbatch: error: Batch job submission failed: {msg}")},

@@ -763,29 +763,83 @@ pub struct Job {
     pub exit_code: i32,
     /// Runs so far; the last one is the current or final run.
     pub runs: Runs,
-    /// Message of a rejected submission.
-    pub rejected: Option<String>,
     /// Held by the user (true) or an admin.
     pub held: Option<bool>,
     pub begin: Option<Time>,
     pub requeue: bool,
     /// While running: the end Slurm plans with (start + time limit).
     pub planned_end: Time,
-    /// Seconds of work saved by the last checkpoint (see [`JobBehavior`]).
-    pub work_saved: u64,
-    /// GPU-seconds of failed runs (node failure, requeue) that did not turn
-    /// into saved work: the work since the last checkpoint plus the restart
-    /// overhead, times the run's GPUs.
-    pub lost_gpu_secs: u64,
-    /// Wall seconds of failed runs that did not turn into saved work.
-    pub lost_secs: u64,
+    /// What only rejected jobs and jobs with failed runs carry: read it
+    /// with [`Job::rejected`], [`Job::work_saved`], [`Job::lost_gpu_secs`]
+    /// and [`Job::lost_secs`].
+    pub outcome: JobOutcome,
     /// The current (or last) run ran out of GPU memory.
     pub oom: bool,
     /// While running: when the current run's program exits on its own.
     pub natural_end: Option<Time>,
 }
 
+/// The rarely set part of a [`Job`]: a rejection message and the work saved
+/// and lost over failed runs. Empty (no heap block) while all of it is at
+/// its default, which is the case for most jobs of a run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JobOutcome(Option<Box<OutcomeData>>);
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct OutcomeData {
+    rejected: Option<String>,
+    work_saved: u64,
+    lost_gpu_secs: u64,
+    lost_secs: u64,
+}
+
+impl JobOutcome {
+    fn get(&self) -> Option<&OutcomeData> {
+        self.0.as_deref()
+    }
+    /// Changes the data, keeping the block only while some of it is set.
+    fn with(&mut self, f: impl FnOnce(&mut OutcomeData)) {
+        let d = self.0.get_or_insert_with(Default::default);
+        f(d);
+        if **d == OutcomeData::default() {
+            self.0 = None;
+        }
+    }
+}
+
 impl Job {
+    /// Message of a rejected submission.
+    pub fn rejected(&self) -> Option<&str> {
+        self.outcome.get().and_then(|d| d.rejected.as_deref())
+    }
+    /// Seconds of work saved by the last checkpoint (see [`JobBehavior`]).
+    pub fn work_saved(&self) -> u64 {
+        self.outcome.get().map_or(0, |d| d.work_saved)
+    }
+    /// GPU-seconds of failed runs (node failure, requeue) that did not turn
+    /// into saved work: the work since the last checkpoint plus the restart
+    /// overhead, times the run's GPUs.
+    pub fn lost_gpu_secs(&self) -> u64 {
+        self.outcome.get().map_or(0, |d| d.lost_gpu_secs)
+    }
+    /// Wall seconds of failed runs that did not turn into saved work.
+    pub fn lost_secs(&self) -> u64 {
+        self.outcome.get().map_or(0, |d| d.lost_secs)
+    }
+    pub fn set_rejected(&mut self, msg: Option<String>) {
+        self.outcome.with(|d| d.rejected = msg);
+    }
+    pub fn set_work_saved(&mut self, secs: u64) {
+        self.outcome.with(|d| d.work_saved = secs);
+    }
+    /// Adds a failed run's lost wall seconds and GPU-seconds.
+    pub fn add_lost(&mut self, secs: u64, gpu_secs: u64) {
+        self.outcome.with(|d| {
+            d.lost_secs += secs;
+            d.lost_gpu_secs += gpu_secs;
+        });
+    }
+
     pub fn restarts(&self) -> u32 {
         (self.runs.len() as u32).saturating_sub(1)
     }

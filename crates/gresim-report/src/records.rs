@@ -227,7 +227,7 @@ fn record(out: &SimOutput, job: &Job, placed: bool) -> JobRecord {
             .iter()
             .map(|r| u64::from(r.alloc.gpu_count()) * run_length(r, out.end_time))
             .sum(),
-        lost_gpu_seconds: job.lost_gpu_secs,
+        lost_gpu_seconds: job.lost_gpu_secs(),
         oom: job.oom && job.state == JobState::Failed,
         cpu_fallback: spec.is_some_and(|s| s.behavior().cpu_fallback_slowdown.is_some()),
         note: note(out, job),
@@ -282,10 +282,10 @@ fn note(out: &SimOutput, job: &Job) -> String {
             ));
         }
     }
-    if job.lost_secs > 0 {
+    if job.lost_secs() > 0 {
         notes.push(format!(
             "{} s of work lost to {} failed run(s)",
-            job.lost_secs,
+            job.lost_secs(),
             job.runs
                 .iter()
                 .filter(|r| matches!(r.state, JobState::NodeFail | JobState::Requeued))
@@ -557,7 +557,7 @@ mod tests {
             );
             if round == 0 {
                 // A note (nested quoting in both formats) and a lost-work count.
-                out.jobs[1].lost_secs = 40;
+                out.jobs[1].add_lost(40, 0);
             } else {
                 out.jobs.clear();
             }

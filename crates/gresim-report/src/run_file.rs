@@ -661,7 +661,7 @@ fn job_rec(out: &SimOutput, ctx: &JobCtx, i: usize, j: &Job) -> JobRec {
         dependency,
         begin: j.begin,
         hold: spec.is_some_and(|s| s.hold),
-        rejected: j.rejected.clone(),
+        rejected: j.rejected().map(str::to_string),
         ended: ended(
             j,
             ctx.cancels.get(&j.sub).map_or(&[][..], |v| v.as_slice()),

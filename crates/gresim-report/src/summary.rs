@@ -235,7 +235,7 @@ impl Summary {
             events: out.events,
             restarts: out.jobs.iter().map(|j| u64::from(j.restarts())).sum(),
             node_failures: out.node_failures.iter().map(|&n| u64::from(n)).sum(),
-            lost_gpu_hours: out.jobs.iter().map(|j| j.lost_gpu_secs).sum::<u64>() as f64 / 3600.0,
+            lost_gpu_hours: out.jobs.iter().map(|j| j.lost_gpu_secs()).sum::<u64>() as f64 / 3600.0,
             oom_jobs: out
                 .jobs
                 .iter()
