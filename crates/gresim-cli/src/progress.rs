@@ -137,11 +137,7 @@ impl Drop for Progress {
 /// (streamed traces are not read ahead).
 pub fn job_total(s: &gresim_io::Scenario) -> Option<u64> {
     match &s.workload {
-        gresim_io::Workload::Jobs(v) => Some(
-            v.iter()
-                .map(|j| j.array.as_ref().map_or(1, |a| a.indices.len() as u64))
-                .sum(),
-        ),
+        gresim_io::Workload::Jobs(v) => Some(v.iter().map(|j| j.task_count() as u64).sum()),
         gresim_io::Workload::Synthetic(syn) => Some(syn.jobs),
         gresim_io::Workload::Trace { .. } => None,
     }

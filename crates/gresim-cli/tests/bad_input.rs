@@ -233,7 +233,7 @@ fn requests_no_node_can_hold_exit_2_with_slurms_message_unless_kept_as_rejected(
             gresim_sched::policy_by_name("slurm").unwrap(),
         )
         .unwrap();
-        assert_eq!(out.jobs[1].rejected.as_deref(), Some(msg), "{job}");
+        assert_eq!(out.jobs[1].rejected(), Some(msg), "{job}");
     }
     let mut v = with_job(json!({"gres": "gpu:1"}));
     v["workload"]["impossible"] = json!("skip");

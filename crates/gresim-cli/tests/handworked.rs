@@ -232,7 +232,7 @@ fn typed_requests_on_a_mixed_a100_h100_cluster() {
         ]
     );
     assert_eq!(
-        job(&out, "j6").rejected.as_deref(),
+        job(&out, "j6").rejected(),
         Some("Requested node configuration is not available")
     );
     assert_eq!(reasons(&out, "j5"), vec![(0, "None"), (0, "Resources")]);
@@ -1320,11 +1320,11 @@ fn impossible_requests_are_rejected_at_submit() {
         ]
     );
     assert_eq!(
-        job(&out, "nine").rejected.as_deref(),
+        job(&out, "nine").rejected(),
         Some("Requested node configuration is not available")
     );
     assert_eq!(
-        job(&out, "mem").rejected.as_deref(),
+        job(&out, "mem").rejected(),
         Some("Memory specification can not be satisfied")
     );
     assert_eq!(job(&out, "nine").state, JobState::Rejected);

@@ -282,7 +282,7 @@ fn multi_gpu_on_mig_reject_refuses_typed_requests_at_submit() {
             .position(|j| out.specs[j.sub as usize].key == k)
             .unwrap()];
         assert_eq!(j.state.as_str(), "REJECTED", "{k}");
-        let msg = j.rejected.as_deref().unwrap_or_default();
+        let msg = j.rejected().unwrap_or_default();
         assert!(
             msg.contains("multi-GPU job on MIG slices")
                 && msg.contains("a100_1g.10gb")

@@ -70,12 +70,12 @@ fn a_requeued_job_resumes_from_its_last_checkpoint() {
             (801, Some(1251), JobState::Completed)
         ]
     );
-    assert_eq!(c.work_saved, 600);
-    assert_eq!(c.lost_secs, 100);
-    assert_eq!(c.lost_gpu_secs, 200, "100 s on 2 GPUs");
+    assert_eq!(c.work_saved(), 600);
+    assert_eq!(c.lost_secs(), 100);
+    assert_eq!(c.lost_gpu_secs(), 200, "100 s on 2 GPUs");
     // Without checkpoints the whole 700 s are lost and the job starts over.
     let n = job(&out, "nockpt");
-    assert_eq!(n.lost_gpu_secs, 1400);
+    assert_eq!(n.lost_gpu_secs(), 1400);
     assert_eq!(n.runs[1].end.unwrap() - n.runs[1].start, 1000);
     let recs = gresim_report::records::job_records(&out);
     assert_eq!(recs[0].lost_gpu_seconds, 200);
@@ -224,8 +224,8 @@ fn a_correlated_failure_takes_the_whole_rack_down_and_repairs_restore_drains() {
         vec![(0, Some(1000)), (1101, Some(2100)), (2201, Some(6061))]
     );
     assert_eq!(l.state, JobState::Completed);
-    assert_eq!(l.work_saved, 1200);
-    assert_eq!(l.lost_secs, 400 + 399);
+    assert_eq!(l.work_saved(), 1200);
+    assert_eq!(l.lost_secs(), 400 + 399);
     // sinfo sees the states the failures left.
     let rf = gresim_report::run_file::RunFile::from_output(
         &out,
@@ -295,7 +295,7 @@ fn failure_runs_are_reproducible_and_seeds_matter() {
             o.node_log.clone(),
             o.jobs
                 .iter()
-                .map(|j| (j.runs.len(), j.lost_gpu_secs, j.state))
+                .map(|j| (j.runs.len(), j.lost_gpu_secs(), j.state))
                 .collect::<Vec<_>>(),
         )
     };

@@ -47,7 +47,7 @@ fn soak_every_node_fails_and_no_job_is_lost() {
         .flat_map(|j| &j.runs)
         .filter(|r| r.state == JobState::NodeFail)
         .count();
-    let resumed = out.jobs.iter().filter(|j| j.work_saved > 0).count();
+    let resumed = out.jobs.iter().filter(|j| j.work_saved() > 0).count();
     let sum = gresim_report::summary::Summary::compute(&out, "soak_failures");
     eprintln!(
         "soak: {} jobs, {} node failures, {requeued_runs} runs hit, {resumed} jobs resumed \

@@ -82,10 +82,11 @@ pub struct Engine<'a> {
     specs: Vec<JobSpec>,
     subs: Vec<SubState>,
     array_running: Vec<u32>,
-    /// Subs waiting on each submission (dependents index).
-    dependents: Vec<Vec<u32>>,
+    /// Subs waiting on each submission (dependents index), for the
+    /// submissions that have any (most have none: a map, not a vector).
+    dependents: BTreeMap<u32, Vec<u32>>,
     /// (user, name) → group id, for singleton dependencies.
-    group_ids: BTreeMap<(String, String), u32>,
+    group_ids: BTreeMap<(Arc<str>, Arc<str>), u32>,
     /// Per group: its jobs that have not ended, and the submissions waiting
     /// on a singleton dependency in it.
     groups: Vec<SingletonGroup>,
@@ -184,7 +185,7 @@ impl<'a> Engine<'a> {
             specs: Vec::new(),
             subs: Vec::new(),
             array_running: Vec::new(),
-            dependents: Vec::new(),
+            dependents: BTreeMap::new(),
             group_ids: BTreeMap::new(),
             groups: Vec::new(),
             sub_group: Vec::new(),
@@ -657,11 +658,14 @@ impl<'a> Engine<'a> {
         let first = self.jobs.len() as u32;
         let base_id = JobId(self.next_job_id);
         self.next_job_id += 1;
-        let indices: Vec<Option<u32>> = match &spec.array {
+        let indices: Vec<Option<u32>> = match spec.array() {
             Some(a) => a.indices.iter().map(|&i| Some(i)).collect(),
             None => vec![None],
         };
-        let reject = spec.reject.clone().or_else(|| self.reject_reason(&spec));
+        let reject = spec
+            .reject()
+            .map(str::to_string)
+            .or_else(|| self.reject_reason(&spec));
         // priority/basic (`priority_p_set()`): one less than the last job,
         // minus the nice value; nice does not move the base for later jobs.
         let priority = {
@@ -699,15 +703,12 @@ impl<'a> Engine<'a> {
                 priority: if spec.hold { 0 } else { priority },
                 run_time,
                 exit_code: spec.exit_code,
-                runs: Vec::new(),
-                rejected: None,
+                runs: Default::default(),
                 held: spec.hold.then_some(true),
                 planned_end: 0,
                 begin: spec.begin,
                 requeue,
-                work_saved: 0,
-                lost_gpu_secs: 0,
-                lost_secs: 0,
+                outcome: Default::default(),
                 oom: false,
                 natural_end: None,
             });
@@ -727,17 +728,17 @@ impl<'a> Engine<'a> {
             ..SubState::default()
         });
         self.array_running.push(0);
-        self.dependents.push(Vec::new());
-        if let Some(dep) = &spec.dependency {
+        if let Some(dep) = spec.dependency() {
             for t in &dep.terms {
                 if let Some(target) = t.target {
-                    if let Some(d) = self.dependents.get_mut(target as usize) {
-                        d.push(sub);
+                    // Only this or an earlier submission can be waited on.
+                    if target <= sub {
+                        self.dependents.entry(target).or_default().push(sub);
                     }
                 }
             }
         }
-        let key = (spec.user.clone(), spec.name.clone());
+        let key = (Arc::clone(&spec.user), Arc::clone(&spec.name));
         let next_group = self.groups.len() as u32;
         let group = *self.group_ids.entry(key).or_insert(next_group);
         if group == next_group {
@@ -745,8 +746,7 @@ impl<'a> Engine<'a> {
         }
         self.sub_group.push(group);
         let singleton = spec
-            .dependency
-            .as_ref()
+            .dependency()
             .is_some_and(|d| d.terms.iter().any(|t| t.kind == DepKind::Singleton));
         self.specs.push(spec);
 
@@ -760,7 +760,7 @@ impl<'a> Engine<'a> {
                 let job = &mut self.jobs[j as usize];
                 job.state = JobState::Rejected;
                 job.reason = Reason::BadConstraints;
-                job.rejected = Some(msg.clone());
+                job.set_rejected(Some(msg.clone()));
             }
             self.notify_dependents(sub);
         } else {
@@ -819,7 +819,7 @@ impl<'a> Engine<'a> {
     // ---- eligibility ---------------------------------------------------------
 
     fn dep_status(&self, sub: u32) -> DepStatus {
-        let Some(dep) = &self.specs[sub as usize].dependency else {
+        let Some(dep) = self.specs[sub as usize].dependency() else {
             return DepStatus::Met;
         };
         let mut all_met = true;
@@ -875,8 +875,7 @@ impl<'a> Engine<'a> {
             Some(task) => {
                 let spec = &self.specs[target as usize];
                 let pos = spec
-                    .array
-                    .as_ref()
+                    .array()
                     .and_then(|a| a.indices.iter().position(|&i| i == task));
                 let Some(pos) = pos else {
                     return DepStatus::Met;
@@ -1012,7 +1011,7 @@ impl<'a> Engine<'a> {
 
     /// Re-checks the jobs that wait on submission `sub`.
     fn notify_dependents(&mut self, sub: u32) {
-        let deps = self.dependents[sub as usize].clone();
+        let deps = self.dependents.get(&sub).cloned().unwrap_or_default();
         for d in deps {
             self.recheck_sub(d);
         }
@@ -1109,8 +1108,8 @@ impl<'a> Engine<'a> {
         // When does this run end on its own? (A program that runs out of
         // GPU memory fails shortly after it starts.)
         let natural = match (work, oom) {
-            (Some(d), true) => Some(now + d.min(self.specs[sub].behavior.oom_after)),
-            (None, true) => Some(now + self.specs[sub].behavior.oom_after),
+            (Some(d), true) => Some(now + d.min(self.specs[sub].behavior().oom_after)),
+            (None, true) => Some(now + self.specs[sub].behavior().oom_after),
             (Some(d), false) => Some(now + d),
             (None, false) => None,
         };
@@ -1147,7 +1146,7 @@ impl<'a> Engine<'a> {
         self.jobs[job.idx()].planned_end = planned_end;
         self.running_ends.insert((planned_end, job));
         if run == 0 {
-            if let Some(d) = self.specs[sub].requeue_after_start {
+            if let Some(d) = self.specs[sub].requeue_after_start() {
                 self.queue
                     .push(now + d, Phase::Admin, EventKind::Requeue { job, run });
             }
@@ -1577,7 +1576,7 @@ impl<'a> Engine<'a> {
     /// fallback, plus the restart overhead when it resumes from a checkpoint.
     fn run_secs(&self, job: JobIdx) -> Option<u64> {
         let j = &self.jobs[job.idx()];
-        let b = &self.specs[j.sub as usize].behavior;
+        let b = self.specs[j.sub as usize].behavior();
         let RunTime::Secs(d) = j.run_time else {
             return None;
         };
@@ -1587,14 +1586,18 @@ impl<'a> Engine<'a> {
         } else {
             0
         };
-        Some(total.saturating_sub(j.work_saved).saturating_add(overhead))
+        Some(
+            total
+                .saturating_sub(j.work_saved())
+                .saturating_add(overhead),
+        )
     }
 
     /// Slurm does not manage GPU memory: a program that needs more than a
     /// device it got has fails with "CUDA out of memory".
     fn runs_out_of_gpu_memory(&self, job: JobIdx, alloc: &Allocation) -> bool {
         let sub = self.jobs[job.idx()].sub as usize;
-        let Some(need) = self.specs[sub].behavior.vram_mib else {
+        let Some(need) = self.specs[sub].behavior().vram_mib else {
             return false;
         };
         alloc.nodes.iter().any(|na| {
@@ -1613,7 +1616,7 @@ impl<'a> Engine<'a> {
         let Some(r) = j.runs.last() else {
             return;
         };
-        let b = self.specs[j.sub as usize].behavior;
+        let b = *self.specs[j.sub as usize].behavior();
         let elapsed = now.saturating_sub(r.start);
         let overhead = match b.checkpoint_interval {
             Some(_) if j.runs.len() > 1 => b.restart_overhead.min(elapsed),
@@ -1621,7 +1624,7 @@ impl<'a> Engine<'a> {
         };
         let saved = match (b.checkpoint_interval, j.oom) {
             (Some(iv), false) if iv > 0 => {
-                let done = j.work_saved + (elapsed - overhead);
+                let done = j.work_saved() + (elapsed - overhead);
                 let total = match j.run_time {
                     RunTime::Secs(d) => b.scaled(d),
                     RunTime::ToLimit => u64::MAX,
@@ -1629,11 +1632,11 @@ impl<'a> Engine<'a> {
                 // The checkpoints are at multiples of the interval, short of the end.
                 let last = (done / iv) * iv;
                 last.min(total.saturating_sub(1) / iv * iv)
-                    .max(j.work_saved)
+                    .max(j.work_saved())
             }
-            _ => j.work_saved,
+            _ => j.work_saved(),
         };
-        let gained = saved - j.work_saved;
+        let gained = saved - j.work_saved();
         let lost = elapsed - gained.min(elapsed);
         let gpus: u64 = r
             .alloc
@@ -1642,9 +1645,8 @@ impl<'a> Engine<'a> {
             .map(|na| u64::from(na.gpu_count()))
             .sum();
         let j = &mut self.jobs[job.idx()];
-        j.work_saved = saved;
-        j.lost_secs += lost;
-        j.lost_gpu_secs += lost * gpus;
+        j.set_work_saved(saved);
+        j.add_lost(lost, lost * gpus);
     }
 }
 

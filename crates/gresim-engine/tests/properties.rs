@@ -380,12 +380,12 @@ impl std::fmt::Debug for Scenario {
                 s.exit_code,
                 s.user,
                 s.name,
-                s.array,
-                s.dependency,
+                s.array(),
+                s.dependency(),
                 s.begin,
                 s.hold,
                 s.requeue,
-                s.requeue_after_start,
+                s.requeue_after_start(),
                 s.request
             )?;
         }
@@ -396,8 +396,8 @@ impl std::fmt::Debug for Scenario {
             writeln!(f, "  failure model at {}: {:?}", a.at, a.action)?;
         }
         for (i, sp) in self.specs.iter().enumerate() {
-            if sp.behavior != gresim_model::job::JobBehavior::default() {
-                writeln!(f, "  sub {i} behavior {:?}", sp.behavior)?;
+            if *sp.behavior() != gresim_model::job::JobBehavior::default() {
+                writeln!(f, "  sub {i} behavior {:?}", sp.behavior())?;
             }
         }
         write!(f, "}}")
@@ -615,7 +615,7 @@ fn build_specs(gens: &[JobGen], cluster: &Cluster) -> Vec<JobSpec> {
                 ][usize::from(kind)];
                 let target = usize::from(back) % i;
                 let task = task.and_then(|pick| {
-                    let a = specs[target].array.as_ref()?;
+                    let a = specs[target].array()?;
                     Some(a.indices[usize::from(pick) % a.indices.len()])
                 });
                 Some(Dependency {
@@ -637,26 +637,22 @@ fn build_specs(gens: &[JobGen], cluster: &Cluster) -> Vec<JobSpec> {
             }
             _ => None,
         };
-        specs.push(JobSpec {
-            key: format!("s{i}"),
-            name: format!("name{}", g.name),
-            user: format!("user{}", g.user),
-            request: Arc::new(build_request(g, cluster)),
-            submit: t,
-            run_time: g.run_time.map_or(RunTime::ToLimit, RunTime::Secs),
-            task_run_times: Vec::new(),
-            exit_code: g.exit_code,
-            array,
-            requeue: g.requeue,
-            dependency,
-            begin: g.begin.map(|b| t + b),
-            hold: g.hold,
-            nice: 0,
-            reject: None,
-            requeue_after_start: g.requeue_after_start,
-            behavior: gresim_model::job::JobBehavior::default(),
-            comm: None,
-        });
+        let mut spec = JobSpec::new(
+            format!("s{i}"),
+            format!("name{}", g.name),
+            format!("user{}", g.user),
+            Arc::new(build_request(g, cluster)),
+            t,
+            g.run_time.map_or(RunTime::ToLimit, RunTime::Secs),
+        );
+        spec.exit_code = g.exit_code;
+        spec.set_array(array);
+        spec.requeue = g.requeue;
+        spec.set_dependency(dependency);
+        spec.begin = g.begin.map(|b| t + b);
+        spec.hold = g.hold;
+        spec.set_requeue_after_start(g.requeue_after_start);
+        specs.push(spec);
     }
     specs
 }
@@ -761,15 +757,15 @@ fn singleton_scenario() -> impl Strategy<Value = Scenario> {
         for spec in &mut s.specs {
             spec.user = "user0".into();
             spec.name = "name0".into();
-            if spec.dependency.is_some() {
-                spec.dependency = Some(Dependency {
+            if spec.dependency().is_some() {
+                spec.set_dependency(Some(Dependency {
                     terms: vec![DepTerm {
                         kind: DepKind::Singleton,
                         target: None,
                         task: None,
                     }],
                     any: false,
-                });
+                }));
             }
         }
         for a in &mut s.actions {
@@ -1008,11 +1004,7 @@ fn check_no_over_allocation(out: &SimOutput) -> Result<(), TestCaseError> {
 /// Each job ends at most once, in exactly one final state, and its runs tell a
 /// consistent story.
 fn check_jobs_end_once(s: &Scenario, out: &SimOutput) -> Result<(), TestCaseError> {
-    let expected_jobs: usize = s
-        .specs
-        .iter()
-        .map(|sp| sp.array.as_ref().map_or(1, |a| a.indices.len()))
-        .sum();
+    let expected_jobs: usize = s.specs.iter().map(|sp| sp.task_count()).sum();
     if !out.hit_horizon {
         prop_assert_eq!(
             out.jobs.len(),
@@ -1074,7 +1066,10 @@ fn check_jobs_end_once(s: &Scenario, out: &SimOutput) -> Result<(), TestCaseErro
             }
             JobState::Rejected => {
                 prop_assert!(last.is_none(), "job {ji} REJECTED but it ran");
-                prop_assert!(j.rejected.is_some(), "job {ji} REJECTED without a message");
+                prop_assert!(
+                    j.rejected().is_some(),
+                    "job {ji} REJECTED without a message"
+                );
             }
             JobState::Cancelled => {
                 if let Some(r) = last {
@@ -1159,7 +1154,7 @@ fn check_stuck_jobs_explained(_s: &Scenario, out: &SimOutput) -> Result<(), Test
             | Reason::PartitionInactive
             | Reason::BadConstraints => {}
             Reason::Dependency => {
-                let dep = spec.dependency.as_ref().ok_or_else(|| {
+                let dep = spec.dependency().ok_or_else(|| {
                     TestCaseError::fail(format!("job {ji} waits on a dependency it does not have"))
                 })?;
                 // The generator writes single-term dependencies.
@@ -1340,7 +1335,7 @@ fn check_end_time(s: &Scenario, out: &SimOutput) -> Result<(), TestCaseError> {
                     });
                 }
             }
-            if let (0, Some(d)) = (ri, spec.requeue_after_start) {
+            if let (0, Some(d)) = (ri, spec.requeue_after_start()) {
                 see(r.start + d, &|| format!("requeue_after_start of job {ji}"));
             }
         }
@@ -1989,7 +1984,7 @@ fn failure_scenario() -> impl Strategy<Value = Scenario> {
         .prop_map(|(mut s, units, behaviors)| {
             s.failures = build_failures(&units, s.cluster.nodes.len());
             for (spec, (ckpt, vram, fallback, oom_after)) in s.specs.iter_mut().zip(behaviors) {
-                let b = &mut spec.behavior;
+                let mut b = *spec.behavior();
                 if let Some((iv, o)) = ckpt {
                     b.checkpoint_interval = Some(iv);
                     b.restart_overhead = o;
@@ -2000,6 +1995,7 @@ fn failure_scenario() -> impl Strategy<Value = Scenario> {
                     b.cpu_fallback_slowdown = Some(2.5);
                 }
                 b.oom_after = oom_after;
+                spec.set_behavior(b);
             }
             s
         })
@@ -2011,11 +2007,7 @@ fn failure_scenario() -> impl Strategy<Value = Scenario> {
 /// (or an admin requeues them).
 fn check_no_job_lost(s: &Scenario, out: &SimOutput) -> Result<(), TestCaseError> {
     check_jobs_end_once(s, out)?;
-    let expected: usize = s
-        .specs
-        .iter()
-        .map(|sp| sp.array.as_ref().map_or(1, |a| a.indices.len()))
-        .sum();
+    let expected: usize = s.specs.iter().map(|sp| sp.task_count()).sum();
     if !out.hit_horizon {
         prop_assert_eq!(out.jobs.len(), expected);
     }
@@ -2074,7 +2066,7 @@ fn check_no_job_lost(s: &Scenario, out: &SimOutput) -> Result<(), TestCaseError>
 /// the program is shorter); and the lost GPU-seconds add up.
 fn check_work_conserved(out: &SimOutput) -> Result<(), TestCaseError> {
     for (ji, j) in out.jobs.iter().enumerate() {
-        let b = out.specs[j.sub as usize].behavior;
+        let b = *out.specs[j.sub as usize].behavior();
         let total = match j.run_time {
             RunTime::Secs(d) => Some(b.scaled(d)),
             RunTime::ToLimit => None,
@@ -2126,8 +2118,8 @@ fn check_work_conserved(out: &SimOutput) -> Result<(), TestCaseError> {
                 _ => {}
             }
         }
-        prop_assert_eq!(j.lost_gpu_secs, lost_gpu, "job {} lost GPU-seconds", ji);
-        prop_assert_eq!(j.work_saved, saved, "job {} saved work", ji);
+        prop_assert_eq!(j.lost_gpu_secs(), lost_gpu, "job {} lost GPU-seconds", ji);
+        prop_assert_eq!(j.work_saved(), saved, "job {} saved work", ji);
     }
     Ok(())
 }
@@ -2267,16 +2259,16 @@ fn failure_generator_reaches_failures_checkpoints_and_oom() {
                 .iter()
                 .filter(|r| r.state == JobState::NodeFail)
                 .count();
-            saved += u32::from(j.work_saved > 0);
+            saved += u32::from(j.work_saved() > 0);
             oom += u32::from(j.oom && j.state == JobState::Failed);
             fallback += u32::from(
                 out.specs[j.sub as usize]
-                    .behavior
+                    .behavior()
                     .cpu_fallback_slowdown
                     .is_some()
                     && j.state == JobState::Completed,
             );
-            lost += j.lost_gpu_secs;
+            lost += j.lost_gpu_secs();
         }
     }
     eprintln!(

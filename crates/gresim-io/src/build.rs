@@ -11,7 +11,7 @@ use gresim_model::cluster::{
     NodeAdminState, PartitionState, MAX_CORES_PER_NODE, MAX_GPUS_PER_NODE,
 };
 use gresim_model::hostlist;
-use gresim_model::job::{JobBehavior, JobRequest, JobSpec, MemReq, RunTime};
+use gresim_model::job::{JobBehavior, JobRequest, JobSpec, MemReq, Names, RunTime};
 use gresim_model::mig;
 use gresim_model::mig_dynamic::{
     DynGpu, DynamicMig, MigLayout, DEFAULT_RECONFIG_DELAY, SLOTS_PER_GPU,
@@ -583,11 +583,13 @@ pub fn build_jobs(
     order.sort_by_key(|&i| defs[i].submit);
     let mut keys: BTreeMap<String, u32> = BTreeMap::new();
     let mut specs = Vec::with_capacity(defs.len());
+    let mut names = Names::default();
     for (sub, &i) in order.iter().enumerate() {
         let path = format!("{what}[{i}]");
         let d = &defs[i];
         let key = d.id.clone().unwrap_or_else(|| format!("job{}", i + 1));
-        let spec = build_job(file, &path, d, key.clone(), cluster, &keys, &specs)?;
+        let mut spec = build_job(file, &path, d, key.clone(), cluster, &keys, &specs)?;
+        spec.intern_names(&mut names);
         if keys.insert(key.clone(), sub as u32).is_some() {
             return Err(InputError::at(
                 file,
@@ -856,7 +858,7 @@ pub fn build_job(
                 let (base, task) = id.rsplit_once('_')?;
                 let sub = *keys.get(base)?;
                 let task: u32 = task.parse().ok()?;
-                let a = earlier.get(sub as usize)?.array.as_ref()?;
+                let a = earlier.get(sub as usize)?.array()?;
                 a.indices.contains(&task).then_some((sub, Some(task)))
             })
             .map_err(|e| err("dependency", e))?,
@@ -873,30 +875,25 @@ pub fn build_job(
         )?)),
         None => None,
     };
-    Ok(JobSpec {
-        name: d.name.clone().unwrap_or_else(|| key.clone()),
-        key,
-        user: d.user.clone().unwrap_or_else(|| "user".to_string()),
-        request: Arc::new(r),
-        submit: d.submit,
-        run_time: match (d.run_time, comm.as_ref().and_then(|c| c.compute_secs())) {
-            (Some(t), _) => RunTime::Secs(t),
-            (None, Some(c)) => RunTime::Secs(c),
-            (None, None) => RunTime::ToLimit,
-        },
-        task_run_times,
-        exit_code: d.exit_code.unwrap_or(0),
-        array,
-        requeue: d.requeue,
-        dependency,
-        begin: d.begin,
-        hold: d.hold,
-        nice: d.nice.unwrap_or(0),
-        reject: None,
-        requeue_after_start: None,
-        behavior,
-        comm,
-    })
+    let run_time = match (d.run_time, comm.as_ref().and_then(|c| c.compute_secs())) {
+        (Some(t), _) => RunTime::Secs(t),
+        (None, Some(c)) => RunTime::Secs(c),
+        (None, None) => RunTime::ToLimit,
+    };
+    let name: Arc<str> = Arc::from(d.name.as_deref().unwrap_or(&key));
+    let user = d.user.as_deref().unwrap_or("user");
+    let mut spec = JobSpec::new(key, name, user, Arc::new(r), d.submit, run_time);
+    spec.exit_code = d.exit_code.unwrap_or(0);
+    spec.requeue = d.requeue;
+    spec.begin = d.begin;
+    spec.hold = d.hold;
+    spec.nice = d.nice.unwrap_or(0);
+    spec.comm = comm;
+    spec.set_task_run_times(task_run_times);
+    spec.set_array(array);
+    spec.set_dependency(dependency);
+    spec.set_behavior(behavior);
+    Ok(spec)
 }
 
 /// Default run-time factor of a job that expects a GPU but runs on the CPU.

@@ -276,14 +276,14 @@ pub fn load_case(path: &Path) -> Result<Case, InputError> {
                         &specs,
                     )
                     .map_err(|_| e.clone())?;
-                    s.reject = Some(e.msg);
+                    s.set_reject(Some(e.msg));
                     s
                 }
             };
         if reject.is_some() {
-            spec.reject = reject;
+            spec.set_reject(reject);
         }
-        spec.requeue_after_start = j.requeue_after.map(|r| r.ceil() as u64 + 1);
+        spec.set_requeue_after_start(j.requeue_after.map(|r| r.ceil() as u64 + 1));
         let submit = whole(j.submit);
         if let Some(c) = j.cancel_after {
             actions.push(TimedAction {
@@ -680,7 +680,7 @@ pub fn recording(case: &Case, out: &SimOutput) -> Value {
             continue;
         };
         let first = idxs.first().map(|&i| &out.jobs[i]);
-        if let Some(msg) = first.and_then(|j| j.rejected.clone()) {
+        if let Some(msg) = first.and_then(|j| j.rejected().map(str::to_string)) {
             jobs.push(json!({
                 "id": cj.id,
                 "submit": {"rc": 1, "stderr": format!("sbatch: error: Batch job submission failed: {msg}")},

@@ -423,8 +423,8 @@ fn check_impossible(
     gresim_sched::reset_caches();
     for spec in specs.iter() {
         let msg = spec
-            .reject
-            .clone()
+            .reject()
+            .map(str::to_string)
             .or_else(|| gresim_engine::submission_rejection(cluster, params, spec));
         if let Some(msg) = msg {
             return Ok(Some(InputError::at(
@@ -474,12 +474,14 @@ fn apply_behavior_settings(
     };
     let mut jobs = Arc::unwrap_or_clone(jobs);
     for j in &mut jobs {
+        let mut b = *j.behavior();
         if let Some(o) = w.oom_after {
-            j.behavior.oom_after = o;
+            b.oom_after = o;
         }
-        if let (Some(f), Some(_)) = (w.cpu_fallback_slowdown, j.behavior.cpu_fallback_slowdown) {
-            j.behavior.cpu_fallback_slowdown = Some(f);
+        if let (Some(f), Some(_)) = (w.cpu_fallback_slowdown, b.cpu_fallback_slowdown) {
+            b.cpu_fallback_slowdown = Some(f);
         }
+        j.set_behavior(b);
     }
     Ok(Workload::Jobs(Arc::new(jobs)))
 }
@@ -632,9 +634,9 @@ fn build_scripts(
         if lint::unify_gpu_types(s).is_some() {
             let key = d.id.clone().unwrap_or_else(|| format!("job{}", i + 1));
             if let Some(spec) = specs.iter_mut().find(|x| x.key == key) {
-                spec.reject = Some(
+                spec.set_reject(Some(
                     "Invalid generic resource (gres) specification: Invalid GRES specification (with and without type identification)".into(),
-                );
+                ));
             }
         }
     }

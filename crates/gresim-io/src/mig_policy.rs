@@ -85,8 +85,9 @@ pub fn rejection(cluster: &Cluster, spec: &JobSpec) -> Option<String> {
 /// Sets `reject` on a job that `reject` mode refuses (unless it is already
 /// rejected for another reason).
 pub fn reject_spec(cluster: &Cluster, spec: &mut JobSpec) {
-    if spec.reject.is_none() {
-        spec.reject = rejection(cluster, spec);
+    if spec.reject().is_none() {
+        let r = rejection(cluster, spec);
+        spec.set_reject(r);
     }
 }
 
@@ -112,7 +113,7 @@ pub fn apply(
         MigMultiGpu::Warn => {
             let found: Vec<(&JobSpec, MigMultiRequest)> = jobs
                 .iter()
-                .filter(|s| s.reject.is_none())
+                .filter(|s| s.reject().is_none())
                 .filter_map(|s| Some((s, multi_gpu_mig_request(cluster, &s.request)?)))
                 .collect();
             for (s, r) in found.iter().take(MAX_JOB_WARNINGS) {
@@ -136,10 +137,9 @@ pub fn apply(
             Workload::Jobs(jobs)
         }
         MigMultiGpu::Reject => {
-            if !jobs
-                .iter()
-                .any(|s| s.reject.is_none() && multi_gpu_mig_request(cluster, &s.request).is_some())
-            {
+            if !jobs.iter().any(|s| {
+                s.reject().is_none() && multi_gpu_mig_request(cluster, &s.request).is_some()
+            }) {
                 return Workload::Jobs(jobs);
             }
             let mut v = Arc::unwrap_or_clone(jobs);

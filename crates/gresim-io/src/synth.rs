@@ -28,7 +28,8 @@ pub struct Synthetic {
     run_max: u64,
     limit_factor: f64,
     to_limit_share: f64,
-    shapes: Vec<(String, Arc<JobRequest>, f64)>,
+    /// (job name, request, run-time scale) per shape; the name is shared by its jobs.
+    shapes: Vec<(Arc<str>, Arc<JobRequest>, f64)>,
     /// Each shape's communication profile.
     shape_comm: Vec<Option<Arc<gresim_model::comm::CommProfile>>>,
     weights: WeightedIndex<f64>,
@@ -163,7 +164,7 @@ impl Synthetic {
                 ));
             }
             let name = m.name.clone().unwrap_or_else(|| format!("shape{i}"));
-            shapes.push((name, Arc::new(req), scale));
+            shapes.push((Arc::from(name), Arc::new(req), scale));
             shape_comm.push(match &m.comm {
                 Some(c) => Some(Arc::new(crate::topo_build::build_comm(
                     file,
@@ -205,6 +206,7 @@ impl Synthetic {
             t: 0.0,
             i: 0,
             requests: std::collections::BTreeMap::new(),
+            users: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -219,6 +221,8 @@ pub struct SynthStream<'a> {
     /// shape only in the limit, and a long trace repeats each pair many
     /// times, so a million jobs hold a few thousand requests, not a million.
     requests: std::collections::BTreeMap<(usize, u64), Arc<JobRequest>>,
+    /// The user names handed out so far, shared by their jobs.
+    users: std::collections::BTreeMap<u32, Arc<str>>,
 }
 
 impl Iterator for SynthStream<'_> {
@@ -250,38 +254,33 @@ impl Iterator for SynthStream<'_> {
             r.time_limit = Some(Some(limit));
             Arc::new(r)
         }));
-        Some(Ok(JobSpec {
-            key: format!("syn{}", self.i),
-            name: name.clone(),
+        let run_time = if to_limit {
+            RunTime::ToLimit
+        } else {
+            RunTime::Secs(run)
+        };
+        let mut spec = JobSpec::new(
+            format!("syn{}", self.i),
+            Arc::clone(name),
             user,
             request,
-            submit: self.t as u64,
-            run_time: if to_limit {
-                RunTime::ToLimit
-            } else {
-                RunTime::Secs(run)
-            },
-            task_run_times: Vec::new(),
-            exit_code: 0,
-            array: None,
-            requeue: None,
-            dependency: None,
-            begin: None,
-            hold: false,
-            nice: 0,
-            reject: None,
-            requeue_after_start: None,
-            behavior: gresim_model::job::JobBehavior::default(),
-            comm: s.shape_comm.get(k).cloned().flatten(),
-        }))
+            self.t as u64,
+            run_time,
+        );
+        spec.comm = s.shape_comm.get(k).cloned().flatten();
+        Some(Ok(spec))
     }
 }
 
 impl SynthStream<'_> {
-    fn rng_user(&mut self) -> String {
+    fn rng_user(&mut self) -> Arc<str> {
         let u = Uniform::new(0, self.syn.users)
             .map(|d| d.sample(&mut self.rng))
             .unwrap_or(0);
-        format!("user{}", u + 1)
+        Arc::clone(
+            self.users
+                .entry(u)
+                .or_insert_with(|| Arc::from(format!("user{}", u + 1))),
+        )
     }
 }

@@ -601,7 +601,7 @@ pub fn job_env(
                 .unwrap_or("sbatch"),
         ),
         partition: &pname,
-        array: spec.array.as_ref(),
+        array: spec.array(),
         gpu_bind: script.gpu_bind(),
         output: def.output.as_deref(),
         error: def.error.as_deref(),

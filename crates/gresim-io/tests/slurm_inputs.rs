@@ -177,7 +177,7 @@ fn sacct_dump() {
     );
     let j = &jobs[0];
     assert_eq!(
-        (j.key.as_str(), j.name.as_str(), j.user.as_str()),
+        (j.key.as_str(), &*j.name, &*j.user),
         ("100", "train", "alice")
     );
     assert_eq!(j.submit, 0);
@@ -210,7 +210,7 @@ fn sacct_dump() {
     assert_eq!(a.key, "101");
     assert_eq!(a.submit, 420);
     assert_eq!(a.run_time, RunTime::ToLimit);
-    let arr = a.array.as_ref().unwrap();
+    let arr = a.array().unwrap();
     assert_eq!(arr.indices, [4, 5, 6, 7, 8, 9]);
     assert_eq!(arr.throttle, Some(2));
     assert_eq!(a.request.time_limit, None);
@@ -227,7 +227,7 @@ fn swf_log_as_cpus_and_as_gpus() {
     );
     assert_eq!(jobs.len(), 3, "the cancelled job that never ran is skipped");
     let j = &jobs[0];
-    assert_eq!((j.key.as_str(), j.submit, j.user.as_str()), ("1", 0, "u7"));
+    assert_eq!((j.key.as_str(), j.submit, &*j.user), ("1", 0, "u7"));
     assert_eq!(j.run_time, RunTime::Secs(3600));
     assert_eq!(j.request.ntasks, Some(4));
     assert_eq!(
@@ -308,10 +308,7 @@ fn helios_log() {
     );
     assert_eq!(jobs.len(), 3);
     let j = &jobs[0];
-    assert_eq!(
-        (j.key.as_str(), j.user.as_str(), j.submit),
-        ("6466", "u1", 0)
-    );
+    assert_eq!((j.key.as_str(), &*j.user, j.submit), ("6466", "u1", 0));
     assert_eq!(j.run_time, RunTime::Secs(3600));
     assert_eq!(j.request.gpus_per_node[0].count, 8);
     assert_eq!(j.request.cpus_per_task, 48);

@@ -295,43 +295,61 @@ pub enum RunTime {
 }
 
 /// A submission: one job, or one job array, as the user wrote it.
+///
+/// A run keeps one per submission for its whole length, so the fields most
+/// submissions leave at their defaults (array, dependency, per-task run
+/// times, rejection, admin requeue, program behaviour) live in one boxed
+/// block that exists only when one of them is set; read them with
+/// [`JobSpec::array`], [`JobSpec::dependency`] and the other accessors, set
+/// them with the `set_` methods. `name` and `user` are shared strings: the
+/// readers intern them ([`Names`]), so a million jobs of 50 users hold 50.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobSpec {
     /// The scenario's own name for the submission (used by dependencies).
     pub key: String,
     /// `--job-name`.
-    pub name: String,
-    pub user: String,
+    pub name: Arc<str>,
+    pub user: Arc<str>,
     pub request: Arc<JobRequest>,
     pub submit: Time,
     /// Run time; for arrays, the default for every task.
     pub run_time: RunTime,
-    /// Per-task run times of an array, overriding `run_time`: (task index, run time).
-    pub task_run_times: Vec<(u32, RunTime)>,
     pub exit_code: i32,
-    pub array: Option<ArraySpec>,
     /// `--requeue` / `--no-requeue`; `None` takes the cluster's JobRequeue.
     pub requeue: Option<bool>,
-    pub dependency: Option<Dependency>,
     /// `--begin`.
     pub begin: Option<Time>,
     /// `--hold`.
     pub hold: bool,
     /// `--nice`.
     pub nice: i32,
-    /// Set when sbatch itself would refuse the submission (an unknown GPU
-    /// type, say): the engine rejects it at submit with this message.
-    pub reject: Option<String>,
-    /// `scontrol requeue` this many seconds after the job's first start (an
-    /// admin action tied to the job, as the conformance harness issues it).
-    pub requeue_after_start: Option<u64>,
-    /// What the job's program does that Slurm does not see: checkpoints,
-    /// GPU memory, CPU fallback (docs/reliability.md).
-    pub behavior: JobBehavior,
     /// The job's communication profile: placement changes its run time
     /// (docs/topology.md). `None` keeps the run time as given.
     pub comm: Option<Arc<crate::comm::CommProfile>>,
+    /// The rarely set fields; `None` while all of them have their defaults.
+    rare: Option<Box<RareSpec>>,
 }
+
+/// The fields of a [`JobSpec`] most submissions leave at their defaults.
+#[derive(Debug, Clone, PartialEq, Default)]
+struct RareSpec {
+    /// Per-task run times of an array, overriding `run_time`: (task index, run time).
+    task_run_times: Vec<(u32, RunTime)>,
+    array: Option<ArraySpec>,
+    dependency: Option<Dependency>,
+    /// Set when sbatch itself would refuse the submission (an unknown GPU
+    /// type, say): the engine rejects it at submit with this message.
+    reject: Option<String>,
+    /// `scontrol requeue` this many seconds after the job's first start (an
+    /// admin action tied to the job, as the conformance harness issues it).
+    requeue_after_start: Option<u64>,
+    /// What the job's program does that Slurm does not see: checkpoints,
+    /// GPU memory, CPU fallback (docs/reliability.md).
+    behavior: JobBehavior,
+}
+
+/// The behaviour of a job whose spec sets none.
+static DEFAULT_BEHAVIOR: JobBehavior = JobBehavior::DEFAULT;
 
 /// Default seconds an out-of-memory run lasts before it fails.
 pub const DEFAULT_OOM_AFTER: u64 = 30;
@@ -357,17 +375,20 @@ pub struct JobBehavior {
 
 impl Default for JobBehavior {
     fn default() -> Self {
-        JobBehavior {
-            checkpoint_interval: None,
-            restart_overhead: 0,
-            vram_mib: None,
-            oom_after: DEFAULT_OOM_AFTER,
-            cpu_fallback_slowdown: None,
-        }
+        JobBehavior::DEFAULT
     }
 }
 
 impl JobBehavior {
+    /// A program with no checkpoints, no GPU memory need and no CPU fallback.
+    pub const DEFAULT: JobBehavior = JobBehavior {
+        checkpoint_interval: None,
+        restart_overhead: 0,
+        vram_mib: None,
+        oom_after: DEFAULT_OOM_AFTER,
+        cpu_fallback_slowdown: None,
+    };
+
     /// The seconds of run time `secs` of work takes on the CPU fallback.
     pub fn scaled(&self, secs: u64) -> u64 {
         match self.cpu_fallback_slowdown {
@@ -385,13 +406,129 @@ impl JobBehavior {
 }
 
 impl JobSpec {
+    /// A plain submission: one job, no dependency, exit code 0, the
+    /// cluster's requeue default, default behaviour. Set the rest on the
+    /// result.
+    pub fn new(
+        key: impl Into<String>,
+        name: impl Into<Arc<str>>,
+        user: impl Into<Arc<str>>,
+        request: Arc<JobRequest>,
+        submit: Time,
+        run_time: RunTime,
+    ) -> JobSpec {
+        JobSpec {
+            key: key.into(),
+            name: name.into(),
+            user: user.into(),
+            request,
+            submit,
+            run_time,
+            exit_code: 0,
+            requeue: None,
+            begin: None,
+            hold: false,
+            nice: 0,
+            comm: None,
+            rare: None,
+        }
+    }
+
     pub fn run_time_of(&self, task: Option<u32>) -> RunTime {
         if let Some(t) = task {
-            if let Some((_, rt)) = self.task_run_times.iter().find(|(i, _)| *i == t) {
+            if let Some((_, rt)) = self.task_run_times().iter().find(|(i, _)| *i == t) {
                 return *rt;
             }
         }
         self.run_time
+    }
+
+    /// Per-task run times of an array, overriding `run_time`: (task index, run time).
+    pub fn task_run_times(&self) -> &[(u32, RunTime)] {
+        self.rare.as_ref().map_or(&[], |r| &r.task_run_times)
+    }
+    /// The job array's indices and throttle (`--array`), if it is one.
+    pub fn array(&self) -> Option<&ArraySpec> {
+        self.rare.as_ref().and_then(|r| r.array.as_ref())
+    }
+    /// How many jobs the submission makes: the array's tasks, else 1.
+    pub fn task_count(&self) -> usize {
+        self.array().map_or(1, |a| a.indices.len())
+    }
+    /// `--dependency`.
+    pub fn dependency(&self) -> Option<&Dependency> {
+        self.rare.as_ref().and_then(|r| r.dependency.as_ref())
+    }
+    /// Set when sbatch itself would refuse the submission (an unknown GPU
+    /// type, say): the engine rejects it at submit with this message.
+    pub fn reject(&self) -> Option<&str> {
+        self.rare.as_ref().and_then(|r| r.reject.as_deref())
+    }
+    /// `scontrol requeue` this many seconds after the job's first start (an
+    /// admin action tied to the job, as the conformance harness issues it).
+    pub fn requeue_after_start(&self) -> Option<u64> {
+        self.rare.as_ref().and_then(|r| r.requeue_after_start)
+    }
+    /// What the job's program does that Slurm does not see: checkpoints,
+    /// GPU memory, CPU fallback (docs/reliability.md).
+    pub fn behavior(&self) -> &JobBehavior {
+        self.rare
+            .as_ref()
+            .map_or(&DEFAULT_BEHAVIOR, |r| &r.behavior)
+    }
+
+    pub fn set_task_run_times(&mut self, v: Vec<(u32, RunTime)>) {
+        self.with_rare(|r| r.task_run_times = v);
+    }
+    pub fn set_array(&mut self, v: Option<ArraySpec>) {
+        self.with_rare(|r| r.array = v);
+    }
+    pub fn set_dependency(&mut self, v: Option<Dependency>) {
+        self.with_rare(|r| r.dependency = v);
+    }
+    pub fn set_reject(&mut self, v: Option<String>) {
+        self.with_rare(|r| r.reject = v);
+    }
+    pub fn set_requeue_after_start(&mut self, v: Option<u64>) {
+        self.with_rare(|r| r.requeue_after_start = v);
+    }
+    pub fn set_behavior(&mut self, v: JobBehavior) {
+        self.with_rare(|r| r.behavior = v);
+    }
+
+    /// Changes the rare fields, keeping the block only while one of them
+    /// differs from its default (so equal specs compare equal).
+    fn with_rare(&mut self, f: impl FnOnce(&mut RareSpec)) {
+        let r = self.rare.get_or_insert_with(Default::default);
+        f(r);
+        if **r == RareSpec::default() {
+            self.rare = None;
+        }
+    }
+
+    /// Replaces `name` and `user` by the copies in `names`, so that
+    /// submissions with equal names share one string.
+    pub fn intern_names(&mut self, names: &mut Names) {
+        self.name = names.get(&self.name);
+        self.user = names.get(&self.user);
+    }
+}
+
+/// Interned strings (user and job names): one shared copy per distinct value.
+#[derive(Debug, Clone, Default)]
+pub struct Names {
+    set: std::collections::BTreeSet<Arc<str>>,
+}
+
+impl Names {
+    /// The shared copy of `s`, made on first use.
+    pub fn get(&mut self, s: &str) -> Arc<str> {
+        if let Some(a) = self.set.get(s) {
+            return Arc::clone(a);
+        }
+        let a: Arc<str> = Arc::from(s);
+        self.set.insert(Arc::clone(&a));
+        a
     }
 }
 
@@ -518,6 +655,87 @@ pub struct Run {
     pub alloc: crate::state::Allocation,
 }
 
+/// A job's runs, oldest first; reads like a slice (`runs.last()`,
+/// `runs[0]`, `for r in &runs`). Most jobs run once, so the first run is
+/// kept inline and a heap vector is made only when a requeue adds a second.
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct Runs(RunsRepr);
+
+#[derive(Clone, PartialEq, Eq, Default)]
+enum RunsRepr {
+    #[default]
+    None,
+    One(Run),
+    Many(Vec<Run>),
+}
+
+impl Runs {
+    /// Adds a run after the others.
+    pub fn push(&mut self, run: Run) {
+        self.0 = match std::mem::take(&mut self.0) {
+            RunsRepr::None => RunsRepr::One(run),
+            RunsRepr::One(first) => RunsRepr::Many(vec![first, run]),
+            RunsRepr::Many(mut v) => {
+                v.push(run);
+                RunsRepr::Many(v)
+            }
+        };
+    }
+}
+
+impl From<Vec<Run>> for Runs {
+    fn from(mut v: Vec<Run>) -> Runs {
+        Runs(match v.len() {
+            0 => RunsRepr::None,
+            1 => RunsRepr::One(v.remove(0)),
+            _ => RunsRepr::Many(v),
+        })
+    }
+}
+
+impl std::ops::Deref for Runs {
+    type Target = [Run];
+    fn deref(&self) -> &[Run] {
+        match &self.0 {
+            RunsRepr::None => &[],
+            RunsRepr::One(r) => std::slice::from_ref(r),
+            RunsRepr::Many(v) => v,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Runs {
+    fn deref_mut(&mut self) -> &mut [Run] {
+        match &mut self.0 {
+            RunsRepr::None => &mut [],
+            RunsRepr::One(r) => std::slice::from_mut(r),
+            RunsRepr::Many(v) => v,
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a Runs {
+    type Item = &'a Run;
+    type IntoIter = std::slice::Iter<'a, Run>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a mut Runs {
+    type Item = &'a mut Run;
+    type IntoIter = std::slice::IterMut<'a, Run>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter_mut()
+    }
+}
+
+impl std::fmt::Debug for Runs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
 /// The record of one job or array task while the simulation runs.
 #[derive(Debug, Clone)]
 pub struct Job {
@@ -544,30 +762,84 @@ pub struct Job {
     pub run_time: RunTime,
     pub exit_code: i32,
     /// Runs so far; the last one is the current or final run.
-    pub runs: Vec<Run>,
-    /// Message of a rejected submission.
-    pub rejected: Option<String>,
+    pub runs: Runs,
     /// Held by the user (true) or an admin.
     pub held: Option<bool>,
     pub begin: Option<Time>,
     pub requeue: bool,
     /// While running: the end Slurm plans with (start + time limit).
     pub planned_end: Time,
-    /// Seconds of work saved by the last checkpoint (see [`JobBehavior`]).
-    pub work_saved: u64,
-    /// GPU-seconds of failed runs (node failure, requeue) that did not turn
-    /// into saved work: the work since the last checkpoint plus the restart
-    /// overhead, times the run's GPUs.
-    pub lost_gpu_secs: u64,
-    /// Wall seconds of failed runs that did not turn into saved work.
-    pub lost_secs: u64,
+    /// What only rejected jobs and jobs with failed runs carry: read it
+    /// with [`Job::rejected`], [`Job::work_saved`], [`Job::lost_gpu_secs`]
+    /// and [`Job::lost_secs`].
+    pub outcome: JobOutcome,
     /// The current (or last) run ran out of GPU memory.
     pub oom: bool,
     /// While running: when the current run's program exits on its own.
     pub natural_end: Option<Time>,
 }
 
+/// The rarely set part of a [`Job`]: a rejection message and the work saved
+/// and lost over failed runs. Empty (no heap block) while all of it is at
+/// its default, which is the case for most jobs of a run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JobOutcome(Option<Box<OutcomeData>>);
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct OutcomeData {
+    rejected: Option<String>,
+    work_saved: u64,
+    lost_gpu_secs: u64,
+    lost_secs: u64,
+}
+
+impl JobOutcome {
+    fn get(&self) -> Option<&OutcomeData> {
+        self.0.as_deref()
+    }
+    /// Changes the data, keeping the block only while some of it is set.
+    fn with(&mut self, f: impl FnOnce(&mut OutcomeData)) {
+        let d = self.0.get_or_insert_with(Default::default);
+        f(d);
+        if **d == OutcomeData::default() {
+            self.0 = None;
+        }
+    }
+}
+
 impl Job {
+    /// Message of a rejected submission.
+    pub fn rejected(&self) -> Option<&str> {
+        self.outcome.get().and_then(|d| d.rejected.as_deref())
+    }
+    /// Seconds of work saved by the last checkpoint (see [`JobBehavior`]).
+    pub fn work_saved(&self) -> u64 {
+        self.outcome.get().map_or(0, |d| d.work_saved)
+    }
+    /// GPU-seconds of failed runs (node failure, requeue) that did not turn
+    /// into saved work: the work since the last checkpoint plus the restart
+    /// overhead, times the run's GPUs.
+    pub fn lost_gpu_secs(&self) -> u64 {
+        self.outcome.get().map_or(0, |d| d.lost_gpu_secs)
+    }
+    /// Wall seconds of failed runs that did not turn into saved work.
+    pub fn lost_secs(&self) -> u64 {
+        self.outcome.get().map_or(0, |d| d.lost_secs)
+    }
+    pub fn set_rejected(&mut self, msg: Option<String>) {
+        self.outcome.with(|d| d.rejected = msg);
+    }
+    pub fn set_work_saved(&mut self, secs: u64) {
+        self.outcome.with(|d| d.work_saved = secs);
+    }
+    /// Adds a failed run's lost wall seconds and GPU-seconds.
+    pub fn add_lost(&mut self, secs: u64, gpu_secs: u64) {
+        self.outcome.with(|d| {
+            d.lost_secs += secs;
+            d.lost_gpu_secs += gpu_secs;
+        });
+    }
+
     pub fn restarts(&self) -> u32 {
         (self.runs.len() as u32).saturating_sub(1)
     }
@@ -585,5 +857,143 @@ impl Job {
                 .job_id
                 .map_or_else(|| "?".to_string(), |j| j.to_string()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(start: Time) -> Run {
+        Run {
+            start,
+            end: None,
+            state: JobState::Running,
+            partition: PartId(0),
+            alloc: Default::default(),
+        }
+    }
+
+    #[test]
+    fn runs_read_like_the_vec_they_replace() {
+        let mut runs = Runs::default();
+        let mut v: Vec<Run> = Vec::new();
+        assert!(runs.is_empty());
+        for t in [5, 7, 11] {
+            runs.push(run(t));
+            v.push(run(t));
+            assert_eq!(&runs[..], &v[..]);
+            assert_eq!(runs.last().map(|r| r.start), Some(t));
+            assert_eq!(Runs::from(v.clone()), runs);
+        }
+        runs[1].end = Some(9);
+        v[1].end = Some(9);
+        assert_eq!((&runs).into_iter().filter(|r| r.end.is_some()).count(), 1);
+        // Debug prints the runs as the Vec did.
+        assert_eq!(format!("{runs:?}"), format!("{v:?}"));
+    }
+
+    #[test]
+    fn rare_spec_fields_round_trip_and_vanish_at_their_defaults() {
+        let req = Arc::new(JobRequest::default());
+        let plain = JobSpec::new("k", "n", "u", Arc::clone(&req), 3, RunTime::Secs(10));
+        let mut s = plain.clone();
+        assert_eq!(s.array(), None);
+        assert_eq!(*s.behavior(), JobBehavior::default());
+        assert_eq!(s.task_count(), 1);
+        let a = ArraySpec {
+            indices: vec![0, 2, 4],
+            throttle: Some(1),
+            step: 2,
+        };
+        s.set_array(Some(a.clone()));
+        s.set_reject(Some("no".into()));
+        s.set_requeue_after_start(Some(60));
+        s.set_task_run_times(vec![(2, RunTime::Secs(99))]);
+        assert_eq!(s.array(), Some(&a));
+        assert_eq!(s.task_count(), 3);
+        assert_eq!(s.reject(), Some("no"));
+        assert_eq!(s.requeue_after_start(), Some(60));
+        assert_eq!(s.run_time_of(Some(2)), RunTime::Secs(99));
+        assert_eq!(s.run_time_of(Some(4)), RunTime::Secs(10));
+        assert_ne!(s, plain);
+        s.set_array(None);
+        s.set_reject(None);
+        s.set_requeue_after_start(None);
+        s.set_task_run_times(Vec::new());
+        // Back at the defaults: equal to a spec that never set them.
+        assert_eq!(s, plain);
+        assert!(s.rare.is_none());
+    }
+
+    #[test]
+    fn outcome_fields_accumulate_and_vanish_at_their_defaults() {
+        let req = Arc::new(JobRequest::default());
+        let mut j = Job {
+            sub: 0,
+            task: None,
+            request: req,
+            job_id: None,
+            array_job_id: None,
+            submit: 0,
+            first_submit: 0,
+            eligible: None,
+            state: JobState::Pending,
+            reason: Reason::None,
+            reason_desc: None,
+            priority: 1,
+            run_time: RunTime::ToLimit,
+            exit_code: 0,
+            runs: Runs::default(),
+            held: None,
+            begin: None,
+            requeue: false,
+            planned_end: 0,
+            outcome: JobOutcome::default(),
+            oom: false,
+            natural_end: None,
+        };
+        j.set_rejected(Some("bad".into()));
+        j.set_rejected(None);
+        assert!(
+            j.outcome.0.is_none(),
+            "no block while everything is at its default"
+        );
+        j.add_lost(10, 80);
+        j.add_lost(5, 0);
+        j.set_work_saved(600);
+        assert_eq!(
+            (j.lost_secs(), j.lost_gpu_secs(), j.work_saved()),
+            (15, 80, 600)
+        );
+        assert_eq!(j.rejected(), None);
+        j.set_rejected(Some("bad".into()));
+        assert_eq!(j.rejected(), Some("bad"));
+        j.set_rejected(None);
+        j.set_work_saved(0);
+        assert!(j.outcome.0.is_some(), "lost work is still set");
+        j.add_lost(0, 0);
+        assert_eq!(j.lost_secs(), 15);
+    }
+
+    #[test]
+    fn names_share_one_string_per_value() {
+        let mut names = Names::default();
+        let a = names.get("alice");
+        let b = names.get(&String::from("alice"));
+        let c = names.get("bob");
+        assert!(Arc::ptr_eq(&a, &b));
+        assert!(!Arc::ptr_eq(&a, &c));
+        let mut s = JobSpec::new(
+            "k",
+            "train",
+            "alice",
+            Arc::new(JobRequest::default()),
+            0,
+            RunTime::ToLimit,
+        );
+        s.intern_names(&mut names);
+        assert!(Arc::ptr_eq(&s.user, &a));
+        assert_eq!(&*s.name, "train");
     }
 }

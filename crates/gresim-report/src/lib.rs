@@ -257,26 +257,7 @@ pub(crate) mod test_support {
     }
 
     fn spec(key: &str, name: &str, user: &str, req: &Arc<JobRequest>, submit: u64) -> JobSpec {
-        JobSpec {
-            key: key.into(),
-            name: name.into(),
-            user: user.into(),
-            request: req.clone(),
-            submit,
-            run_time: RunTime::Secs(100),
-            task_run_times: vec![],
-            exit_code: 0,
-            array: None,
-            requeue: None,
-            dependency: None,
-            begin: None,
-            hold: false,
-            nice: 0,
-            reject: None,
-            requeue_after_start: None,
-            behavior: gresim_model::job::JobBehavior::default(),
-            comm: None,
-        }
+        JobSpec::new(key, name, user, req.clone(), submit, RunTime::Secs(100))
     }
 
     fn alloc(cpus: u32, mem_mib: u64, gpus: u64) -> Allocation {
@@ -320,15 +301,12 @@ pub(crate) mod test_support {
             priority: 1,
             run_time: RunTime::Secs(100),
             exit_code: 0,
-            runs,
-            rejected: None,
+            runs: runs.into(),
             held: None,
             begin: None,
             requeue: false,
             planned_end: 0,
-            work_saved: 0,
-            lost_gpu_secs: 0,
-            lost_secs: 0,
+            outcome: Default::default(),
             oom: false,
             natural_end: None,
         }

@@ -193,8 +193,8 @@ fn record(out: &SimOutput, job: &Job, placed: bool) -> JobRecord {
     };
     JobRecord {
         job_id: job.display_id(),
-        name: spec.map_or_else(String::new, |s| s.name.clone()),
-        user: spec.map_or_else(String::new, |s| s.user.clone()),
+        name: spec.map_or_else(String::new, |s| s.name.to_string()),
+        user: spec.map_or_else(String::new, |s| s.user.to_string()),
         partition: part
             .and_then(|p| cluster.partitions.get(p.idx()))
             .map_or_else(String::new, |p| p.name.clone()),
@@ -227,9 +227,9 @@ fn record(out: &SimOutput, job: &Job, placed: bool) -> JobRecord {
             .iter()
             .map(|r| u64::from(r.alloc.gpu_count()) * run_length(r, out.end_time))
             .sum(),
-        lost_gpu_seconds: job.lost_gpu_secs,
+        lost_gpu_seconds: job.lost_gpu_secs(),
         oom: job.oom && job.state == JobState::Failed,
-        cpu_fallback: spec.is_some_and(|s| s.behavior.cpu_fallback_slowdown.is_some()),
+        cpu_fallback: spec.is_some_and(|s| s.behavior().cpu_fallback_slowdown.is_some()),
         note: note(out, job),
         mig_multi_gpu: last.is_some_and(|r| gresim_model::mig::multi_gpu_on_mig(cluster, &r.alloc)),
         placement: placed
@@ -241,7 +241,7 @@ fn record(out: &SimOutput, job: &Job, placed: bool) -> JobRecord {
 /// The note of a record: out of GPU memory, CPU fallback, lost work.
 fn note(out: &SimOutput, job: &Job) -> String {
     let mut notes: Vec<String> = Vec::new();
-    let b = out.specs.get(job.sub as usize).map(|s| s.behavior);
+    let b = out.specs.get(job.sub as usize).map(|s| *s.behavior());
     if let (true, Some(r), Some(need)) = (job.oom, job.runs.last(), b.and_then(|b| b.vram_mib)) {
         // The smallest device the run got.
         let small = r
@@ -282,10 +282,10 @@ fn note(out: &SimOutput, job: &Job) -> String {
             ));
         }
     }
-    if job.lost_secs > 0 {
+    if job.lost_secs() > 0 {
         notes.push(format!(
             "{} s of work lost to {} failed run(s)",
-            job.lost_secs,
+            job.lost_secs(),
             job.runs
                 .iter()
                 .filter(|r| matches!(r.state, JobState::NodeFail | JobState::Requeued))
@@ -557,7 +557,7 @@ mod tests {
             );
             if round == 0 {
                 // A note (nested quoting in both formats) and a lost-work count.
-                out.jobs[1].lost_secs = 40;
+                out.jobs[1].add_lost(40, 0);
             } else {
                 out.jobs.clear();
             }

@@ -622,7 +622,7 @@ fn job_rec(out: &SimOutput, ctx: &JobCtx, i: usize, j: &Job) -> JobRec {
         Some(p) => gresim_sched::time_limit_in(c, j, p),
         None => j.request.time_limit.flatten(),
     };
-    let dependency = spec.and_then(|s| s.dependency.as_ref()).map(|d| {
+    let dependency = spec.and_then(|s| s.dependency()).map(|d| {
         d.terms
             .iter()
             .map(|t| match (t.kind, t.target) {
@@ -644,11 +644,11 @@ fn job_rec(out: &SimOutput, ctx: &JobCtx, i: usize, j: &Job) -> JobRec {
         job_id: j.job_id.map(|x| x.0),
         array_job_id: j.array_job_id.map(|x| x.0),
         task: j.task,
-        throttle: spec.and_then(|s| s.array.as_ref()).and_then(|a| a.throttle),
+        throttle: spec.and_then(|s| s.array()).and_then(|a| a.throttle),
         sub: j.sub,
         key: spec.map_or_else(String::new, |s| s.key.clone()),
-        name: spec.map_or_else(String::new, |s| s.name.clone()),
-        user: spec.map_or_else(String::new, |s| s.user.clone()),
+        name: spec.map_or_else(String::new, |s| s.name.to_string()),
+        user: spec.map_or_else(String::new, |s| s.user.to_string()),
         first_submit: j.first_submit,
         submit: j.submit,
         eligible: j.eligible,
@@ -661,7 +661,7 @@ fn job_rec(out: &SimOutput, ctx: &JobCtx, i: usize, j: &Job) -> JobRec {
         dependency,
         begin: j.begin,
         hold: spec.is_some_and(|s| s.hold),
-        rejected: j.rejected.clone(),
+        rejected: j.rejected().map(str::to_string),
         ended: ended(
             j,
             ctx.cancels.get(&j.sub).map_or(&[][..], |v| v.as_slice()),

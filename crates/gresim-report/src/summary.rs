@@ -235,7 +235,7 @@ impl Summary {
             events: out.events,
             restarts: out.jobs.iter().map(|j| u64::from(j.restarts())).sum(),
             node_failures: out.node_failures.iter().map(|&n| u64::from(n)).sum(),
-            lost_gpu_hours: out.jobs.iter().map(|j| j.lost_gpu_secs).sum::<u64>() as f64 / 3600.0,
+            lost_gpu_hours: out.jobs.iter().map(|j| j.lost_gpu_secs()).sum::<u64>() as f64 / 3600.0,
             oom_jobs: out
                 .jobs
                 .iter()
@@ -247,7 +247,7 @@ impl Summary {
                 .filter(|j| {
                     out.specs
                         .get(j.sub as usize)
-                        .is_some_and(|s| s.behavior.cpu_fallback_slowdown.is_some())
+                        .is_some_and(|s| s.behavior().cpu_fallback_slowdown.is_some())
                 })
                 .count() as u64,
             placement: crate::placement::summary(out),
@@ -489,7 +489,7 @@ mod tests {
         out.jobs[1].first_submit = 200;
         out.jobs[1].runs[0].start = 200;
         out.jobs[1].runs[0].end = Some(200);
-        out.jobs[1].runs.truncate(1);
+        out.jobs[1].runs = vec![out.jobs[1].runs[0].clone()].into();
         out.jobs[1].runs[0].state = gresim_model::JobState::Completed;
         out.jobs[1].state = gresim_model::JobState::Completed;
         let s = Summary::compute(&out, "x");

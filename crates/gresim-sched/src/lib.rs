@@ -155,11 +155,7 @@ impl<'a> PassCtx<'a> {
     /// True when the job's array throttle lets one more task start.
     pub fn throttle_allows(&self, job: JobIdx) -> bool {
         let j = &self.jobs[job.idx()];
-        match self.specs[j.sub as usize]
-            .array
-            .as_ref()
-            .and_then(|a| a.throttle)
-        {
+        match self.specs[j.sub as usize].array().and_then(|a| a.throttle) {
             Some(max) => {
                 // Tasks of the same array started earlier in this pass count too.
                 let now_started = self

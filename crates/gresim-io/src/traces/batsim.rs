@@ -167,6 +167,7 @@ pub fn parse(
 
     let mut keys: BTreeMap<String, u32> = BTreeMap::new();
     let mut specs: Vec<JobSpec> = Vec::with_capacity(defs.len());
+    let mut names = gresim_model::Names::default();
     for (sub, (_, i, d, walltime)) in defs.iter().enumerate() {
         let where_ = format!("jobs[{i}]");
         let key = d.id.clone().unwrap_or_default();
@@ -177,6 +178,7 @@ pub fn parse(
             ));
         }
         let mut spec = crate::build::build_job(path, &where_, d, key, cluster, &keys, &specs)?;
+        spec.intern_names(&mut names);
         // The walltime is exact, in ticks: not a `--time` rounded up to minutes.
         if let Some(w) = walltime {
             Arc::make_mut(&mut spec.request).time_limit = Some(Some(*w));

@@ -165,6 +165,7 @@ pub fn open_reader<'a>(
         done: false,
         buf: Vec::new(),
         count: 0,
+        names: gresim_model::Names::default(),
     }))
 }
 
@@ -216,6 +217,8 @@ struct Stream<'a> {
     done: bool,
     buf: Vec<u8>,
     count: u64,
+    /// User and job names seen so far, shared by the jobs that carry them.
+    names: gresim_model::Names,
 }
 
 impl Stream<'_> {
@@ -274,7 +277,10 @@ impl Iterator for Stream<'_> {
                         &BTreeMap::new(),
                         &[],
                     ) {
-                        Ok(s) => Some(Ok(s)),
+                        Ok(mut s) => {
+                            s.intern_names(&mut self.names);
+                            Some(Ok(s))
+                        }
                         Err(e) => {
                             let field = e
                                 .path
