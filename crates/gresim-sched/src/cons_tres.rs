@@ -1215,12 +1215,56 @@ fn job_test_with(
     let mut offered = 0usize;
     let plain = req.nodelist.is_empty() && req.exclude.is_empty() && req.features.is_empty();
     match view {
+        View::Now(state, avoid)
+            if fast && plain && state.fit_index().walkable(cluster, part.idx()) =>
+        {
+            // The common case, over the live usage: a node that certainly
+            // cannot hold the job (`cannot_fit`) is unusable, and in
+            // `_eval_nodes` a run of unusable nodes does nothing but end the
+            // current node set. So each such run is kept as a single unusable
+            // candidate, without copying any usage. The state's index visits
+            // only the nodes with enough free GPUs (the others fail
+            // `cannot_fit`) and says where skipped nodes lie between them.
+            // `offered` is not counted: with fewer offered nodes than
+            // `min_nodes`, `eval_nodes` finds too few usable ones anyway.
+            let q = Quick::of(&j);
+            let mut in_gap = false;
+            offered = usize::MAX;
+            for (id, gap_before) in state.fit_index().walk(part.idx(), q.min_gpus, avoid) {
+                if gap_before && !in_gap {
+                    in_gap = true;
+                    cands.push(Cand {
+                        id,
+                        required: false,
+                        usage: GAP_USAGE,
+                        eval: None,
+                    });
+                }
+                let u = state.node(id);
+                if cannot_fit(&j, &q, id, u) {
+                    if !in_gap {
+                        in_gap = true;
+                        cands.push(Cand {
+                            id,
+                            required: false,
+                            usage: GAP_USAGE,
+                            eval: None,
+                        });
+                    }
+                    continue;
+                }
+                in_gap = false;
+                cands.push(Cand {
+                    id,
+                    required: false,
+                    usage: *u,
+                    eval: None,
+                });
+            }
+        }
         View::Now(state, avoid) if fast && plain && p.nodes.is_sorted() => {
-            // The common case, in one pass over the live usage: a node that
-            // certainly cannot hold the job (`cannot_fit`) is unusable, and
-            // in `_eval_nodes` a run of unusable nodes does nothing but end
-            // the current node set. So each such run is kept as a single
-            // unusable candidate, without copying any usage.
+            // As above, for a partition the index cannot walk: one pass over
+            // its node list.
             let mut in_gap = false;
             let q = Quick::of(&j);
             for &id in &p.nodes {
