@@ -32,6 +32,50 @@ pub struct FitIndex {
     /// Static: per partition, its members, and whether its node list is in
     /// strictly increasing index order (the walk visits nodes in that order).
     parts: std::sync::Arc<[PartBits]>,
+    /// The nodes whose usage changed, in order.
+    log: ChangeLog,
+}
+
+/// The indices of the nodes whose usage changed, in order of the changes,
+/// for readers that keep their own summaries of a state up to date
+/// ([`FitIndex::changes_since`]). Only the latest entries are kept. A clone
+/// of the state is another state: it gets a new id and an empty log.
+#[derive(Debug)]
+struct ChangeLog {
+    /// Unique among the states of the process.
+    uid: u64,
+    /// Changes dropped from the front of `entries`.
+    base: u64,
+    entries: Vec<u32>,
+}
+
+/// Most entries a change log keeps; half of them are dropped when it is full.
+const LOG_CAP: usize = 1 << 15;
+
+static NEXT_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+impl ChangeLog {
+    fn new() -> ChangeLog {
+        ChangeLog {
+            uid: NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            base: 0,
+            entries: Vec::new(),
+        }
+    }
+    #[inline]
+    fn push(&mut self, i: usize) {
+        if self.entries.len() >= LOG_CAP {
+            self.entries.drain(..LOG_CAP / 2);
+            self.base += (LOG_CAP / 2) as u64;
+        }
+        self.entries.push(i as u32);
+    }
+}
+
+impl Clone for ChangeLog {
+    fn clone(&self) -> ChangeLog {
+        ChangeLog::new()
+    }
 }
 
 #[derive(Debug)]
@@ -86,6 +130,7 @@ impl FitIndex {
             sched: vec![0; words],
             level_of: vec![0; n],
             parts,
+            log: ChangeLog::new(),
         };
         for (i, u) in nodes.iter().enumerate() {
             ix.update(i, u);
@@ -96,6 +141,7 @@ impl FitIndex {
     /// Brings node `i`'s entries up to date with its usage `u`.
     #[inline]
     pub(crate) fn update(&mut self, i: usize, u: &NodeUsage) {
+        self.log.push(i);
         let (w, bit) = (i / 64, 1u64 << (i % 64));
         if u.schedulable() {
             self.sched[w] |= bit;
@@ -122,6 +168,26 @@ impl FitIndex {
                 *word &= !bit;
             }
         }
+    }
+
+    /// This state's id and the number of node changes made to it so far.
+    /// The pair names the current usage of every node: a reader that
+    /// remembers it can ask [`FitIndex::changes_since`] what changed later.
+    #[inline]
+    pub fn position(&self) -> (u64, u64) {
+        (self.log.uid, self.log.base + self.log.entries.len() as u64)
+    }
+
+    /// The indices of the nodes changed since `pos` (from
+    /// [`FitIndex::position`] on this state), oldest first, repeats
+    /// included; `None` when `pos` is from another state or so old that
+    /// the log no longer holds it.
+    pub fn changes_since(&self, pos: (u64, u64)) -> Option<&[u32]> {
+        let (uid, at) = pos;
+        if uid != self.log.uid || at < self.log.base {
+            return None;
+        }
+        self.log.entries.get((at - self.log.base) as usize..)
     }
 
     /// True when [`FitIndex::walk`] can stand for a scan of partition

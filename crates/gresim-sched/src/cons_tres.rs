@@ -38,6 +38,8 @@ use gresim_model::{Allocation, Cluster, GpuTypeId, Node, NodeAlloc, NodeId, Part
 use crate::select::View;
 use crate::SchedParams;
 
+mod fit_tree;
+
 /// Slurm's NO_VAL for task counts.
 const NO_VAL: u32 = u32::MAX;
 /// Most sockets we track per node (socket masks are `u64`).
@@ -1083,6 +1085,7 @@ fn eval_all(j: &JobCtx<'_>, cands: &mut [Cand], first_pass: bool) {
 /// starts, since the cache is keyed by node id and shape, not by cluster.
 pub fn reset_eval_cache() {
     EVAL_CACHE.with(|c| *c.borrow_mut() = EvalCache::default());
+    fit_tree::reset();
 }
 
 thread_local! {
@@ -1211,9 +1214,43 @@ fn job_test_with(
             return None;
         }
     }
+    if let Some(n) = req.ntasks {
+        if req.ntasks_per_node.is_none() && max_nodes > n {
+            max_nodes = n.max(min_nodes);
+        }
+    }
+    // node_scheduler.c: req_nodes is the maximum the job gave, else its minimum.
+    let req_nodes = if req.max_nodes_open {
+        min_nodes
+    } else {
+        max_nodes
+    };
     // Nodes the view offers (before any is found unable to hold the job).
     let mut offered = 0usize;
     let plain = req.nodelist.is_empty() && req.exclude.is_empty() && req.features.is_empty();
+    if let View::Now(state, None) = view {
+        // One node wanted on the live state: the first pass's choice comes
+        // from the per-shape tree of node sets, without visiting every node
+        // (see fit_tree). Without a usable node, the full selection below.
+        if fast
+            && plain
+            && req.shared.is_none()
+            && cluster.dynamic_mig().is_none()
+            && state.fit_index().walkable(cluster, part.idx())
+            && fit_tree::applies(&j, min_nodes, req_nodes)
+        {
+            if let Some(id) = fit_tree::pick(&j, state, part) {
+                let usage = *state.node(id);
+                let one = [Cand {
+                    id,
+                    required: false,
+                    usage,
+                    eval: eval_node(&j, id, &usage, true),
+                }];
+                return finish(&j, &one, &[0]);
+            }
+        }
+    }
     match view {
         View::Now(state, avoid)
             if fast && plain && state.fit_index().walkable(cluster, part.idx()) =>
@@ -1328,17 +1365,6 @@ fn job_test_with(
     if offered < min_nodes as usize {
         return None;
     }
-    if let Some(n) = req.ntasks {
-        if req.ntasks_per_node.is_none() && max_nodes > n {
-            max_nodes = n.max(min_nodes);
-        }
-    }
-    // node_scheduler.c: req_nodes is the maximum the job gave, else its minimum.
-    let req_nodes = if req.max_nodes_open {
-        min_nodes
-    } else {
-        max_nodes
-    };
     usable.clear();
     usable.resize(cands.len(), true);
 

@@ -1,0 +1,281 @@
+//! The first-pass choice of `_eval_nodes` for a one-node job, without
+//! visiting every node: per job shape and partition, a segment tree over the
+//! partition's nodes (in index order) keeps the consecutive node sets that
+//! [`super::eval_nodes`] would build, and each set's CPU total and best-fit
+//! node. It is brought up to date from the state's change log
+//! ([`gresim_model::fit_index::FitIndex::changes_since`]): only the nodes
+//! that changed since the last use are evaluated again, and each change
+//! costs O(log nodes).
+//!
+//! When it applies ([`applies`]), `eval_nodes`' choice reduces to this:
+//! every set is sufficient (one node with a CPU is enough), so the chosen set
+//! is the first one with the lowest (weight, CPU total), and in it the first
+//! node with the fewest available CPUs. The tree answers exactly that; when
+//! it finds no set at all, the caller does the full selection (second pass,
+//! knapsack), which gives the same answer as without the tree.
+
+use super::{cannot_fit, eval_node, JobCtx, Quick, EVAL_CACHE};
+use gresim_model::{Cluster, ClusterState, NodeId, PartId};
+
+/// A consecutive node set: weight, CPU total, first position, and its
+/// best-fit node (the first with the fewest CPUs).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Run {
+    weight: u64,
+    cpus: u64,
+    start: u32,
+    min_avail: u32,
+    min_pos: u32,
+}
+
+impl Run {
+    /// The order of `eval_nodes`' choice among sufficient sets; the first
+    /// set wins ties.
+    #[inline]
+    fn key(&self) -> (u64, u64, u32) {
+        (self.weight, self.cpus, self.start)
+    }
+    /// `self` followed directly by `b`, of the same weight.
+    #[inline]
+    fn join(self, b: Run) -> Run {
+        let (min_avail, min_pos) = if b.min_avail < self.min_avail {
+            (b.min_avail, b.min_pos)
+        } else {
+            (self.min_avail, self.min_pos)
+        };
+        Run {
+            weight: self.weight,
+            cpus: self.cpus + b.cpus,
+            start: self.start,
+            min_avail,
+            min_pos,
+        }
+    }
+}
+
+#[inline]
+fn min_run(a: Option<Run>, b: Option<Run>) -> Option<Run> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(if y.key() < x.key() { y } else { x }),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
+
+/// What a range of positions holds, as far as the sets go.
+#[derive(Clone, Copy, Debug)]
+struct Sum {
+    /// Only nodes the selection does not see (not schedulable).
+    empty: bool,
+    /// Not empty, and every node it sees is usable with the same weight:
+    /// one set, `pre` = `suf`.
+    solid: bool,
+    /// The set touching the range's start / end (open on that side).
+    pre: Option<Run>,
+    suf: Option<Run>,
+    /// The best set closed on both sides inside the range.
+    best: Option<Run>,
+}
+
+const EMPTY: Sum = Sum {
+    empty: true,
+    solid: false,
+    pre: None,
+    suf: None,
+    best: None,
+};
+
+/// A node that cannot hold the job: it ends the current set.
+const GAP: Sum = Sum {
+    empty: false,
+    solid: false,
+    pre: None,
+    suf: None,
+    best: None,
+};
+
+fn merge(l: &Sum, r: &Sum) -> Sum {
+    if l.empty {
+        return *r;
+    }
+    if r.empty {
+        return *l;
+    }
+    match (l.suf, r.pre) {
+        (Some(ls), Some(rp)) if ls.weight == rp.weight => {
+            let j = ls.join(rp);
+            Sum {
+                empty: false,
+                solid: l.solid && r.solid,
+                pre: if l.solid { Some(j) } else { l.pre },
+                suf: if r.solid { Some(j) } else { r.suf },
+                best: min_run(min_run(l.best, r.best), (!l.solid && !r.solid).then_some(j)),
+            }
+        }
+        _ => Sum {
+            empty: false,
+            solid: false,
+            pre: l.pre,
+            suf: r.suf,
+            best: min_run(
+                min_run(l.best, r.best),
+                min_run(
+                    if l.solid { None } else { l.suf },
+                    if r.solid { None } else { r.pre },
+                ),
+            ),
+        },
+    }
+}
+
+/// One shape's tree over one partition.
+struct Tree {
+    shape: u32,
+    part: PartId,
+    /// The state position the leaves describe (`None`: not built).
+    at: Option<(u64, u64)>,
+    /// Leaves (a power of two).
+    size: usize,
+    sums: Vec<Sum>,
+    /// Per node index, its position in the partition (`u32::MAX`: none).
+    pos_of: Vec<u32>,
+    /// Per position, the node.
+    nodes: Vec<NodeId>,
+}
+
+/// Trees kept at most (each holds two summaries per node).
+const MAX_TREES: usize = 64;
+
+thread_local! {
+    static TREES: std::cell::RefCell<Vec<Tree>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Forgets every tree (with the evaluation cache, whose shape ids they use).
+pub(super) fn reset() {
+    TREES.with(|t| t.borrow_mut().clear());
+}
+
+/// True when `eval_nodes`' first call reduces to the tree's answer: no
+/// per-job GPU count, one node wanted (`rem_nodes` = 1) and at most one CPU
+/// in all (so every set with a usable node is sufficient). The caller checks
+/// the rest: the live state without `avoid`, no `-w`/`-x`/`-C`, no shared
+/// GRES, a static cluster, a walkable partition.
+pub(super) fn applies(j: &JobCtx<'_>, min_nodes: u32, req_nodes: u32) -> bool {
+    let min_cpus = u64::from(j.req.total_tasks(min_nodes.max(1))) * u64::from(j.cpt);
+    !j.gres.per_job() && min_nodes == 1 && req_nodes <= 1 && min_cpus <= 1
+}
+
+impl Tree {
+    fn new(cluster: &Cluster, part: PartId, shape: u32) -> Tree {
+        let nodes = cluster.partition(part).nodes.clone();
+        let size = nodes.len().next_power_of_two().max(1);
+        let mut pos_of = vec![u32::MAX; cluster.nodes.len()];
+        for (k, id) in nodes.iter().enumerate() {
+            pos_of[id.idx()] = k as u32;
+        }
+        Tree {
+            shape,
+            part,
+            at: None,
+            size,
+            sums: vec![EMPTY; 2 * size],
+            pos_of,
+            nodes,
+        }
+    }
+
+    fn leaf(
+        &self,
+        j: &JobCtx<'_>,
+        q: &Quick,
+        cache: &mut super::EvalCache,
+        state: &ClusterState,
+        k: usize,
+    ) -> Sum {
+        let id = self.nodes[k];
+        let u = state.node(id);
+        if !u.schedulable() {
+            return EMPTY;
+        }
+        if cannot_fit(j, q, id, u) {
+            return GAP;
+        }
+        match cache.get_or(self.shape, id, u, true, || eval_node(j, id, u, true)) {
+            None => GAP,
+            Some(e) => {
+                let r = Run {
+                    weight: e.weight,
+                    cpus: u64::from(e.cpus),
+                    start: k as u32,
+                    min_avail: e.cpus,
+                    min_pos: k as u32,
+                };
+                Sum {
+                    empty: false,
+                    solid: true,
+                    pre: Some(r),
+                    suf: Some(r),
+                    best: None,
+                }
+            }
+        }
+    }
+}
+
+/// The node `eval_nodes`' first call would pick for `j` in `part` on the
+/// live `state`, or `None` when the tree cannot say (no set at all, or too
+/// many shapes): then the caller selects as without the tree.
+pub(super) fn pick(j: &JobCtx<'_>, state: &ClusterState, part: PartId) -> Option<NodeId> {
+    TREES.with(|t| {
+        let mut trees = t.borrow_mut();
+        EVAL_CACHE.with(|c| {
+            let mut cache = c.borrow_mut();
+            let shape = cache.shape_id(j)?;
+            let ti = match trees
+                .iter()
+                .position(|t| t.shape == shape && t.part == part)
+            {
+                Some(ti) => ti,
+                None if trees.len() < MAX_TREES => {
+                    trees.push(Tree::new(j.cluster, part, shape));
+                    trees.len() - 1
+                }
+                None => return None,
+            };
+            let tree = &mut trees[ti];
+            let q = Quick::of(j);
+            let ix = state.fit_index();
+            let changes = tree.at.and_then(|at| ix.changes_since(at));
+            match changes {
+                Some(ch) => {
+                    for &i in ch {
+                        let k = tree.pos_of.get(i as usize).copied().unwrap_or(u32::MAX);
+                        if k == u32::MAX {
+                            continue;
+                        }
+                        let k = k as usize;
+                        let mut x = tree.size + k;
+                        tree.sums[x] = tree.leaf(j, &q, &mut cache, state, k);
+                        x /= 2;
+                        while x >= 1 {
+                            tree.sums[x] = merge(&tree.sums[2 * x], &tree.sums[2 * x + 1]);
+                            x /= 2;
+                        }
+                    }
+                }
+                None => {
+                    for k in 0..tree.nodes.len() {
+                        tree.sums[tree.size + k] = tree.leaf(j, &q, &mut cache, state, k);
+                    }
+                    for x in (1..tree.size).rev() {
+                        tree.sums[x] = merge(&tree.sums[2 * x], &tree.sums[2 * x + 1]);
+                    }
+                }
+            }
+            tree.at = Some(ix.position());
+            let root = &tree.sums[1];
+            let best = min_run(min_run(root.pre, root.best), root.suf)?;
+            Some(tree.nodes[best.min_pos as usize])
+        })
+    })
+}
