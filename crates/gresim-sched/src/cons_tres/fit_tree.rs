@@ -63,7 +63,7 @@ fn min_run(a: Option<Run>, b: Option<Run>) -> Option<Run> {
 }
 
 /// What a range of positions holds, as far as the sets go.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 struct Sum {
     /// Only nodes the selection does not see (not schedulable).
     empty: bool,
@@ -254,11 +254,21 @@ pub(super) fn pick(j: &JobCtx<'_>, state: &ClusterState, part: PartId) -> Option
                             continue;
                         }
                         let k = k as usize;
+                        let leaf = tree.leaf(j, &q, &mut cache, state, k);
                         let mut x = tree.size + k;
-                        tree.sums[x] = tree.leaf(j, &q, &mut cache, state, k);
+                        if tree.sums[x] == leaf {
+                            continue;
+                        }
+                        tree.sums[x] = leaf;
                         x /= 2;
+                        // Up to the root, or to the first summary that stays
+                        // the same (then so do all above it).
                         while x >= 1 {
-                            tree.sums[x] = merge(&tree.sums[2 * x], &tree.sums[2 * x + 1]);
+                            let m = merge(&tree.sums[2 * x], &tree.sums[2 * x + 1]);
+                            if tree.sums[x] == m {
+                                break;
+                            }
+                            tree.sums[x] = m;
                             x /= 2;
                         }
                     }
