@@ -1237,17 +1237,30 @@ fn job_test_with(
             && req.shared.is_none()
             && cluster.dynamic_mig().is_none()
             && state.fit_index().walkable(cluster, part.idx())
-            && fit_tree::applies(&j, min_nodes, req_nodes)
         {
-            if let Some(id) = fit_tree::pick(&j, state, part) {
+            let cand = |id: NodeId| {
                 let usage = *state.node(id);
-                let one = [Cand {
+                Cand {
                     id,
                     required: false,
                     usage,
                     eval: eval_node(&j, id, &usage, true),
-                }];
-                return finish(&j, &one, &[0]);
+                }
+            };
+            if fit_tree::applies(&j, min_nodes, req_nodes) {
+                if let Some(id) = fit_tree::pick(&j, state, part) {
+                    return finish(&j, &[cand(id)], &[0]);
+                }
+            } else if fit_tree::applies_many(&j) {
+                // Several nodes: the tree's sets, and only the chosen
+                // sets' nodes visited.
+                if let Some(ids) =
+                    fit_tree::pick_nodes(&j, state, part, min_nodes, max_nodes, req_nodes)
+                {
+                    let picked: Vec<Cand> = ids.into_iter().map(cand).collect();
+                    let all: Vec<usize> = (0..picked.len()).collect();
+                    return finish(&j, &picked, &all);
+                }
             }
         }
     }

@@ -24,6 +24,9 @@ struct Run {
     weight: u64,
     cpus: u64,
     start: u32,
+    /// Last position and number of usable nodes.
+    end: u32,
+    nodes: u32,
     min_avail: u32,
     min_pos: u32,
 }
@@ -47,6 +50,8 @@ impl Run {
             weight: self.weight,
             cpus: self.cpus + b.cpus,
             start: self.start,
+            end: b.end,
+            nodes: self.nodes + b.nodes,
             min_avail,
             min_pos,
         }
@@ -207,6 +212,8 @@ impl Tree {
                     weight: e.weight,
                     cpus: u64::from(e.cpus),
                     start: k as u32,
+                    end: k as u32,
+                    nodes: 1,
                     min_avail: e.cpus,
                     min_pos: k as u32,
                 };
@@ -222,10 +229,14 @@ impl Tree {
     }
 }
 
-/// The node `eval_nodes`' first call would pick for `j` in `part` on the
-/// live `state`, or `None` when the tree cannot say (no set at all, or too
-/// many shapes): then the caller selects as without the tree.
-pub(super) fn pick(j: &JobCtx<'_>, state: &ClusterState, part: PartId) -> Option<NodeId> {
+/// Runs `f` on the tree of `j`'s shape over `part`, brought up to date with
+/// the live `state`; `None` without a tree (too many shapes).
+fn with_tree<R>(
+    j: &JobCtx<'_>,
+    state: &ClusterState,
+    part: PartId,
+    f: impl FnOnce(&Tree) -> Option<R>,
+) -> Option<R> {
     TREES.with(|t| {
         let mut trees = t.borrow_mut();
         EVAL_CACHE.with(|c| {
@@ -287,10 +298,210 @@ pub(super) fn pick(j: &JobCtx<'_>, state: &ClusterState, part: PartId) -> Option
                 }
             }
             tree.at = Some(ix.position());
-            let root = &tree.sums[1];
-            let best = min_run(min_run(root.pre, root.best), root.suf)?;
-            Some(tree.nodes[best.min_pos as usize])
+            f(tree)
         })
+    })
+}
+
+/// The node `eval_nodes`' first call would pick for `j` in `part` on the
+/// live `state` when [`applies`] holds, or `None` when the tree cannot say
+/// (no set at all, or too many shapes): then the caller selects as without
+/// the tree.
+pub(super) fn pick(j: &JobCtx<'_>, state: &ClusterState, part: PartId) -> Option<NodeId> {
+    with_tree(j, state, part, |tree| {
+        let root = &tree.sums[1];
+        let best = min_run(min_run(root.pre, root.best), root.suf)?;
+        Some(tree.nodes[best.min_pos as usize])
+    })
+}
+
+/// True when [`pick_nodes`] can stand for `eval_nodes`' first call: no
+/// per-job GPU count (the caller checks the rest, as for [`applies`]).
+pub(super) fn applies_many(j: &JobCtx<'_>) -> bool {
+    !j.gres.per_job()
+}
+
+impl Tree {
+    /// The node sets in position order, as `eval_nodes` builds them: the
+    /// tree is walked down only where sets begin or end.
+    fn sets(&self, out: &mut Vec<Run>) {
+        let mut cur: Option<Run> = None;
+        self.sets_in(1, &mut cur, out);
+        out.extend(cur);
+    }
+
+    fn sets_in(&self, x: usize, cur: &mut Option<Run>, out: &mut Vec<Run>) {
+        let s = &self.sums[x];
+        if s.empty {
+            return;
+        }
+        if s.solid {
+            let Some(r) = s.pre else { return };
+            match cur {
+                Some(c) if c.weight == r.weight => *c = c.join(r),
+                _ => {
+                    out.extend(cur.take());
+                    *cur = Some(r);
+                }
+            }
+            return;
+        }
+        if s.pre.is_none() && s.suf.is_none() && s.best.is_none() {
+            // Only nodes that cannot hold the job: the current set ends.
+            out.extend(cur.take());
+            return;
+        }
+        self.sets_in(2 * x, cur, out);
+        self.sets_in(2 * x + 1, cur, out);
+    }
+
+    /// CPUs node position `k` offers (0: not usable).
+    #[inline]
+    fn avail(&self, k: usize) -> u32 {
+        self.sums[self.size + k].pre.map_or(0, |r| r.min_avail)
+    }
+}
+
+/// The nodes `eval_nodes`' first call would pick for `j` in `part` on the
+/// live `state` when [`applies_many`] holds, in node order, or `None` when
+/// the tree cannot say or that call finds nothing: then the caller selects
+/// as without the tree. This is `eval_nodes` without required nodes and
+/// per-job GPU counts, run over the tree's sets: only the chosen sets'
+/// nodes are visited.
+pub(super) fn pick_nodes(
+    j: &JobCtx<'_>,
+    state: &ClusterState,
+    part: PartId,
+    min_nodes: u32,
+    max_nodes: u32,
+    req_nodes: u32,
+) -> Option<Vec<NodeId>> {
+    with_tree(j, state, part, |tree| {
+        let mut runs = Vec::new();
+        tree.sets(&mut runs);
+        let usable_cnt: u64 = runs.iter().map(|r| u64::from(r.nodes)).sum();
+        if usable_cnt < u64::from(min_nodes) {
+            return None;
+        }
+        let (min_n, req_n) = (i64::from(min_nodes), i64::from(req_nodes));
+        let mut rem_nodes = min_n.max(req_n);
+        let mut max_nodes = i64::from(max_nodes);
+        let min_cpus = i64::from(j.req.total_tasks(min_nodes.max(1))) * i64::from(j.cpt);
+        let mut rem_cpus = min_cpus;
+        let mut rem_max_cpus = min_cpus;
+        let mut min_rem_nodes = min_n;
+        let cpus_to_use = |a: u32, rem_max: i64, min_rem: i64| -> i64 {
+            if j.req.exclusive {
+                return i64::from(a);
+            }
+            let rm = rem_max - (min_rem - 1).max(0);
+            if i64::from(a) > rm {
+                rm.max(i64::from(j.min_cpus_node))
+            } else {
+                i64::from(a)
+            }
+        };
+        let done = |rem_nodes: i64, rem_cpus: i64| rem_nodes <= 0 && rem_cpus <= 0;
+        // (start, end, cpus, nodes, weight) per set.
+        let mut sets: Vec<(usize, usize, i64, i64, u64)> = runs
+            .iter()
+            .map(|r| {
+                (
+                    r.start as usize,
+                    r.end as usize,
+                    r.cpus as i64,
+                    i64::from(r.nodes),
+                    r.weight,
+                )
+            })
+            .collect();
+        let mut picked: Vec<usize> = Vec::new();
+        let mut success = false;
+        while !sets.is_empty() && max_nodes > 0 {
+            let mut best: Option<usize> = None;
+            let mut best_suff = false;
+            for (k, &(_, _, cpus, nodes, weight)) in sets.iter().enumerate() {
+                if nodes == 0 {
+                    continue;
+                }
+                let sufficient =
+                    cpus >= rem_cpus && super::enough_nodes(nodes, rem_nodes, min_n, req_n);
+                let new_best = match best {
+                    None => true,
+                    Some(b) => {
+                        let (_, _, bcpus, _, bweight) = sets[b];
+                        weight < bweight
+                            || (weight == bweight
+                                && ((sufficient && !best_suff)
+                                    || (sufficient && cpus < bcpus)
+                                    || (!sufficient && cpus > bcpus)))
+                    }
+                };
+                if new_best {
+                    best = Some(k);
+                    best_suff = sufficient;
+                }
+            }
+            let Some(b) = best else { break };
+            let (first, last) = (sets[b].0, sets[b].1);
+            // With one node left to find, only the set's best fit remains.
+            let mut only: Option<usize> = None;
+            if rem_nodes <= 1 {
+                let mut best_fit: Option<(usize, u32)> = None;
+                for i in first..=last {
+                    let a = tree.avail(i);
+                    if a == 0 || i64::from(a) < rem_cpus {
+                        continue;
+                    }
+                    if best_fit.is_none_or(|(_, ba)| a < ba) {
+                        best_fit = Some((i, a));
+                        if i64::from(a) == rem_cpus {
+                            break;
+                        }
+                    }
+                }
+                if let Some((bf, _)) = best_fit {
+                    only = Some(bf);
+                }
+            }
+            for i in first..=last {
+                if max_nodes == 0 || done(rem_nodes, rem_cpus) {
+                    break;
+                }
+                let a = tree.avail(i);
+                if a == 0 || only.is_some_and(|o| o != i) {
+                    continue;
+                }
+                if max_nodes == 1 && i64::from(a) < rem_cpus {
+                    continue;
+                }
+                let c = cpus_to_use(a, rem_max_cpus, min_rem_nodes);
+                picked.push(i);
+                rem_cpus -= c;
+                rem_max_cpus -= c;
+                rem_nodes -= 1;
+                min_rem_nodes -= 1;
+                max_nodes -= 1;
+            }
+            if done(rem_nodes, rem_cpus) {
+                success = true;
+                break;
+            }
+            sets[b].2 = 0;
+            sets[b].3 = 0;
+            if sets.iter().all(|s| s.3 == 0) {
+                break;
+            }
+        }
+        if !success && rem_cpus <= 0 && super::enough_nodes(0, rem_nodes, min_n, req_n) {
+            success = true;
+        }
+        if success && (picked.len() as i64) >= min_n {
+            picked.sort_unstable();
+            Some(picked.iter().map(|&k| tree.nodes[k]).collect())
+        } else {
+            None
+        }
     })
 }
 
