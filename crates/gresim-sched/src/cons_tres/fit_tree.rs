@@ -146,6 +146,8 @@ struct Tree {
     pos_of: Vec<u32>,
     /// Per position, the node.
     nodes: Vec<NodeId>,
+    /// Scratch: summaries to recompute.
+    dirty: Vec<usize>,
 }
 
 /// Trees kept at most (each holds two summaries per node).
@@ -186,6 +188,7 @@ impl Tree {
             sums: vec![EMPTY; 2 * size],
             pos_of,
             nodes,
+            dirty: Vec::new(),
         }
     }
 
@@ -263,30 +266,38 @@ fn with_tree<R>(
             }
             match changes {
                 Some(ch) => {
-                    for &i in ch {
-                        let k = tree.pos_of.get(i as usize).copied().unwrap_or(u32::MAX);
-                        if k == u32::MAX {
-                            continue;
-                        }
-                        let k = k as usize;
-                        let leaf = tree.leaf(j, &q, &mut cache, state, k);
-                        let mut x = tree.size + k;
-                        if tree.sums[x] == leaf {
-                            continue;
-                        }
+                    // Each changed node once, then each summary above the
+                    // changed ones once per level, up to the root or to the
+                    // summaries that stay the same (then so do all above).
+                    let mut dirty = std::mem::take(&mut tree.dirty);
+                    dirty.clear();
+                    dirty.extend(
+                        ch.iter()
+                            .filter_map(|&i| tree.pos_of.get(i as usize).copied())
+                            .filter(|&k| k != u32::MAX)
+                            .map(|k| tree.size + k as usize),
+                    );
+                    dirty.sort_unstable();
+                    dirty.dedup();
+                    dirty.retain(|&x| {
+                        let leaf = tree.leaf(j, &q, &mut cache, state, x - tree.size);
+                        let changed = tree.sums[x] != leaf;
                         tree.sums[x] = leaf;
-                        x /= 2;
-                        // Up to the root, or to the first summary that stays
-                        // the same (then so do all above it).
-                        while x >= 1 {
-                            let m = merge(&tree.sums[2 * x], &tree.sums[2 * x + 1]);
-                            if tree.sums[x] == m {
-                                break;
-                            }
-                            tree.sums[x] = m;
-                            x /= 2;
+                        changed
+                    });
+                    while !dirty.is_empty() && dirty[0] > 1 {
+                        for x in dirty.iter_mut() {
+                            *x /= 2;
                         }
+                        dirty.dedup();
+                        dirty.retain(|&x| {
+                            let m = merge(&tree.sums[2 * x], &tree.sums[2 * x + 1]);
+                            let changed = tree.sums[x] != m;
+                            tree.sums[x] = m;
+                            changed
+                        });
                     }
+                    tree.dirty = dirty;
                 }
                 None => {
                     for k in 0..tree.nodes.len() {
