@@ -18,7 +18,8 @@ use super::{cannot_fit, eval_node, JobCtx, Quick, EVAL_CACHE};
 use gresim_model::{Cluster, ClusterState, NodeId, PartId};
 
 /// A consecutive node set: weight, CPU total, first position, and its
-/// best-fit node (the first with the fewest CPUs).
+/// best-fit node (the first with the fewest CPUs). [`Run::NONE`] (no nodes)
+/// stands for no set, which keeps [`Sum`] plain integers, cheap to compare.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Run {
     weight: u64,
@@ -32,6 +33,19 @@ struct Run {
 }
 
 impl Run {
+    const NONE: Run = Run {
+        weight: 0,
+        cpus: 0,
+        start: 0,
+        end: 0,
+        nodes: 0,
+        min_avail: 0,
+        min_pos: 0,
+    };
+    #[inline]
+    fn get(self) -> Option<Run> {
+        (self.nodes > 0).then_some(self)
+    }
     /// The order of `eval_nodes`' choice among sufficient sets; the first
     /// set wins ties.
     #[inline]
@@ -59,6 +73,11 @@ impl Run {
 }
 
 #[inline]
+fn opt(r: Option<Run>) -> Run {
+    r.unwrap_or(Run::NONE)
+}
+
+#[inline]
 fn min_run(a: Option<Run>, b: Option<Run>) -> Option<Run> {
     match (a, b) {
         (Some(x), Some(y)) => Some(if y.key() < x.key() { y } else { x }),
@@ -76,27 +95,27 @@ struct Sum {
     /// one set, `pre` = `suf`.
     solid: bool,
     /// The set touching the range's start / end (open on that side).
-    pre: Option<Run>,
-    suf: Option<Run>,
+    pre: Run,
+    suf: Run,
     /// The best set closed on both sides inside the range.
-    best: Option<Run>,
+    best: Run,
 }
 
 const EMPTY: Sum = Sum {
     empty: true,
     solid: false,
-    pre: None,
-    suf: None,
-    best: None,
+    pre: Run::NONE,
+    suf: Run::NONE,
+    best: Run::NONE,
 };
 
 /// A node that cannot hold the job: it ends the current set.
 const GAP: Sum = Sum {
     empty: false,
     solid: false,
-    pre: None,
-    suf: None,
-    best: None,
+    pre: Run::NONE,
+    suf: Run::NONE,
+    best: Run::NONE,
 };
 
 fn merge(l: &Sum, r: &Sum) -> Sum {
@@ -106,15 +125,18 @@ fn merge(l: &Sum, r: &Sum) -> Sum {
     if r.empty {
         return *l;
     }
-    match (l.suf, r.pre) {
+    match (l.suf.get(), r.pre.get()) {
         (Some(ls), Some(rp)) if ls.weight == rp.weight => {
             let j = ls.join(rp);
             Sum {
                 empty: false,
                 solid: l.solid && r.solid,
-                pre: if l.solid { Some(j) } else { l.pre },
-                suf: if r.solid { Some(j) } else { r.suf },
-                best: min_run(min_run(l.best, r.best), (!l.solid && !r.solid).then_some(j)),
+                pre: if l.solid { j } else { l.pre },
+                suf: if r.solid { j } else { r.suf },
+                best: opt(min_run(
+                    min_run(l.best.get(), r.best.get()),
+                    (!l.solid && !r.solid).then_some(j),
+                )),
             }
         }
         _ => Sum {
@@ -122,13 +144,13 @@ fn merge(l: &Sum, r: &Sum) -> Sum {
             solid: false,
             pre: l.pre,
             suf: r.suf,
-            best: min_run(
-                min_run(l.best, r.best),
+            best: opt(min_run(
+                min_run(l.best.get(), r.best.get()),
                 min_run(
-                    if l.solid { None } else { l.suf },
-                    if r.solid { None } else { r.pre },
+                    if l.solid { None } else { l.suf.get() },
+                    if r.solid { None } else { r.pre.get() },
                 ),
-            ),
+            )),
         },
     }
 }
@@ -223,9 +245,9 @@ impl Tree {
                 Sum {
                     empty: false,
                     solid: true,
-                    pre: Some(r),
-                    suf: Some(r),
-                    best: None,
+                    pre: r,
+                    suf: r,
+                    best: Run::NONE,
                 }
             }
         }
@@ -321,7 +343,7 @@ fn with_tree<R>(
 pub(super) fn pick(j: &JobCtx<'_>, state: &ClusterState, part: PartId) -> Option<NodeId> {
     with_tree(j, state, part, |tree| {
         let root = &tree.sums[1];
-        let best = min_run(min_run(root.pre, root.best), root.suf)?;
+        let best = min_run(min_run(root.pre.get(), root.best.get()), root.suf.get())?;
         Some(tree.nodes[best.min_pos as usize])
     })
 }
@@ -347,7 +369,7 @@ impl Tree {
             return;
         }
         if s.solid {
-            let Some(r) = s.pre else { return };
+            let Some(r) = s.pre.get() else { return };
             match cur {
                 Some(c) if c.weight == r.weight => *c = c.join(r),
                 _ => {
@@ -357,7 +379,7 @@ impl Tree {
             }
             return;
         }
-        if s.pre.is_none() && s.suf.is_none() && s.best.is_none() {
+        if s.pre.nodes == 0 && s.suf.nodes == 0 && s.best.nodes == 0 {
             // Only nodes that cannot hold the job: the current set ends.
             out.extend(cur.take());
             return;
@@ -369,7 +391,8 @@ impl Tree {
     /// CPUs node position `k` offers (0: not usable).
     #[inline]
     fn avail(&self, k: usize) -> u32 {
-        self.sums[self.size + k].pre.map_or(0, |r| r.min_avail)
+        // 0 for Run::NONE.
+        self.sums[self.size + k].pre.min_avail
     }
 }
 
