@@ -230,12 +230,13 @@ impl FitIndex {
             return false;
         }
         let (wlo, whi) = (lo / 64, (hi - 1) / 64);
-        for w in wlo..=whi {
-            let mut m = members[w] & self.sched[w];
+        let words = members[wlo..=whi].iter().zip(&self.sched[wlo..=whi]);
+        for (w, (mem, sch)) in (wlo..).zip(words) {
+            let mut m = mem & sch;
             if w == wlo {
                 m &= u64::MAX << (lo % 64);
             }
-            if w == whi && hi % 64 != 0 {
+            if w == whi && !hi.is_multiple_of(64) {
                 m &= (1u64 << (hi % 64)) - 1;
             }
             match avoid {
