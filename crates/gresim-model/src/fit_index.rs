@@ -39,11 +39,14 @@ pub struct FitIndex {
 /// The indices of the nodes whose usage changed, in order of the changes,
 /// for readers that keep their own summaries of a state up to date
 /// ([`FitIndex::changes_since`]). Only the latest entries are kept. A clone
-/// of the state is another state: it gets a new id and an empty log.
+/// of the state is another state, usually a short-lived one (backfill's
+/// future states): it gets a new id and keeps no log.
 #[derive(Debug)]
 struct ChangeLog {
     /// Unique among the states of the process.
     uid: u64,
+    /// False for clones: nothing is recorded.
+    active: bool,
     /// Changes dropped from the front of `entries`.
     base: u64,
     entries: Vec<u32>,
@@ -58,12 +61,16 @@ impl ChangeLog {
     fn new() -> ChangeLog {
         ChangeLog {
             uid: NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            active: true,
             base: 0,
             entries: Vec::new(),
         }
     }
     #[inline]
     fn push(&mut self, i: usize) {
+        if !self.active {
+            return;
+        }
         if self.entries.len() >= LOG_CAP {
             self.entries.drain(..LOG_CAP / 2);
             self.base += (LOG_CAP / 2) as u64;
@@ -74,7 +81,10 @@ impl ChangeLog {
 
 impl Clone for ChangeLog {
     fn clone(&self) -> ChangeLog {
-        ChangeLog::new()
+        ChangeLog {
+            active: false,
+            ..ChangeLog::new()
+        }
     }
 }
 
@@ -184,10 +194,17 @@ impl FitIndex {
     /// the log no longer holds it.
     pub fn changes_since(&self, pos: (u64, u64)) -> Option<&[u32]> {
         let (uid, at) = pos;
-        if uid != self.log.uid || at < self.log.base {
+        if !self.log.active || uid != self.log.uid || at < self.log.base {
             return None;
         }
         self.log.entries.get((at - self.log.base) as usize..)
+    }
+
+    /// True when this state records its changes: one made by
+    /// `ClusterState::new`, not a clone.
+    #[inline]
+    pub fn tracked(&self) -> bool {
+        self.log.active
     }
 
     /// True when [`FitIndex::walk`] can stand for a scan of partition

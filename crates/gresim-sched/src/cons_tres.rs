@@ -1229,14 +1229,16 @@ fn job_test_with(
     let mut offered = 0usize;
     let plain = req.nodelist.is_empty() && req.exclude.is_empty() && req.features.is_empty();
     if let View::Now(state, None) = view {
-        // One node wanted on the live state: the first pass's choice comes
-        // from the per-shape tree of node sets, without visiting every node
-        // (see fit_tree). Without a usable node, the full selection below.
+        // On the live state (not a clone, such as backfill's future states):
+        // the first pass's choice comes from the per-shape tree of node
+        // sets, without visiting every node (see fit_tree). When it finds
+        // nothing, the full selection below.
         if fast
             && plain
             && req.shared.is_none()
             && cluster.dynamic_mig().is_none()
             && state.fit_index().walkable(cluster, part.idx())
+            && state.fit_index().tracked()
         {
             let cand = |id: NodeId| {
                 let usage = *state.node(id);

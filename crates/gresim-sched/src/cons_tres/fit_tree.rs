@@ -692,9 +692,11 @@ mod tests {
                 let part = PartId::from_idx((r % 3 == 2) as usize);
                 let avoid: Option<Vec<bool>> = (r % 5 == 3)
                     .then(|| (0..n).map(|i| (r >> (i % 60)) & 1 == 1 && i % 3 == 0).collect());
+                // Sometimes on a clone (not tracked: no tree).
+                let copy = (r % 7 == 4).then(|| s.clone());
                 let test = |fast: bool| {
                     let mut sc = Scratch::default();
-                    let view = View::Now(&s, avoid.as_deref());
+                    let view = View::Now(copy.as_ref().unwrap_or(&s), avoid.as_deref());
                     job_test_with(&c, &p, &req, part, view, &mut sc, fast)
                 };
                 let (fast, full) = (test(true), test(false));
