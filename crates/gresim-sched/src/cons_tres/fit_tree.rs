@@ -170,10 +170,15 @@ struct Tree {
     nodes: Vec<NodeId>,
     /// Scratch: summaries to recompute.
     dirty: Vec<usize>,
+    /// When it was last used (a counter over all trees).
+    used: u64,
 }
 
-/// Trees kept at most (each holds two summaries per node).
-const MAX_TREES: usize = 64;
+/// Summaries kept at most over all trees (128 bytes each: 32 MB): one tree
+/// per shape in use on 1,000 nodes fits 128 times, on 10,000 nodes 8 times.
+/// Beyond that the least recently used trees are dropped.
+/// (Tests use a small budget, so that dropping trees is exercised.)
+const MAX_SUMS: usize = if cfg!(test) { 1 << 10 } else { 1 << 18 };
 
 thread_local! {
     static TREES: std::cell::RefCell<Vec<Tree>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -211,6 +216,7 @@ impl Tree {
             pos_of,
             nodes,
             dirty: Vec::new(),
+            used: 0,
         }
     }
 
@@ -272,13 +278,25 @@ fn with_tree<R>(
                 .position(|t| t.shape == shape && t.part == part)
             {
                 Some(ti) => ti,
-                None if trees.len() < MAX_TREES => {
-                    trees.push(Tree::new(j.cluster, part, shape));
+                None => {
+                    let new = Tree::new(j.cluster, part, shape);
+                    if new.sums.len() > MAX_SUMS {
+                        return None;
+                    }
+                    // Room for it: drop the least recently used trees.
+                    while trees.iter().map(|t| t.sums.len()).sum::<usize>() + new.sums.len()
+                        > MAX_SUMS
+                    {
+                        let lru = (0..trees.len()).min_by_key(|&i| trees[i].used)?;
+                        trees.swap_remove(lru);
+                    }
+                    trees.push(new);
                     trees.len() - 1
                 }
-                None => return None,
             };
+            let clock = trees.iter().map(|t| t.used).max().unwrap_or(0) + 1;
             let tree = &mut trees[ti];
+            tree.used = clock;
             let q = Quick::of(j);
             let ix = state.fit_index();
             let changes = tree.at.and_then(|at| ix.changes_since(at));
