@@ -1,18 +1,20 @@
-//! The first-pass choice of `_eval_nodes` for a one-node job, without
-//! visiting every node: per job shape and partition, a segment tree over the
-//! partition's nodes (in index order) keeps the consecutive node sets that
-//! [`super::eval_nodes`] would build, and each set's CPU total and best-fit
-//! node. It is brought up to date from the state's change log
+//! The first-pass choice of `_eval_nodes` without visiting every node: per
+//! job shape and partition, a segment tree over the partition's nodes (in
+//! index order) keeps the consecutive node sets that [`super::eval_nodes`]
+//! would build, with each set's CPU total and best-fit node. It is brought
+//! up to date from the live state's change log
 //! ([`gresim_model::fit_index::FitIndex::changes_since`]): only the nodes
-//! that changed since the last use are evaluated again, and each change
-//! costs O(log nodes).
+//! that changed since the shape's last selection are evaluated again, and
+//! each change costs O(log nodes). docs/performance.md ("What changed in
+//! round 2") describes it.
 //!
-//! When it applies ([`applies`]), `eval_nodes`' choice reduces to this:
-//! every set is sufficient (one node with a CPU is enough), so the chosen set
-//! is the first one with the lowest (weight, CPU total), and in it the first
-//! node with the fewest available CPUs. The tree answers exactly that; when
-//! it finds no set at all, the caller does the full selection (second pass,
-//! knapsack), which gives the same answer as without the tree.
+//! One node wanted ([`applies`]): every set is sufficient (one node with a
+//! CPU is enough), so `eval_nodes` chooses the first set with the lowest
+//! (weight, CPU total), and in it the first node with the fewest available
+//! CPUs: the root's answer ([`pick`]). Several nodes ([`applies_many`]):
+//! [`pick_nodes`] lists the sets from the tree and runs `eval_nodes`' loop
+//! over them. When either finds nothing, the caller does the full selection
+//! (second pass, knapsack), which gives the same answer as without the tree.
 
 use super::{cannot_fit, eval_node, JobCtx, Quick, EVAL_CACHE};
 use gresim_model::{Cluster, ClusterState, NodeId, PartId};
