@@ -8,6 +8,7 @@ pub mod catalog;
 pub mod cluster;
 pub mod comm;
 pub mod fabric;
+pub mod fit_index;
 pub mod hostlist;
 pub mod ids;
 pub mod job;

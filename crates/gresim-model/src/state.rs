@@ -5,6 +5,7 @@
 //! core, a MiB of memory or a GPU. Every scheduler goes through them.
 
 use crate::cluster::{Cluster, NodeAdminState, MAX_CORES_PER_NODE};
+use crate::fit_index::FitIndex;
 use crate::ids::{GpuIndex, NodeId};
 use crate::shares::ShareAlloc;
 
@@ -272,6 +273,8 @@ pub struct ClusterState {
     shares: Option<Box<ShareUse>>,
     /// Nodes not schedulable (DOWN, DRAIN, …): 0 makes "all up" an O(1) question.
     unschedulable: u32,
+    /// Nodes by free GPUs, kept up to date with `nodes` by every change below.
+    index: FitIndex,
 }
 
 /// Shares in use on every GPU of the nodes that configure shared GRES.
@@ -332,6 +335,7 @@ impl ClusterState {
         }
         let unschedulable = nodes.iter().filter(|u| !u.schedulable()).count() as u32;
         ClusterState {
+            index: FitIndex::new(cluster, &nodes),
             nodes,
             unschedulable,
             alloc_cpus: 0,
@@ -403,6 +407,7 @@ impl ClusterState {
                 u.free_gpus |= bit;
             }
         }
+        self.index.update(n.idx(), u);
     }
 
     #[inline]
@@ -411,6 +416,11 @@ impl ClusterState {
     }
     pub fn nodes(&self) -> &[NodeUsage] {
         &self.nodes
+    }
+    /// The nodes by free GPUs (see [`FitIndex`]).
+    #[inline]
+    pub fn fit_index(&self) -> &FitIndex {
+        &self.index
     }
     pub fn set_admin(&mut self, id: NodeId, s: NodeAdminState) {
         let u = &mut self.nodes[id.idx()];
@@ -421,6 +431,7 @@ impl ClusterState {
             (false, true) => self.unschedulable -= 1,
             _ => {}
         }
+        self.index.update(id.idx(), &self.nodes[id.idx()]);
     }
     /// True when every node of the cluster is schedulable (Slurm's "avail").
     pub fn all_schedulable(&self) -> bool {
@@ -485,6 +496,7 @@ impl ClusterState {
             u.free_gpus &= !na.gpus;
             u.jobs += 1;
             u.exclusive |= alloc.exclusive;
+            self.index.update(na.node.idx(), u);
             self.alloc_cpus += u64::from(na.cpus);
             self.alloc_gpus += u64::from(na.gpu_count());
             for g in gpu_indices(na.gpus) {
@@ -550,6 +562,7 @@ impl ClusterState {
             if alloc.exclusive {
                 u.exclusive = false;
             }
+            self.index.update(na.node.idx(), u);
             self.alloc_cpus -= u64::from(na.cpus);
             self.alloc_gpus -= u64::from(na.gpu_count());
             for g in gpu_indices(na.gpus) {
@@ -588,6 +601,7 @@ impl ClusterState {
             });
         }
         u.free_gpus &= !mask;
+        self.index.update(node.idx(), u);
         Ok(())
     }
 
@@ -607,6 +621,7 @@ impl ClusterState {
             });
         }
         u.free_gpus |= mask;
+        self.index.update(node.idx(), u);
         Ok(())
     }
 }

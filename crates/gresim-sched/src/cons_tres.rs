@@ -38,6 +38,8 @@ use gresim_model::{Allocation, Cluster, GpuTypeId, Node, NodeAlloc, NodeId, Part
 use crate::select::View;
 use crate::SchedParams;
 
+mod fit_tree;
+
 /// Slurm's NO_VAL for task counts.
 const NO_VAL: u32 = u32::MAX;
 /// Most sockets we track per node (socket masks are `u64`).
@@ -1089,6 +1091,7 @@ fn eval_all(j: &JobCtx<'_>, cands: &mut [Cand], first_pass: bool) {
 /// starts, since the cache is keyed by node id and shape, not by cluster.
 pub fn reset_eval_cache() {
     EVAL_CACHE.with(|c| *c.borrow_mut() = EvalCache::default());
+    fit_tree::reset();
 }
 
 thread_local! {
@@ -1217,16 +1220,109 @@ fn job_test_with(
             return None;
         }
     }
+    if let Some(n) = req.ntasks {
+        if req.ntasks_per_node.is_none() && max_nodes > n {
+            max_nodes = n.max(min_nodes);
+        }
+    }
+    // node_scheduler.c: req_nodes is the maximum the job gave, else its minimum.
+    let req_nodes = if req.max_nodes_open {
+        min_nodes
+    } else {
+        max_nodes
+    };
     // Nodes the view offers (before any is found unable to hold the job).
     let mut offered = 0usize;
     let plain = req.nodelist.is_empty() && req.exclude.is_empty() && req.features.is_empty();
+    if let View::Now(state, None) = view {
+        // On the live state (not a clone, such as backfill's future states):
+        // the first pass's choice comes from the per-shape tree of node
+        // sets, without visiting every node (see fit_tree). When it finds
+        // nothing, the full selection below.
+        if fast
+            && plain
+            && req.shared.is_none()
+            && cluster.dynamic_mig().is_none()
+            && state.fit_index().walkable(cluster, part.idx())
+            && state.fit_index().tracked()
+        {
+            let cand = |id: NodeId| {
+                let usage = *state.node(id);
+                Cand {
+                    id,
+                    required: false,
+                    usage,
+                    eval: eval_node(&j, id, &usage, true),
+                }
+            };
+            if fit_tree::applies(&j, min_nodes, req_nodes) {
+                if let Some(id) = fit_tree::pick(&j, state, part) {
+                    return finish(&j, &[cand(id)], &[0]);
+                }
+            } else if fit_tree::applies_many(&j) {
+                // Several nodes: the tree's sets, and only the chosen
+                // sets' nodes visited.
+                if let Some(ids) =
+                    fit_tree::pick_nodes(&j, state, part, min_nodes, max_nodes, req_nodes)
+                {
+                    let picked: Vec<Cand> = ids.into_iter().map(cand).collect();
+                    let all: Vec<usize> = (0..picked.len()).collect();
+                    return finish(&j, &picked, &all);
+                }
+            }
+        }
+    }
     match view {
+        View::Now(state, avoid)
+            if fast && plain && state.fit_index().walkable(cluster, part.idx()) =>
+        {
+            // The common case, over the live usage: a node that certainly
+            // cannot hold the job (`cannot_fit`) is unusable, and in
+            // `_eval_nodes` a run of unusable nodes does nothing but end the
+            // current node set. So each such run is kept as a single unusable
+            // candidate, without copying any usage. The state's index visits
+            // only the nodes with enough free GPUs (the others fail
+            // `cannot_fit`) and says where skipped nodes lie between them.
+            // `offered` is not counted: with fewer offered nodes than
+            // `min_nodes`, `eval_nodes` finds too few usable ones anyway.
+            let q = Quick::of(&j);
+            let mut in_gap = false;
+            offered = usize::MAX;
+            for (id, gap_before) in state.fit_index().walk(part.idx(), q.min_gpus, avoid) {
+                if gap_before && !in_gap {
+                    in_gap = true;
+                    cands.push(Cand {
+                        id,
+                        required: false,
+                        usage: GAP_USAGE,
+                        eval: None,
+                    });
+                }
+                let u = state.node(id);
+                if cannot_fit(&j, &q, id, u) {
+                    if !in_gap {
+                        in_gap = true;
+                        cands.push(Cand {
+                            id,
+                            required: false,
+                            usage: GAP_USAGE,
+                            eval: None,
+                        });
+                    }
+                    continue;
+                }
+                in_gap = false;
+                cands.push(Cand {
+                    id,
+                    required: false,
+                    usage: *u,
+                    eval: None,
+                });
+            }
+        }
         View::Now(state, avoid) if fast && plain && p.nodes.is_sorted() => {
-            // The common case, in one pass over the live usage: a node that
-            // certainly cannot hold the job (`cannot_fit`) is unusable, and
-            // in `_eval_nodes` a run of unusable nodes does nothing but end
-            // the current node set. So each such run is kept as a single
-            // unusable candidate, without copying any usage.
+            // As above, for a partition the index cannot walk: one pass over
+            // its node list.
             let mut in_gap = false;
             let q = Quick::of(&j);
             for &id in &p.nodes {
@@ -1290,17 +1386,6 @@ fn job_test_with(
     if offered < min_nodes as usize {
         return None;
     }
-    if let Some(n) = req.ntasks {
-        if req.ntasks_per_node.is_none() && max_nodes > n {
-            max_nodes = n.max(min_nodes);
-        }
-    }
-    // node_scheduler.c: req_nodes is the maximum the job gave, else its minimum.
-    let req_nodes = if req.max_nodes_open {
-        min_nodes
-    } else {
-        max_nodes
-    };
     usable.clear();
     usable.resize(cands.len(), true);
 
