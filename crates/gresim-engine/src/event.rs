@@ -29,20 +29,27 @@ pub enum Phase {
     Cancel = 0,
     /// The main scheduling pass.
     MainPass = 1,
+    /// Jobs that a main pass started end on their own, once that pass runs
+    /// after the ends of the jobs backfill started
+    /// (`SchedParams::main_after_ends_from`): the main pass of second T then
+    /// stands for Slurm's main pass late in T − 1, and the jobs it starts run
+    /// whole seconds from then, so they end after the main pass of their
+    /// last second and before its submissions and backfill pass.
+    MainStartedEnd = 2,
     /// Submissions. The conformance harness submits the jobs due in a
     /// second before it runs the actions due then.
-    Submit = 2,
+    Submit = 3,
     /// Timed admin actions on jobs (hold, release, requeue) and nodes
     /// going DOWN or DRAIN.
-    Admin = 3,
+    Admin = 4,
     /// Jobs whose begin time arrives.
-    Eligible = 4,
+    Eligible = 5,
     /// The backfill pass.
-    Backfill = 5,
+    Backfill = 6,
     /// Jobs end (completion, time-limit kill).
-    JobEnd = 6,
+    JobEnd = 7,
     /// Nodes return to service (RESUME, UP).
-    NodeReturn = 7,
+    NodeReturn = 8,
 }
 
 /// What happens.

@@ -1058,7 +1058,7 @@ impl<'a> Engine<'a> {
             job,
             partition,
             alloc,
-            ..
+            by_backfill,
         } = s;
         let sub = self.jobs[job.idx()].sub as usize;
         // Array tasks take a fresh job id when they start, except the last
@@ -1139,8 +1139,16 @@ impl<'a> Engine<'a> {
             (None, None) => Some(now + UNLIMITED_PLAN),
         };
         if let Some(t) = end_at {
-            self.queue
-                .push(t, Phase::JobEnd, EventKind::RunEnd { job, run });
+            // A run the main pass started that ends on its own ends after
+            // the main pass of its last second (`main_after_ends_from`).
+            let own_end = natural.is_some_and(|n| kill.is_none_or(|k| n < k));
+            let late = self.params.main_after_ends_from.is_some_and(|f| now >= f);
+            let phase = if late && !by_backfill && own_end {
+                Phase::MainStartedEnd
+            } else {
+                Phase::JobEnd
+            };
+            self.queue.push(t, phase, EventKind::RunEnd { job, run });
         }
         let planned_end = now.saturating_add(limit.unwrap_or(UNLIMITED_PLAN));
         self.jobs[job.idx()].planned_end = planned_end;

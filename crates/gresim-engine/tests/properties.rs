@@ -117,6 +117,7 @@ struct ParamsGen {
     job_requeue: bool,
     cred_expire: u64,
     requeue_completing: u64,
+    main_after_ends_from: Option<u64>,
 }
 
 const WHOLE_MODELS: [(&str, &str); 3] = [
@@ -291,6 +292,7 @@ fn params_gen() -> impl Strategy<Value = ParamsGen> {
         any::<bool>(),
         0u64..=150,
         0u64..=4,
+        proptest::option::of(0u64..=200),
     )
         .prop_map(
             |(
@@ -304,6 +306,7 @@ fn params_gen() -> impl Strategy<Value = ParamsGen> {
                 job_requeue,
                 cred_expire,
                 requeue_completing,
+                main_after_ends_from,
             )| ParamsGen {
                 sched_interval,
                 bf_interval,
@@ -315,6 +318,7 @@ fn params_gen() -> impl Strategy<Value = ParamsGen> {
                 job_requeue,
                 cred_expire,
                 requeue_completing,
+                main_after_ends_from,
             },
         )
 }
@@ -714,6 +718,7 @@ fn build_params(g: &ParamsGen) -> SchedParams {
         job_requeue: g.job_requeue,
         cred_expire: g.cred_expire,
         requeue_completing: g.requeue_completing,
+        main_after_ends_from: g.main_after_ends_from,
         ..SchedParams::default()
     }
 }

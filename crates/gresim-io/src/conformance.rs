@@ -590,6 +590,10 @@ fn case_params(path: &Path, def: &CaseDef) -> Result<SchedParams, InputError> {
         // again 6, 10 and 9 s after it, pub_failures r04's reason came 1,
         // 4 and 4.5 s after).
         requeue_completing: 3,
+        // The main pass falls behind the ends of the jobs backfill started
+        // 15-55 s after slurmctld's start in the recordings
+        // (docs/slurm-fidelity.md).
+        main_after_ends_from: Some((ctld + 45).max(0) as u64),
         ..SchedParams::default()
     };
     // The settings replay.py writes, read by the slurm.conf reader.

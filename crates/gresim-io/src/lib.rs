@@ -528,6 +528,7 @@ fn sched_params(
         cred_expire: s.cred_expire.unwrap_or(d.cred_expire),
         kill_completing: d.kill_completing,
         requeue_completing: d.requeue_completing,
+        main_after_ends_from: d.main_after_ends_from,
         bf_window: s.bf_window.map_or(d.bf_window, |m| m * 60),
         bf_resolution: positive(s.bf_resolution, "bf_resolution", d.bf_resolution)?,
         bf_max_job_test: s.bf_max_job_test.unwrap_or(d.bf_max_job_test),

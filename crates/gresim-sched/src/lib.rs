@@ -56,6 +56,16 @@ pub struct SchedParams {
     /// Slurm sets the job's begin time to `now + cred_expire + 1`. 0 counts
     /// from the requeue itself. A requeue by node failure has no such wait.
     pub requeue_completing: u64,
+    /// From this time on, the main pass of a second runs after the jobs
+    /// that backfill started end in that second, so the jobs the main pass
+    /// starts from then on end after the main pass of their last second. slurmctld's main
+    /// loop (`_slurmctld_background()`: ten 0.1-s sleeps plus its work) drifts
+    /// later against the backfill loop (one 1-s sleep), so with 1-s loops the
+    /// main pass starts just behind backfill and falls behind the ends of the
+    /// jobs backfill started after a while (docs/slurm-fidelity.md). Before
+    /// this time, and with `None`, every job ends before the next second's
+    /// passes.
+    pub main_after_ends_from: Option<Time>,
     /// `bf_window` in seconds.
     pub bf_window: u64,
     /// `bf_resolution` in seconds.
@@ -82,6 +92,7 @@ impl Default for SchedParams {
             cred_expire: 120,
             kill_completing: 0,
             requeue_completing: 0,
+            main_after_ends_from: None,
             bf_window: 1440 * 60,
             bf_resolution: 60,
             bf_max_job_test: 500,
