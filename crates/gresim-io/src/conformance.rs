@@ -248,7 +248,9 @@ pub fn recorded_t0_epoch(path: &Path) -> Option<f64> {
     let rec = std::path::PathBuf::from(format!("{}.result.json", stem.trim_end_matches(".json")));
     let text = std::fs::read_to_string(rec).ok()?;
     let v: Value = serde_json::from_str(&text).ok()?;
-    v.get("t0_epoch")?.as_f64()
+    v.get("t0_epoch")?
+        .as_f64()
+        .filter(|t| t.is_finite() && *t >= 0.0)
 }
 
 /// Reads a case file.
@@ -260,7 +262,7 @@ pub fn load_case(path: &Path) -> Result<Case, InputError> {
         serde_path_to_error::deserialize(de).map_err(|e| error::from_json(path, e))?;
     let cluster = case_cluster(path, &def)?;
     let mut params = case_params(path, &def)?;
-    if let Some(t0) = def.t0_epoch.or_else(|| recorded_t0_epoch(path)) {
+    if let Some(t0) = def.t0_epoch {
         if !t0.is_finite() || t0 < 0.0 {
             return Err(InputError::at(
                 path,
@@ -268,6 +270,8 @@ pub fn load_case(path: &Path) -> Result<Case, InputError> {
                 "expected a time in seconds since 1970, at least 0",
             ));
         }
+    }
+    if let Some(t0) = def.t0_epoch.or_else(|| recorded_t0_epoch(path)) {
         if params.bf_will_run_window > 0 {
             params.bf_epoch_phase = (t0.floor() as u64) % params.bf_will_run_window;
         }

@@ -82,24 +82,16 @@ fn resv_overlap(res: &[Reservation], on: &[bool], s: Time, e: Time) -> bool {
 /// holding `start_res` to the first that begins after `end_time`, the end of
 /// the first slot after which a node of the partition that was reserved in it
 /// is free. The map ends at `map_end`; its last slot has no successor.
-/// `events` is scratch: (time, is_start, reservation).
+/// `events` are the reservations' starts and ends, sorted (see [`reserve`]).
 fn later_start(
     res: &[Reservation],
+    events: &[(Time, bool, usize)],
     start_res: Time,
     end_time: Time,
     map_end: Time,
     in_part: &dyn Fn(NodeId) -> bool,
     cover: &mut [u32],
-    events: &mut Vec<(Time, bool, usize)>,
 ) -> Option<Time> {
-    events.clear();
-    for (i, r) in res.iter().enumerate() {
-        events.push((r.start, true, i));
-        events.push((r.end, false, i));
-    }
-    // Ends before starts at the same time, so a node handed from one
-    // reservation to the next is never seen free.
-    events.sort_unstable_by_key(|&(t, s, i)| (t, s, i));
     cover.fill(0);
     let mut k = 0usize;
     let mut slot_begin: Option<Time> = None;
@@ -149,6 +141,18 @@ fn later_start(
     None
 }
 
+/// Adds `r` to the backfill map: to `res`, and its start and end to
+/// `events`, kept sorted by (time, ends before starts, reservation) so a node
+/// handed from one reservation to the next is never seen free.
+fn reserve(res: &mut Vec<Reservation>, events: &mut Vec<(Time, bool, usize)>, r: Reservation) {
+    let i = res.len();
+    for e in [(r.end, false, i), (r.start, true, i)] {
+        let at = events.partition_point(|x| *x < e);
+        events.insert(at, e);
+    }
+    res.push(r);
+}
+
 /// Most request shapes whose fit counts one pass remembers.
 const FITS_MEMO_MAX: usize = 16;
 
@@ -164,6 +168,29 @@ struct Running<'a> {
     /// Its planned end, start + limit (possibly past).
     end: Time,
     alloc: Cow<'a, Allocation>,
+}
+
+/// Whether the nodes of `pnodes` not in `avoid` could hold `req` by counts
+/// alone (`fits` is `node_may_fit` per node): a necessary condition for a fit.
+fn counts_fit(
+    pnodes: &[NodeId],
+    avoid: &[bool],
+    fits: &[Option<u32>],
+    req: &gresim_model::job::JobRequest,
+) -> bool {
+    if !req.nodelist.is_empty() {
+        return true;
+    }
+    let (mut n, mut g) = (0u32, 0u64);
+    for id in pnodes {
+        if !avoid[id.idx()] {
+            if let Some(x) = fits[id.idx()] {
+                n += 1;
+                g += u64::from(x);
+            }
+        }
+    }
+    n >= req.min_nodes.max(1) && req.gpus_per_job.is_none_or(|pj| g >= u64::from(pj.count))
 }
 
 /// Most jobs `_will_run_test()` releases before it tests again.
@@ -271,12 +298,12 @@ pub fn backfill_pass(
                 let in_part = |id: NodeId| cl.in_partition(part, id) && st.node(id).schedulable();
                 later_start(
                     &reservations,
+                    &events,
                     start_res,
                     end_time,
                     map_end,
                     &in_part,
                     &mut cover,
-                    &mut events,
                 )
             };
             // Enough usable nodes, and the required ones among them?
@@ -313,9 +340,25 @@ pub fn backfill_pass(
                         end: now + limit,
                         alloc: Cow::Owned(alloc.clone()),
                     };
+                    let whole = alloc.exclusive;
                     if ctx.start(job, part, alloc, true).is_ok() {
                         started.push(job);
                         fits_memo.clear();
+                        // `_bf_reserve_running()`: a whole-node job started
+                        // here also holds its nodes in the backfill map, from
+                        // the map's start to its planned end.
+                        if whole {
+                            let e = (now + limit) / res_q * res_q;
+                            reserve(
+                                &mut reservations,
+                                &mut events,
+                                Reservation {
+                                    start: map_begin,
+                                    end: e.max(map_begin + res_q),
+                                    nodes: planned.alloc.node_ids().collect(),
+                                },
+                            );
+                        }
                         // Later jobs plan with this one's end too.
                         let at = ends.partition_point(|e| e.end <= planned.end);
                         ends.insert(at, planned);
@@ -323,26 +366,27 @@ pub fn backfill_pass(
                     break;
                 }
             }
-            let found = if start_res > now {
-                try_select(ctx.cluster, ctx.params, ctx.state, &req, part, Some(&avoid))
-                    .map(|a| (now, a))
-            } else {
-                None
-            }
-            .or_else(|| {
-                will_run_release(
-                    ctx,
-                    &req,
-                    part,
-                    &avoid,
-                    &ends,
-                    &fits_memo[memo].fits,
-                    need_nodes,
-                    group,
-                    phase,
-                    horizon,
-                )
-            });
+            let found =
+                if start_res > now && counts_fit(pnodes, &avoid, &fits_memo[memo].fits, &req) {
+                    try_select(ctx.cluster, ctx.params, ctx.state, &req, part, Some(&avoid))
+                        .map(|a| (now, a))
+                } else {
+                    None
+                }
+                .or_else(|| {
+                    will_run_release(
+                        ctx,
+                        &req,
+                        part,
+                        &avoid,
+                        &ends,
+                        &fits_memo[memo].fits,
+                        need_nodes,
+                        group,
+                        phase,
+                        later.map_or(horizon, |l| l.min(horizon)),
+                    )
+                });
             let Some((t, alloc)) = found else {
                 match later {
                     Some(l) => {
@@ -374,11 +418,15 @@ pub fn backfill_pass(
                 continue;
             }
             let s = s.max(map_begin);
-            reservations.push(Reservation {
-                start: s,
-                end: e.max(s + res_q),
-                nodes: alloc.node_ids().collect(),
-            });
+            reserve(
+                &mut reservations,
+                &mut events,
+                Reservation {
+                    start: s,
+                    end: e.max(s + res_q),
+                    nodes: alloc.node_ids().collect(),
+                },
+            );
             break;
         }
     }
@@ -388,7 +436,9 @@ pub fn backfill_pass(
 /// `_will_run_test()` after the job did not fit in the current state: release
 /// the running jobs on usable nodes in planned-end order, a group at a time,
 /// and test after each group. Returns the planned start (the end of the last
-/// job released) and the allocation then.
+/// job released) and the allocation then. A start after `cutoff` is as good
+/// as none to the caller (it plans again from `later_start`, or makes no
+/// reservation beyond the window), so the release stops there.
 #[allow(clippy::too_many_arguments)]
 fn will_run_release(
     ctx: &PassCtx<'_>,
@@ -400,7 +450,7 @@ fn will_run_release(
     need_nodes: u32,
     group: Time,
     phase: Time,
-    horizon: Time,
+    cutoff: Time,
 ) -> Option<(Time, Allocation)> {
     let now = ctx.now;
     let cl = ctx.cluster;
@@ -421,6 +471,13 @@ fn will_run_release(
     let mut window = group;
     let mut i = 0usize;
     loop {
+        // The next group ends no earlier than its first usable job.
+        let first = ends[i..]
+            .iter()
+            .find(|r| r.alloc.nodes.iter().any(|na| usable(na.node)))?;
+        if first.end.max(now + 1) > cutoff {
+            return None;
+        }
         let mut last: Option<Time> = None;
         let mut more = true;
         let mut removed = 0u32;
@@ -490,8 +547,7 @@ fn will_run_release(
         let last = last?;
         // A job past its planned end is expected to end in the next second.
         let start = last.max(now + 1);
-        if start > horizon {
-            // Beyond the window: backfill makes no reservation.
+        if start > cutoff {
             return None;
         }
         if !skip_test {
@@ -538,15 +594,12 @@ mod tests {
     fn later(res: &[Reservation], start_res: Time, end_time: Time, part: &[usize]) -> Option<Time> {
         let in_part = |id: NodeId| part.contains(&id.idx());
         let mut cover = vec![0u32; 4];
-        let mut events = Vec::new();
+        let (mut rs, mut events) = (Vec::new(), Vec::new());
+        for x in res {
+            reserve(&mut rs, &mut events, x.clone());
+        }
         later_start(
-            res,
-            start_res,
-            end_time,
-            10_000,
-            &in_part,
-            &mut cover,
-            &mut events,
+            &rs, &events, start_res, end_time, 10_000, &in_part, &mut cover,
         )
     }
 
