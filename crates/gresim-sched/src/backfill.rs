@@ -59,13 +59,19 @@ fn plan_limit(ctx: &PassCtx<'_>, job: JobIdx, part: PartId) -> Time {
 
 /// Marks, in `m`, the nodes reserved in any slot of the backfill map that
 /// overlaps `[a, b]`: a slot overlaps when it ends after `a` and begins no
-/// later than `b`, so a reservation beginning exactly at `b` counts.
-fn blocked_into(res: &[Reservation], a: Time, b: Time, m: &mut [bool]) {
-    m.fill(false);
+/// later than `b`, so a reservation beginning exactly at `b` counts. `list`
+/// gets the marked nodes, each once.
+fn blocked_into(res: &[Reservation], a: Time, b: Time, m: &mut [bool], list: &mut Vec<NodeId>) {
+    for id in list.drain(..) {
+        m[id.idx()] = false;
+    }
     for r in res {
         if r.start <= b && a < r.end {
-            for id in &r.nodes {
-                m[id.idx()] = true;
+            for &id in &r.nodes {
+                if !m[id.idx()] {
+                    m[id.idx()] = true;
+                    list.push(id);
+                }
             }
         }
     }
@@ -168,29 +174,27 @@ struct Running<'a> {
     /// Its planned end, start + limit (possibly past).
     end: Time,
     alloc: Cow<'a, Allocation>,
+    /// Its nodes (a compact copy of the allocation's, for the scans of
+    /// `will_run_release`).
+    nodes: Box<[NodeId]>,
 }
 
-/// Whether the nodes of `pnodes` not in `avoid` could hold `req` by counts
-/// alone (`fits` is `node_may_fit` per node): a necessary condition for a fit.
-fn counts_fit(
-    pnodes: &[NodeId],
-    avoid: &[bool],
-    fits: &[Option<u32>],
-    req: &gresim_model::job::JobRequest,
-) -> bool {
-    if !req.nodelist.is_empty() {
-        return true;
+impl<'a> Running<'a> {
+    fn new(end: Time, alloc: Cow<'a, Allocation>) -> Self {
+        let nodes = alloc.node_ids().collect();
+        Running { end, alloc, nodes }
     }
-    let (mut n, mut g) = (0u32, 0u64);
-    for id in pnodes {
-        if !avoid[id.idx()] {
-            if let Some(x) = fits[id.idx()] {
-                n += 1;
-                g += u64::from(x);
-            }
-        }
-    }
-    n >= req.min_nodes.max(1) && req.gpus_per_job.is_none_or(|pj| g >= u64::from(pj.count))
+}
+
+/// Whether `n_fit` nodes offering `g_fit` GPUs to a per-job request, each of
+/// which could hold its share of `req` by counts alone, could hold `req`: a
+/// necessary condition for a fit.
+fn counts_fit(req: &gresim_model::job::JobRequest, n_fit: u32, g_fit: u64) -> bool {
+    !req.nodelist.is_empty()
+        || (n_fit >= req.min_nodes.max(1)
+            && req
+                .gpus_per_job
+                .is_none_or(|pj| g_fit >= u64::from(pj.count)))
 }
 
 /// Most jobs `_will_run_test()` releases before it tests again.
@@ -222,16 +226,14 @@ pub fn backfill_pass(
         .iter()
         .filter_map(|&(e, j)| {
             let run = jobs[j.idx()].runs.last()?;
-            Some(Running {
-                end: e,
-                alloc: Cow::Borrowed(&run.alloc),
-            })
+            Some(Running::new(e, Cow::Borrowed(&run.alloc)))
         })
         .collect();
     // What `node_may_fit` says of each partition node in the current state,
     // by request shape and partition; valid until this pass starts a job.
     let mut fits_memo: Vec<FitsMemo> = Vec::new();
     let mut avoid = vec![false; nnodes];
+    let mut masked: Vec<NodeId> = Vec::new();
     let mut on = vec![false; nnodes];
     let mut cover = vec![0u32; nnodes];
     let mut events: Vec<(Time, bool, usize)> = Vec::new();
@@ -287,11 +289,28 @@ pub fn backfill_pass(
         };
 
         let mut start_res = now;
+        let mut timeline = Timeline::new();
+        // Usable partition nodes, and those that could hold the job now by
+        // counts (with their GPUs), before any mask.
+        let base = {
+            let fits = &fits_memo[memo].fits;
+            let (mut usable, mut n_fit, mut g_fit) = (0u32, 0u32, 0u64);
+            for &id in pnodes {
+                if let Some(g) = fits[id.idx()] {
+                    n_fit += 1;
+                    g_fit += u64::from(g);
+                }
+                if ctx.state.node(id).schedulable() && !req.exclude.contains(&id) {
+                    usable += 1;
+                }
+            }
+            (usable, n_fit, g_fit)
+        };
         // Each retry starts later (or on other nodes); the cap only guards
         // against a planning loop.
         for _try in 0..64 {
             let end_time = start_res.max(now) + limit;
-            blocked_into(&reservations, start_res, end_time, &mut avoid);
+            blocked_into(&reservations, start_res, end_time, &mut avoid, &mut masked);
             let later = {
                 let cl = ctx.cluster;
                 let st = &*ctx.state;
@@ -306,15 +325,22 @@ pub fn backfill_pass(
                     &mut cover,
                 )
             };
-            // Enough usable nodes, and the required ones among them?
-            let usable = pnodes
-                .iter()
-                .filter(|&&id| {
-                    !avoid[id.idx()]
-                        && ctx.state.node(id).schedulable()
-                        && !req.exclude.contains(&id)
-                })
-                .count() as u32;
+            // Enough usable nodes, and the required ones among them? With
+            // the nodes (and GPUs) that could hold the job now by counts.
+            // (The partition's totals less what the masked nodes hold.)
+            let (mut usable, mut n_fit, mut g_fit) = base;
+            let fits = &fits_memo[memo].fits;
+            for &id in &masked {
+                if ctx.cluster.in_partition(part, id) {
+                    if let Some(g) = fits[id.idx()] {
+                        n_fit -= 1;
+                        g_fit -= u64::from(g);
+                    }
+                    if ctx.state.node(id).schedulable() && !req.exclude.contains(&id) {
+                        usable -= 1;
+                    }
+                }
+            }
             if usable < need_nodes || req.nodelist.iter().any(|id| avoid[id.idx()]) {
                 match later {
                     Some(l) => {
@@ -336,10 +362,7 @@ pub fn backfill_pass(
                     part,
                     Some(&avoid),
                 ) {
-                    let planned = Running {
-                        end: now + limit,
-                        alloc: Cow::Owned(alloc.clone()),
-                    };
+                    let planned = Running::new(now + limit, Cow::Owned(alloc.clone()));
                     let whole = alloc.exclusive;
                     if ctx.start(job, part, alloc, true).is_ok() {
                         started.push(job);
@@ -366,27 +389,27 @@ pub fn backfill_pass(
                     break;
                 }
             }
-            let found =
-                if start_res > now && counts_fit(pnodes, &avoid, &fits_memo[memo].fits, &req) {
-                    try_select(ctx.cluster, ctx.params, ctx.state, &req, part, Some(&avoid))
-                        .map(|a| (now, a))
-                } else {
-                    None
-                }
-                .or_else(|| {
-                    will_run_release(
-                        ctx,
-                        &req,
-                        part,
-                        &avoid,
-                        &ends,
-                        &fits_memo[memo].fits,
-                        need_nodes,
-                        group,
-                        phase,
-                        later.map_or(horizon, |l| l.min(horizon)),
-                    )
-                });
+            let found = if start_res > now && counts_fit(&req, n_fit, g_fit) {
+                try_select(ctx.cluster, ctx.params, ctx.state, &req, part, Some(&avoid))
+                    .map(|a| (now, a))
+            } else {
+                None
+            }
+            .or_else(|| {
+                will_run_release(
+                    ctx,
+                    &req,
+                    part,
+                    &avoid,
+                    &ends,
+                    &fits_memo[memo].fits,
+                    &mut timeline,
+                    (n_fit, g_fit),
+                    group,
+                    phase,
+                    later.map_or(horizon, |l| l.min(horizon)),
+                )
+            });
             let Some((t, alloc)) = found else {
                 match later {
                     Some(l) => {
@@ -433,6 +456,109 @@ pub fn backfill_pass(
     started
 }
 
+/// The running jobs released one by one in planned-end order, shared by the
+/// tries of one job. A node's fit depends only on the jobs on it, so releasing
+/// also the jobs on nodes a try may not use changes nothing on the nodes it
+/// may: one order serves every node mask.
+struct Timeline {
+    /// Per end index, in order: the partition nodes whose fit for the job it
+    /// changes, with the fit before and after.
+    changes: Vec<(usize, NodeId, Option<u32>, Option<u32>)>,
+    /// The state after the first `done` ends, and the fits then.
+    sweep: Option<ClusterState>,
+    fits: Vec<Option<u32>>,
+    done: usize,
+    /// A state after the first `at` ends, for node selection.
+    mat: Option<(usize, ClusterState)>,
+}
+
+impl Timeline {
+    fn new() -> Self {
+        Timeline {
+            changes: Vec::new(),
+            sweep: None,
+            fits: Vec::new(),
+            done: 0,
+            mat: None,
+        }
+    }
+
+    /// Records the changes of the ends up to index `upto` (exclusive).
+    fn extend_to(
+        &mut self,
+        ctx: &PassCtx<'_>,
+        req: &gresim_model::job::JobRequest,
+        part: PartId,
+        ends: &[Running<'_>],
+        fits0: &[Option<u32>],
+        upto: usize,
+    ) {
+        let cl = ctx.cluster;
+        while self.done < upto.min(ends.len()) {
+            let st = self.sweep.get_or_insert_with(|| ctx.state.clone());
+            if self.fits.is_empty() {
+                self.fits.extend_from_slice(fits0);
+            }
+            let r = &ends[self.done];
+            let _ = st.release(cl, &r.alloc);
+            for na in &r.alloc.nodes {
+                if cl.in_partition(part, na.node) {
+                    let n = na.node.idx();
+                    let old = self.fits[n];
+                    let new =
+                        crate::select::node_may_fit(cl, ctx.params, st.node(na.node), na.node, req);
+                    if old != new {
+                        self.fits[n] = new;
+                        self.changes.push((self.done, na.node, old, new));
+                    }
+                }
+            }
+            self.done += 1;
+        }
+    }
+
+    /// The state after the first `at` ends (at most the ends recorded): the
+    /// sweep's own state, or a copy of it with the later ends given back.
+    fn state_at(&mut self, ctx: &PassCtx<'_>, ends: &[Running<'_>], at: usize) -> &ClusterState {
+        let cl = ctx.cluster;
+        if at == self.done {
+            return self.sweep.get_or_insert_with(|| ctx.state.clone());
+        }
+        let mut ok = false;
+        if let Some((k, st)) = self.mat.as_mut() {
+            if *k >= at {
+                ok = true;
+                while *k > at {
+                    if st.allocate(cl, &ends[*k - 1].alloc).is_err() {
+                        ok = false;
+                        break;
+                    }
+                    *k -= 1;
+                }
+            }
+        }
+        if !ok {
+            let mut st = self.sweep.clone().unwrap_or_else(|| ctx.state.clone());
+            let mut k = if self.sweep.is_some() { self.done } else { 0 };
+            while k > at {
+                if st.allocate(cl, &ends[k - 1].alloc).is_err() {
+                    // Replay from the current state instead.
+                    st = ctx.state.clone();
+                    k = 0;
+                    break;
+                }
+                k -= 1;
+            }
+            while k < at {
+                let _ = st.release(cl, &ends[k].alloc);
+                k += 1;
+            }
+            self.mat = Some((k, st));
+        }
+        &self.mat.as_ref().expect("just set").1
+    }
+}
+
 /// `_will_run_test()` after the job did not fit in the current state: release
 /// the running jobs on usable nodes in planned-end order, a group at a time,
 /// and test after each group. Returns the planned start (the end of the last
@@ -447,7 +573,8 @@ fn will_run_release(
     avoid: &[bool],
     ends: &[Running<'_>],
     fits0: &[Option<u32>],
-    need_nodes: u32,
+    tl: &mut Timeline,
+    (mut n_fit, mut g_fit): (u32, u64),
     group: Time,
     phase: Time,
     cutoff: Time,
@@ -455,29 +582,17 @@ fn will_run_release(
     let now = ctx.now;
     let cl = ctx.cluster;
     let usable = |id: NodeId| cl.in_partition(part, id) && !avoid[id.idx()];
-    let mut future: Option<ClusterState> = None;
-    let mut fits: Vec<Option<u32>> = fits0.to_vec();
-    let (mut n_fit, mut g_fit) = (0u32, 0u64);
-    for &id in &cl.partition(part).nodes {
-        if !avoid[id.idx()] {
-            if let Some(g) = fits[id.idx()] {
-                n_fit += 1;
-                g_fit += u64::from(g);
-            }
-        }
-    }
-    let check = req.nodelist.is_empty();
+    // Changes of `tl` applied to the counts so far.
+    let mut applied = 0usize;
     let mut anchor: Option<Time> = None;
     let mut window = group;
     let mut i = 0usize;
     loop {
         // The next group ends no earlier than its first usable job.
-        let first = ends[i..]
+        ends[i..]
             .iter()
-            .find(|r| r.alloc.nodes.iter().any(|na| usable(na.node)))?;
-        if first.end.max(now + 1) > cutoff {
-            return None;
-        }
+            .take_while(|r| r.end.max(now + 1) <= cutoff)
+            .find(|r| r.nodes.iter().any(|&id| usable(id)))?;
         let mut last: Option<Time> = None;
         let mut more = true;
         let mut removed = 0u32;
@@ -488,7 +603,7 @@ fn will_run_release(
                 break;
             };
             i += 1;
-            if !r.alloc.nodes.iter().any(|na| usable(na.node)) {
+            if !r.nodes.iter().any(|&id| usable(id)) {
                 continue;
             }
             if anchor.is_none() {
@@ -500,28 +615,6 @@ fn will_run_release(
                 });
             }
             last = Some(r.end);
-            let fut = future.get_or_insert_with(|| ctx.state.clone());
-            let _ = fut.release(cl, &r.alloc);
-            for na in &r.alloc.nodes {
-                if usable(na.node) {
-                    let n = na.node.idx();
-                    if let Some(g) = fits[n] {
-                        n_fit -= 1;
-                        g_fit -= u64::from(g);
-                    }
-                    fits[n] = crate::select::node_may_fit(
-                        cl,
-                        ctx.params,
-                        fut.node(na.node),
-                        na.node,
-                        req,
-                    );
-                    if let Some(g) = fits[n] {
-                        n_fit += 1;
-                        g_fit += u64::from(g);
-                    }
-                }
-            }
             match ends.get(i) {
                 None => {
                     more = false;
@@ -550,6 +643,22 @@ fn will_run_release(
         if start > cutoff {
             return None;
         }
+        // The ends released so far (`ends[..i]`) in the counts.
+        tl.extend_to(ctx, req, part, ends, fits0, i);
+        while applied < tl.changes.len() && tl.changes[applied].0 < i {
+            let (_, id, old, new) = tl.changes[applied];
+            if usable(id) {
+                if let Some(g) = old {
+                    n_fit -= 1;
+                    g_fit -= u64::from(g);
+                }
+                if let Some(g) = new {
+                    n_fit += 1;
+                    g_fit += u64::from(g);
+                }
+            }
+            applied += 1;
+        }
         if !skip_test {
             if group > 0 {
                 let a = anchor.unwrap_or(last);
@@ -560,16 +669,10 @@ fn will_run_release(
                     }
                 }
             }
-            let enough = !check
-                || (n_fit >= need_nodes
-                    && req
-                        .gpus_per_job
-                        .is_none_or(|pj| g_fit >= u64::from(pj.count)));
-            if enough {
-                if let Some(fut) = future.as_ref() {
-                    if let Some(a) = try_select(cl, ctx.params, fut, req, part, Some(avoid)) {
-                        return Some((start, a));
-                    }
+            if counts_fit(req, n_fit, g_fit) {
+                let fut = tl.state_at(ctx, ends, i);
+                if let Some(a) = try_select(cl, ctx.params, fut, req, part, Some(avoid)) {
+                    return Some((start, a));
                 }
             }
         }
@@ -606,11 +709,13 @@ mod tests {
     #[test]
     fn a_reservation_beginning_at_the_window_end_blocks_its_nodes() {
         let res = [r(60, 120, &[0]), r(61, 120, &[1]), r(10, 20, &[2])];
-        let mut m = vec![false; 4];
-        blocked_into(&res, 0, 60, &mut m);
+        let (mut m, mut list) = (vec![false; 4], Vec::new());
+        blocked_into(&res, 0, 60, &mut m, &mut list);
         assert_eq!(m, [true, false, true, false]);
-        blocked_into(&res, 20, 61, &mut m);
+        assert_eq!(list.len(), 2);
+        blocked_into(&res, 20, 61, &mut m, &mut list);
         assert_eq!(m, [true, true, false, false]);
+        assert_eq!(list.len(), 2);
     }
 
     #[test]
