@@ -532,6 +532,8 @@ fn sched_params(
         bf_window: s.bf_window.map_or(d.bf_window, |m| m * 60),
         bf_resolution: positive(s.bf_resolution, "bf_resolution", d.bf_resolution)?,
         bf_max_job_test: s.bf_max_job_test.unwrap_or(d.bf_max_job_test),
+        bf_will_run_window: d.bf_will_run_window,
+        bf_epoch_phase: d.bf_epoch_phase,
         kill_invalid_depend: s.kill_invalid_depend.unwrap_or(d.kill_invalid_depend),
         priority: if s.priority_type.is_none() && s.priority_weights.is_none() {
             d.priority.clone()

@@ -486,3 +486,27 @@ fn public_openb_default_pods() {
         .count();
     assert_eq!(scheduled, 8152 - 897);
 }
+
+/// Backfill's will-run groups are phased by the wall-clock second of t0:
+/// from the case's own `t0_epoch`, else from the recording beside the case.
+#[test]
+fn t0_epoch_phases_the_will_run_groups() {
+    let dir = std::env::temp_dir().join(format!("gresim-t0-epoch-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(data("conf/topology/case.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let case = dir.join("c.json");
+    let phase = |v: &serde_json::Value| {
+        std::fs::write(&case, v.to_string()).unwrap();
+        load_case(&case).map(|c| c.scenario.params.bf_epoch_phase)
+    };
+    assert_eq!(phase(&v).unwrap(), 0);
+    std::fs::write(dir.join("c.result.json"), r#"{"t0_epoch": 1796000763.0}"#).unwrap();
+    assert_eq!(phase(&v).unwrap(), 3);
+    v["t0_epoch"] = serde_json::json!(1796003669.0);
+    assert_eq!(phase(&v).unwrap(), 29);
+    v["t0_epoch"] = serde_json::json!(-1.0);
+    let e = phase(&v).unwrap_err().to_string();
+    assert!(e.contains("t0_epoch"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -72,6 +72,14 @@ pub struct SchedParams {
     pub bf_resolution: u64,
     /// `bf_max_job_test`.
     pub bf_max_job_test: u32,
+    /// `_will_run_test()`'s grouping of running jobs' planned ends, in
+    /// seconds (Slurm's fixed `time_window` of 30): backfill releases the
+    /// jobs ending up to 30 s past the first end rounded up to a multiple of
+    /// 30 s, tests, then doubles the reach. 0 tests after every end.
+    pub bf_will_run_window: u64,
+    /// Wall-clock second of simulated time 0, modulo `bf_will_run_window`
+    /// (Slurm aligns the groups on epoch time).
+    pub bf_epoch_phase: u64,
     /// DependencyParameters=kill_invalid_depend: cancel a job whose dependency can never be met.
     pub kill_invalid_depend: bool,
     /// PriorityType and its weights.
@@ -96,6 +104,8 @@ impl Default for SchedParams {
             bf_window: 1440 * 60,
             bf_resolution: 60,
             bf_max_job_test: 500,
+            bf_will_run_window: 30,
+            bf_epoch_phase: 0,
             kill_invalid_depend: false,
             priority: priority::PriorityConfig::Basic,
         }
