@@ -28,7 +28,7 @@ const FLOORS: &[(&str, u32)] = &[
     ("pub_random_b", 35),
     ("reasons", 11),
     ("rnd_a101", 70),
-    ("rnd_b202", 45),
+    ("rnd_b202", 54),
     ("rnd_c5", 61),
     ("rnd_d7", 62),
     ("throughput", 40),

@@ -1625,20 +1625,19 @@ fn finish_node(
             share: None,
         });
     }
-    // Cores first: the lowest ids of the usable ones.
+    // Cores first: `_cyclic_sync_core_bitmap` over the usable ones, then
+    // the lowest free ids if those fall short.
     let cpus = tasks.saturating_mul(j.cpt);
     let ncores = cpus.div_ceil(tpc).max(1);
-    let mut cores = CoreSet::default();
-    let mut left = ncores;
-    for src in [e.cores, u.free_cores] {
-        for c in src.iter() {
-            if left == 0 {
-                break;
-            }
-            if !cores.contains(c) {
-                cores.insert(c);
-                left -= 1;
-            }
+    let mut cores = cyclic_cores(node, &e.cores, ncores, j.cpt, tpc);
+    let mut left = ncores - cores.count().min(ncores);
+    for c in u.free_cores.iter() {
+        if left == 0 {
+            break;
+        }
+        if !cores.contains(c) {
+            cores.insert(c);
+            left -= 1;
         }
     }
     if left > 0 {
@@ -1693,6 +1692,58 @@ fn finish_node(
         tasks,
         share: None,
     })
+}
+
+/// `_cyclic_sync_core_bitmap` (dist_tasks.c, the default cyclic core
+/// distribution under CR_Core): with `--cpus-per-task` > 1, first whole
+/// tasks are packed into each socket in turn, a socket giving only as many
+/// cores as hold a multiple of `cpt` CPUs (so a 16-CPU task skips a socket
+/// with 15 usable cores); the remaining cores are taken one per socket per
+/// round, lowest index first within a socket. Picks at most `ncores`.
+fn cyclic_cores(node: &Node, avail: &CoreSet, ncores: u32, cpt: u32, tpc: u32) -> CoreSet {
+    let nsock = n_sockets(node);
+    let cps = u32::from(node.cores_per_socket.max(1));
+    let mut next = [0u32; MAX_SOCK];
+    for (s, n) in next.iter_mut().enumerate().take(nsock) {
+        *n = s as u32 * cps;
+    }
+    let end = |s: usize| (s as u32 + 1) * cps;
+    let mut out = CoreSet::default();
+    let mut left = ncores;
+    if cpt > 1 {
+        for s in 0..nsock {
+            let free = avail.count_range(s as u32 * cps, end(s)) * tpc;
+            let mut room = free - free % cpt;
+            while next[s] < end(s) && room > 0 && left > 0 {
+                if avail.contains(next[s]) {
+                    out.insert(next[s]);
+                    room = room.saturating_sub(tpc);
+                    left -= 1;
+                }
+                next[s] += 1;
+            }
+        }
+    }
+    while left > 0 {
+        let before = left;
+        for s in 0..nsock {
+            if left == 0 {
+                break;
+            }
+            while next[s] < end(s) && !avail.contains(next[s]) {
+                next[s] += 1;
+            }
+            if next[s] < end(s) {
+                out.insert(next[s]);
+                next[s] += 1;
+                left -= 1;
+            }
+        }
+        if left == before {
+            break;
+        }
+    }
+    out
 }
 
 /// Iterates set bits of `m` in index order.
@@ -2108,6 +2159,59 @@ mod tests {
         }
         // Both outcomes were exercised, many times.
         assert!(fits > 300 && fails > 300, "fits {fits}, fails {fails}");
+    }
+
+    /// `_cyclic_sync_core_bitmap`: a task's CPUs are packed into one socket
+    /// when one has room for whole tasks, other cores go one per socket per
+    /// round. With core 0 busy, an 8-CPU task skips socket 0 (7 free cores)
+    /// for socket 1, so the next 1-GPU job gets core 1 and a socket-0 GPU;
+    /// two 1-CPU tasks take a core on each socket. Recorded on Slurm 22.05:
+    /// conformance case `rnd_b202` (j23 on cores 16-31 of l2, then j26 on
+    /// CPU 1 with GPU 1 and j20 with GPUs 2,3).
+    #[test]
+    fn tasks_are_packed_per_socket_then_cores_go_round_robin() {
+        let c = cluster(1);
+        let p = SchedParams {
+            def_mem_per_cpu: Some(1_000),
+            ..SchedParams::default()
+        };
+        let part = PartId::from_idx(0);
+        let mut s = ClusterState::new(&c);
+        let node = NodeId::from_idx(0);
+        let place = |s: &mut ClusterState, r: &JobRequest| {
+            let a = job_test(&c, &p, r, part, View::Now(s, None)).expect("fits");
+            s.allocate(&c, &a).expect("free");
+            let na = &a.nodes[0];
+            (
+                na.cores.iter().collect::<Vec<_>>(),
+                bits(na.gpus).collect::<Vec<_>>(),
+            )
+        };
+        let gpu1 = JobRequest {
+            min_nodes: 1,
+            max_nodes: 1,
+            gpus_per_node: vec![GpuReq { ty: None, count: 1 }],
+            ..JobRequest::default()
+        };
+        assert_eq!(place(&mut s, &gpu1), (vec![0], vec![0]));
+        let cpu8 = JobRequest {
+            min_nodes: 1,
+            max_nodes: 1,
+            cpus_per_task: 8,
+            ..JobRequest::default()
+        };
+        assert_eq!(place(&mut s, &cpu8), ((8..16).collect(), vec![]));
+        assert_eq!(place(&mut s, &gpu1), (vec![1], vec![1]));
+        // A fresh node: two 1-CPU tasks go to cores 0 and 8.
+        let mut fresh = ClusterState::new(&c);
+        let two = JobRequest {
+            min_nodes: 1,
+            max_nodes: 1,
+            ntasks: Some(2),
+            ..JobRequest::default()
+        };
+        assert_eq!(place(&mut fresh, &two), (vec![0, 8], vec![]));
+        assert_eq!(fresh.node(node).free_cores.count(), 14);
     }
 
     /// Four CPU-only nodes of 16 cores; `part` lists the partition's nodes.

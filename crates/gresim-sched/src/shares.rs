@@ -294,14 +294,15 @@ mod tests {
     }
 
     /// The GPU is taken near the job's cores: with socket 0's cores all
-    /// busy, the job's core is on socket 1 and so is its GPU.
+    /// busy (one 8-CPU task packed into socket 0), the job's core is on
+    /// socket 1 and so is its GPU.
     #[test]
     fn gpu_follows_the_cores_socket() {
         let c = cluster(1, ShareKind::Shard, &[8, 8, 8, 8], false);
         let mut s = ClusterState::new(&c);
         let cpu = JobRequest {
             mem: MemReq::PerNode(100),
-            ntasks: Some(8),
+            cpus_per_task: 8,
             ..JobRequest::default()
         };
         let a = start(&c, &mut s, &cpu).unwrap();
