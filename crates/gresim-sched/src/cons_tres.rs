@@ -1501,19 +1501,25 @@ fn finish(j: &JobCtx<'_>, cands: &[Cand], picked: &[usize]) -> Option<Allocation
                     .eval
                     .map_or(cands[ci].usage.free_cores, |e| e.cores);
                 let mut cs = na.cores;
-                for src in [pool, cands[ci].usage.free_cores] {
+                // `have` counts `cs` as it grows (a core already in it
+                // adds nothing), instead of a popcount per core tried.
+                let mut have = cs.count();
+                'fill: for src in [pool, cands[ci].usage.free_cores] {
                     for core in src.iter() {
-                        if cs.count() >= want {
-                            break;
+                        if have >= want {
+                            break 'fill;
                         }
-                        cs.insert(core);
+                        if !cs.contains(core) {
+                            cs.insert(core);
+                            have += 1;
+                        }
                     }
                 }
-                if cs.count() < want {
+                if have < want {
                     return None;
                 }
                 na.cores = cs;
-                na.cpus = cs.count() * tpc;
+                na.cpus = have * tpc;
             }
         }
         let mem = mem_for(j, node, na.cpus, na.gpus.count_ones());
