@@ -47,7 +47,7 @@ const NO_VAL: u32 = u32::MAX;
 const MAX_SOCK: usize = 16;
 
 /// One GPU request as a `gres_job_state`: per node, per task, per job.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 struct GresReq {
     ty: Option<GpuTypeId>,
     per_node: u32,
@@ -56,7 +56,7 @@ struct GresReq {
 }
 
 /// The GPU requests of a job, at most a few entries.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Default, PartialEq)]
 struct GresList {
     items: [Option<GresReq>; 4],
     len: usize,
@@ -1105,7 +1105,7 @@ thread_local! {
 /// key, so caching changes no decision.
 #[derive(Default)]
 struct EvalCache {
-    shapes: Vec<(JobRequest, Option<u64>)>,
+    shapes: Vec<ShapeKey>,
     /// Per node, a few recent entries.
     nodes: Vec<[Option<CacheEntry>; CACHE_WAYS]>,
     next: Vec<u8>,
@@ -1113,6 +1113,48 @@ struct EvalCache {
 
 const CACHE_WAYS: usize = 8;
 const CACHE_SHAPES: usize = 256;
+
+/// What [`eval_node`] (and [`cannot_fit`], [`Quick`]) read of a job: the
+/// request without the fields none of them reads (time limit, partitions,
+/// `-w`/`-x`/`-C`, and the node counts, which they see only through the
+/// values derived from them in [`JobCtx`], kept here instead), and
+/// `DefMemPerCPU`. Jobs that differ only in their node count (the
+/// benchmark's 8-GPU jobs on 1, 2, 4 or 8 nodes) share one shape, so they
+/// share the evaluation cache and one node-set tree (`fit_tree`), whose
+/// leaves are those evaluations.
+#[derive(PartialEq)]
+struct ShapeKey {
+    req: JobRequest,
+    def_mem_per_cpu: Option<u64>,
+    gres: GresList,
+    cpt: u32,
+    min_tasks: u32,
+    max_tasks: u32,
+    min_cpus_node: u32,
+}
+
+impl ShapeKey {
+    fn of(j: &JobCtx<'_>) -> ShapeKey {
+        let mut req = j.req.clone();
+        req.time_limit = None;
+        req.partitions.clear();
+        req.nodelist.clear();
+        req.exclude.clear();
+        req.features.clear();
+        req.min_nodes = 0;
+        req.max_nodes = 0;
+        req.max_nodes_open = false;
+        ShapeKey {
+            req,
+            def_mem_per_cpu: j.params.def_mem_per_cpu,
+            gres: j.gres,
+            cpt: j.cpt,
+            min_tasks: j.min_tasks,
+            max_tasks: j.max_tasks,
+            min_cpus_node: j.min_cpus_node,
+        }
+    }
+}
 
 #[derive(Clone, Copy)]
 struct CacheEntry {
@@ -1124,20 +1166,14 @@ struct CacheEntry {
 
 impl EvalCache {
     fn shape_id(&mut self, j: &JobCtx<'_>) -> Option<u32> {
-        let mut key = j.req.clone();
-        key.time_limit = None;
-        key.partitions.clear();
-        key.nodelist.clear();
-        key.exclude.clear();
-        key.features.clear();
-        let dm = j.params.def_mem_per_cpu;
-        if let Some(i) = self.shapes.iter().position(|(k, d)| *k == key && *d == dm) {
+        let key = ShapeKey::of(j);
+        if let Some(i) = self.shapes.iter().position(|k| *k == key) {
             return Some(i as u32);
         }
         if self.shapes.len() >= CACHE_SHAPES {
             return None;
         }
-        self.shapes.push((key, dm));
+        self.shapes.push(key);
         Some(self.shapes.len() as u32 - 1)
     }
 
