@@ -1122,7 +1122,6 @@ const CACHE_SHAPES: usize = 256;
 /// benchmark's 8-GPU jobs on 1, 2, 4 or 8 nodes) share one shape, so they
 /// share the evaluation cache and one node-set tree (`fit_tree`), whose
 /// leaves are those evaluations.
-#[derive(PartialEq)]
 struct ShapeKey {
     req: JobRequest,
     def_mem_per_cpu: Option<u64>,
@@ -1154,6 +1153,50 @@ impl ShapeKey {
             min_cpus_node: j.min_cpus_node,
         }
     }
+
+    /// `ShapeKey::of(j) == *self`, without building the key (no clone of
+    /// the request on every selection).
+    fn matches(&self, j: &JobCtx<'_>) -> bool {
+        // Every field is named, so a new field fails to compile here until
+        // it is placed on one side or the other (and in `of`).
+        let JobRequest {
+            min_nodes: _,
+            max_nodes: _,
+            max_nodes_open: _,
+            ntasks,
+            ntasks_per_node,
+            cpus_per_task,
+            mem,
+            gpus_per_node,
+            gpus_per_job,
+            gpus_per_task,
+            cpus_per_gpu,
+            time_limit: _,
+            partitions: _,
+            nodelist: _,
+            exclude: _,
+            features: _,
+            exclusive,
+            shared,
+        } = j.req;
+        let k = &self.req;
+        self.def_mem_per_cpu == j.params.def_mem_per_cpu
+            && self.gres == j.gres
+            && self.cpt == j.cpt
+            && self.min_tasks == j.min_tasks
+            && self.max_tasks == j.max_tasks
+            && self.min_cpus_node == j.min_cpus_node
+            && *ntasks == k.ntasks
+            && *ntasks_per_node == k.ntasks_per_node
+            && *cpus_per_task == k.cpus_per_task
+            && *mem == k.mem
+            && *gpus_per_node == k.gpus_per_node
+            && *gpus_per_job == k.gpus_per_job
+            && *gpus_per_task == k.gpus_per_task
+            && *cpus_per_gpu == k.cpus_per_gpu
+            && *exclusive == k.exclusive
+            && *shared == k.shared
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -1166,14 +1209,13 @@ struct CacheEntry {
 
 impl EvalCache {
     fn shape_id(&mut self, j: &JobCtx<'_>) -> Option<u32> {
-        let key = ShapeKey::of(j);
-        if let Some(i) = self.shapes.iter().position(|k| *k == key) {
+        if let Some(i) = self.shapes.iter().position(|k| k.matches(j)) {
             return Some(i as u32);
         }
         if self.shapes.len() >= CACHE_SHAPES {
             return None;
         }
-        self.shapes.push(key);
+        self.shapes.push(ShapeKey::of(j));
         Some(self.shapes.len() as u32 - 1)
     }
 
