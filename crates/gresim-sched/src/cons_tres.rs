@@ -200,7 +200,7 @@ impl<'a> JobCtx<'a> {
 }
 
 /// What a node offers the job.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 struct Eval {
     /// Cores the job may use (after the GPU/socket filter).
     cores: CoreSet,
@@ -2192,6 +2192,87 @@ mod tests {
         }
         // Both outcomes were exercised, many times.
         assert!(fits > 300 && fails > 300, "fits {fits}, fails {fails}");
+    }
+
+    /// Requests whose `ShapeKey` matches (they share cache entries and a
+    /// `fit_tree`) get the same `eval_node` answer on every node, in both
+    /// passes, on a filling and draining cluster: the node counts the key
+    /// leaves out are read only through what `JobCtx` derives from them.
+    #[test]
+    fn shared_shapes_evaluate_alike() {
+        let c = cluster(24);
+        let p = SchedParams {
+            def_mem_per_cpu: Some(1_000),
+            ..SchedParams::default()
+        };
+        let part = PartId::from_idx(0);
+        let mut s = ClusterState::new(&c);
+        let mut running: Vec<Allocation> = Vec::new();
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let (mut shared, mut apart) = (0, 0);
+        for _ in 0..400 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if x % 3 == 0 && !running.is_empty() {
+                let a = running.swap_remove((x as usize / 3) % running.len());
+                s.release(&c, &a).expect("allocated");
+                continue;
+            }
+            let base = req(x >> 8);
+            let mut variants = Vec::new();
+            for nodes in [1, 2, 3] {
+                for ntasks in [None, Some(2), Some(3)] {
+                    // A field the key must keep: pairs differing in it may
+                    // not share a shape.
+                    for cpus_per_gpu in [base.cpus_per_gpu, Some(4)] {
+                        variants.push(JobRequest {
+                            min_nodes: nodes,
+                            max_nodes: nodes,
+                            ntasks,
+                            cpus_per_gpu,
+                            ..base.clone()
+                        });
+                    }
+                }
+            }
+            let ctxs: Vec<JobCtx<'_>> = variants.iter().map(|r| JobCtx::new(&c, &p, r)).collect();
+            for a in &ctxs {
+                let key = ShapeKey::of(a);
+                assert!(key.matches(a));
+                for b in &ctxs {
+                    if !key.matches(b) {
+                        apart += 1;
+                        continue;
+                    }
+                    shared += 1;
+                    for id in (0..c.nodes.len()).map(NodeId::from_idx) {
+                        let u = s.node(id);
+                        for first in [true, false] {
+                            assert_eq!(
+                                eval_node(a, id, u, first),
+                                eval_node(b, id, u, first),
+                                "{:?} / {:?} on {id:?}",
+                                a.req,
+                                b.req
+                            );
+                        }
+                    }
+                }
+            }
+            let mut sc = Scratch::default();
+            if let Some(a) = job_test_with(&c, &p, &base, part, View::Now(&s, None), &mut sc, true)
+            {
+                s.allocate(&c, &a).expect("free");
+                running.push(a);
+            }
+        }
+        // Both kinds of pairs occur: node counts alone share a shape,
+        // while task counts that change the per-node bounds do not.
+        assert!(
+            shared > 1_000 && apart > 1_000,
+            "shared {shared}, apart {apart}"
+        );
     }
 
     /// Four CPU-only nodes of 16 cores; `part` lists the partition's nodes.
