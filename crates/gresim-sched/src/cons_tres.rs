@@ -47,7 +47,7 @@ const NO_VAL: u32 = u32::MAX;
 const MAX_SOCK: usize = 16;
 
 /// One GPU request as a `gres_job_state`: per node, per task, per job.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 struct GresReq {
     ty: Option<GpuTypeId>,
     per_node: u32,
@@ -56,7 +56,7 @@ struct GresReq {
 }
 
 /// The GPU requests of a job, at most a few entries.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Default, PartialEq)]
 struct GresList {
     items: [Option<GresReq>; 4],
     len: usize,
@@ -200,7 +200,7 @@ impl<'a> JobCtx<'a> {
 }
 
 /// What a node offers the job.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 struct Eval {
     /// Cores the job may use (after the GPU/socket filter).
     cores: CoreSet,
@@ -1105,7 +1105,7 @@ thread_local! {
 /// key, so caching changes no decision.
 #[derive(Default)]
 struct EvalCache {
-    shapes: Vec<(JobRequest, Option<u64>)>,
+    shapes: Vec<ShapeKey>,
     /// Per node, a few recent entries.
     nodes: Vec<[Option<CacheEntry>; CACHE_WAYS]>,
     next: Vec<u8>,
@@ -1113,6 +1113,91 @@ struct EvalCache {
 
 const CACHE_WAYS: usize = 8;
 const CACHE_SHAPES: usize = 256;
+
+/// What [`eval_node`] (and [`cannot_fit`], [`Quick`]) read of a job: the
+/// request without the fields none of them reads (time limit, partitions,
+/// `-w`/`-x`/`-C`, and the node counts, which they see only through the
+/// values derived from them in [`JobCtx`], kept here instead), and
+/// `DefMemPerCPU`. Jobs that differ only in their node count (the
+/// benchmark's 8-GPU jobs on 1, 2, 4 or 8 nodes) share one shape, so they
+/// share the evaluation cache and one node-set tree (`fit_tree`), whose
+/// leaves are those evaluations.
+struct ShapeKey {
+    req: JobRequest,
+    def_mem_per_cpu: Option<u64>,
+    gres: GresList,
+    cpt: u32,
+    min_tasks: u32,
+    max_tasks: u32,
+    min_cpus_node: u32,
+}
+
+impl ShapeKey {
+    fn of(j: &JobCtx<'_>) -> ShapeKey {
+        let mut req = j.req.clone();
+        req.time_limit = None;
+        req.partitions.clear();
+        req.nodelist.clear();
+        req.exclude.clear();
+        req.features.clear();
+        req.min_nodes = 0;
+        req.max_nodes = 0;
+        req.max_nodes_open = false;
+        ShapeKey {
+            req,
+            def_mem_per_cpu: j.params.def_mem_per_cpu,
+            gres: j.gres,
+            cpt: j.cpt,
+            min_tasks: j.min_tasks,
+            max_tasks: j.max_tasks,
+            min_cpus_node: j.min_cpus_node,
+        }
+    }
+
+    /// `ShapeKey::of(j) == *self`, without building the key (no clone of
+    /// the request on every selection).
+    fn matches(&self, j: &JobCtx<'_>) -> bool {
+        // Every field is named, so a new field fails to compile here until
+        // it is placed on one side or the other (and in `of`).
+        let JobRequest {
+            min_nodes: _,
+            max_nodes: _,
+            max_nodes_open: _,
+            ntasks,
+            ntasks_per_node,
+            cpus_per_task,
+            mem,
+            gpus_per_node,
+            gpus_per_job,
+            gpus_per_task,
+            cpus_per_gpu,
+            time_limit: _,
+            partitions: _,
+            nodelist: _,
+            exclude: _,
+            features: _,
+            exclusive,
+            shared,
+        } = j.req;
+        let k = &self.req;
+        self.def_mem_per_cpu == j.params.def_mem_per_cpu
+            && self.gres == j.gres
+            && self.cpt == j.cpt
+            && self.min_tasks == j.min_tasks
+            && self.max_tasks == j.max_tasks
+            && self.min_cpus_node == j.min_cpus_node
+            && *ntasks == k.ntasks
+            && *ntasks_per_node == k.ntasks_per_node
+            && *cpus_per_task == k.cpus_per_task
+            && *mem == k.mem
+            && *gpus_per_node == k.gpus_per_node
+            && *gpus_per_job == k.gpus_per_job
+            && *gpus_per_task == k.gpus_per_task
+            && *cpus_per_gpu == k.cpus_per_gpu
+            && *exclusive == k.exclusive
+            && *shared == k.shared
+    }
+}
 
 #[derive(Clone, Copy)]
 struct CacheEntry {
@@ -1124,20 +1209,13 @@ struct CacheEntry {
 
 impl EvalCache {
     fn shape_id(&mut self, j: &JobCtx<'_>) -> Option<u32> {
-        let mut key = j.req.clone();
-        key.time_limit = None;
-        key.partitions.clear();
-        key.nodelist.clear();
-        key.exclude.clear();
-        key.features.clear();
-        let dm = j.params.def_mem_per_cpu;
-        if let Some(i) = self.shapes.iter().position(|(k, d)| *k == key && *d == dm) {
+        if let Some(i) = self.shapes.iter().position(|k| k.matches(j)) {
             return Some(i as u32);
         }
         if self.shapes.len() >= CACHE_SHAPES {
             return None;
         }
-        self.shapes.push((key, dm));
+        self.shapes.push(ShapeKey::of(j));
         Some(self.shapes.len() as u32 - 1)
     }
 
@@ -1501,19 +1579,25 @@ fn finish(j: &JobCtx<'_>, cands: &[Cand], picked: &[usize]) -> Option<Allocation
                     .eval
                     .map_or(cands[ci].usage.free_cores, |e| e.cores);
                 let mut cs = na.cores;
-                for src in [pool, cands[ci].usage.free_cores] {
+                // `have` counts `cs` as it grows (a core already in it
+                // adds nothing), instead of a popcount per core tried.
+                let mut have = cs.count();
+                'fill: for src in [pool, cands[ci].usage.free_cores] {
                     for core in src.iter() {
-                        if cs.count() >= want {
-                            break;
+                        if have >= want {
+                            break 'fill;
                         }
-                        cs.insert(core);
+                        if !cs.contains(core) {
+                            cs.insert(core);
+                            have += 1;
+                        }
                     }
                 }
-                if cs.count() < want {
+                if have < want {
                     return None;
                 }
                 na.cores = cs;
-                na.cpus = cs.count() * tpc;
+                na.cpus = have * tpc;
             }
         }
         let mem = mem_for(j, node, na.cpus, na.gpus.count_ones());
@@ -2212,6 +2296,87 @@ mod tests {
         };
         assert_eq!(place(&mut fresh, &two), (vec![0, 8], vec![]));
         assert_eq!(fresh.node(node).free_cores.count(), 14);
+    }
+
+    /// Requests whose `ShapeKey` matches (they share cache entries and a
+    /// `fit_tree`) get the same `eval_node` answer on every node, in both
+    /// passes, on a filling and draining cluster: the node counts the key
+    /// leaves out are read only through what `JobCtx` derives from them.
+    #[test]
+    fn shared_shapes_evaluate_alike() {
+        let c = cluster(24);
+        let p = SchedParams {
+            def_mem_per_cpu: Some(1_000),
+            ..SchedParams::default()
+        };
+        let part = PartId::from_idx(0);
+        let mut s = ClusterState::new(&c);
+        let mut running: Vec<Allocation> = Vec::new();
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let (mut shared, mut apart) = (0, 0);
+        for _ in 0..400 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if x % 3 == 0 && !running.is_empty() {
+                let a = running.swap_remove((x as usize / 3) % running.len());
+                s.release(&c, &a).expect("allocated");
+                continue;
+            }
+            let base = req(x >> 8);
+            let mut variants = Vec::new();
+            for nodes in [1, 2, 3] {
+                for ntasks in [None, Some(2), Some(3)] {
+                    // A field the key must keep: pairs differing in it may
+                    // not share a shape.
+                    for cpus_per_gpu in [base.cpus_per_gpu, Some(4)] {
+                        variants.push(JobRequest {
+                            min_nodes: nodes,
+                            max_nodes: nodes,
+                            ntasks,
+                            cpus_per_gpu,
+                            ..base.clone()
+                        });
+                    }
+                }
+            }
+            let ctxs: Vec<JobCtx<'_>> = variants.iter().map(|r| JobCtx::new(&c, &p, r)).collect();
+            for a in &ctxs {
+                let key = ShapeKey::of(a);
+                assert!(key.matches(a));
+                for b in &ctxs {
+                    if !key.matches(b) {
+                        apart += 1;
+                        continue;
+                    }
+                    shared += 1;
+                    for id in (0..c.nodes.len()).map(NodeId::from_idx) {
+                        let u = s.node(id);
+                        for first in [true, false] {
+                            assert_eq!(
+                                eval_node(a, id, u, first),
+                                eval_node(b, id, u, first),
+                                "{:?} / {:?} on {id:?}",
+                                a.req,
+                                b.req
+                            );
+                        }
+                    }
+                }
+            }
+            let mut sc = Scratch::default();
+            if let Some(a) = job_test_with(&c, &p, &base, part, View::Now(&s, None), &mut sc, true)
+            {
+                s.allocate(&c, &a).expect("free");
+                running.push(a);
+            }
+        }
+        // Both kinds of pairs occur: node counts alone share a shape,
+        // while task counts that change the per-node bounds do not.
+        assert!(
+            shared > 1_000 && apart > 1_000,
+            "shared {shared}, apart {apart}"
+        );
     }
 
     /// Four CPU-only nodes of 16 cores; `part` lists the partition's nodes.
