@@ -653,6 +653,22 @@ struct Cand {
     eval: Option<Eval>,
 }
 
+impl Cand {
+    /// A node the selection may take, not required, not yet evaluated.
+    fn open(id: NodeId, usage: NodeUsage) -> Cand {
+        Cand {
+            id,
+            required: false,
+            usage,
+            eval: None,
+        }
+    }
+    /// Stands for a run of nodes the job cannot use: it ends a node set.
+    fn gap(id: NodeId) -> Cand {
+        Cand::open(id, GAP_USAGE)
+    }
+}
+
 /// One consecutive node set of `_eval_nodes`.
 struct Set {
     start: usize,
@@ -1369,33 +1385,18 @@ fn job_test_with(
             for (id, gap_before) in state.fit_index().walk(part.idx(), q.min_gpus, avoid) {
                 if gap_before && !in_gap {
                     in_gap = true;
-                    cands.push(Cand {
-                        id,
-                        required: false,
-                        usage: GAP_USAGE,
-                        eval: None,
-                    });
+                    cands.push(Cand::gap(id));
                 }
                 let u = state.node(id);
                 if cannot_fit(&j, &q, id, u) {
                     if !in_gap {
                         in_gap = true;
-                        cands.push(Cand {
-                            id,
-                            required: false,
-                            usage: GAP_USAGE,
-                            eval: None,
-                        });
+                        cands.push(Cand::gap(id));
                     }
                     continue;
                 }
                 in_gap = false;
-                cands.push(Cand {
-                    id,
-                    required: false,
-                    usage: *u,
-                    eval: None,
-                });
+                cands.push(Cand::open(id, *u));
             }
         }
         View::Now(state, avoid) if fast && plain && p.nodes.is_sorted() => {
@@ -1415,22 +1416,12 @@ fn job_test_with(
                 if cannot_fit(&j, &q, id, u) {
                     if !in_gap {
                         in_gap = true;
-                        cands.push(Cand {
-                            id,
-                            required: false,
-                            usage: GAP_USAGE,
-                            eval: None,
-                        });
+                        cands.push(Cand::gap(id));
                     }
                     continue;
                 }
                 in_gap = false;
-                cands.push(Cand {
-                    id,
-                    required: false,
-                    usage: *u,
-                    eval: None,
-                });
+                cands.push(Cand::open(id, *u));
             }
         }
         _ => {
@@ -2204,43 +2195,62 @@ mod tests {
     /// The one-pass candidate scan with runs of hopeless nodes folded into
     /// one gap gives exactly the allocations of the full scan, on a cluster
     /// filled and drained by a pseudo-random job stream.
-    #[test]
-    fn gap_scan_equals_full_scan() {
-        let c = cluster(40);
-        let p = SchedParams {
-            def_mem_per_cpu: Some(1_000),
-            ..SchedParams::default()
-        };
-        let part = PartId::from_idx(0);
-        let mut s = ClusterState::new(&c);
+    /// A pseudo-random stream of `steps` requests on `c` (partition 0, from
+    /// `seed`): about a third of the steps release a running job, the others
+    /// hand `step` the state and a request from [`req`], and an allocation it
+    /// returns is made and kept running.
+    fn churn(
+        c: &Cluster,
+        seed: u64,
+        steps: usize,
+        mut step: impl FnMut(&ClusterState, &JobRequest) -> Option<Allocation>,
+    ) {
+        let mut s = ClusterState::new(c);
         let mut running: Vec<Allocation> = Vec::new();
-        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
-        let (mut fits, mut fails) = (0, 0);
-        for _ in 0..3_000 {
+        let mut x = seed;
+        for _ in 0..steps {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
             if x % 3 == 0 && !running.is_empty() {
                 let a = running.swap_remove((x as usize / 3) % running.len());
-                s.release(&c, &a).expect("allocated");
+                s.release(c, &a).expect("allocated");
                 continue;
             }
-            let r = req(x >> 8);
+            if let Some(a) = step(&s, &req(x >> 8)) {
+                s.allocate(c, &a).expect("free");
+                running.push(a);
+            }
+        }
+    }
+
+    fn test_params() -> SchedParams {
+        SchedParams {
+            def_mem_per_cpu: Some(1_000),
+            ..SchedParams::default()
+        }
+    }
+
+    #[test]
+    fn gap_scan_equals_full_scan() {
+        let c = cluster(40);
+        let p = test_params();
+        let part = PartId::from_idx(0);
+        let (mut fits, mut fails) = (0, 0);
+        churn(&c, 0x2545_F491_4F6C_DD1D, 3_000, |s, r| {
             let test = |fast: bool| {
                 let mut sc = Scratch::default();
-                job_test_with(&c, &p, &r, part, View::Now(&s, None), &mut sc, fast)
+                job_test_with(&c, &p, r, part, View::Now(s, None), &mut sc, fast)
             };
             let (fast, full) = (test(true), test(false));
             assert_eq!(fast, full, "request {r:?}");
-            match fast {
-                Some(a) => {
-                    fits += 1;
-                    s.allocate(&c, &a).expect("free");
-                    running.push(a);
-                }
-                None => fails += 1,
+            if fast.is_some() {
+                fits += 1;
+            } else {
+                fails += 1;
             }
-        }
+            fast
+        });
         // Both outcomes were exercised, many times.
         assert!(fits > 300 && fails > 300, "fits {fits}, fails {fails}");
     }
@@ -2305,25 +2315,10 @@ mod tests {
     #[test]
     fn shared_shapes_evaluate_alike() {
         let c = cluster(24);
-        let p = SchedParams {
-            def_mem_per_cpu: Some(1_000),
-            ..SchedParams::default()
-        };
+        let p = test_params();
         let part = PartId::from_idx(0);
-        let mut s = ClusterState::new(&c);
-        let mut running: Vec<Allocation> = Vec::new();
-        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
         let (mut shared, mut apart) = (0, 0);
-        for _ in 0..400 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            if x % 3 == 0 && !running.is_empty() {
-                let a = running.swap_remove((x as usize / 3) % running.len());
-                s.release(&c, &a).expect("allocated");
-                continue;
-            }
-            let base = req(x >> 8);
+        churn(&c, 0x9E37_79B9_7F4A_7C15, 400, |s, base| {
             let mut variants = Vec::new();
             for nodes in [1, 2, 3] {
                 for ntasks in [None, Some(2), Some(3)] {
@@ -2365,12 +2360,8 @@ mod tests {
                 }
             }
             let mut sc = Scratch::default();
-            if let Some(a) = job_test_with(&c, &p, &base, part, View::Now(&s, None), &mut sc, true)
-            {
-                s.allocate(&c, &a).expect("free");
-                running.push(a);
-            }
-        }
+            job_test_with(&c, &p, base, part, View::Now(s, None), &mut sc, true)
+        });
         // Both kinds of pairs occur: node counts alone share a shape,
         // while task counts that change the per-node bounds do not.
         assert!(
