@@ -669,6 +669,28 @@ impl Cand {
     }
 }
 
+/// Appends a walked node to the candidates: a usable one as itself, one that
+/// certainly cannot hold the job (`hopeless`) as a gap, a run of those as a
+/// single gap.
+#[inline]
+fn push_walked(
+    cands: &mut Vec<Cand>,
+    in_gap: &mut bool,
+    id: NodeId,
+    u: &NodeUsage,
+    hopeless: bool,
+) {
+    if hopeless {
+        if !*in_gap {
+            *in_gap = true;
+            cands.push(Cand::gap(id));
+        }
+    } else {
+        *in_gap = false;
+        cands.push(Cand::open(id, *u));
+    }
+}
+
 /// One consecutive node set of `_eval_nodes`.
 struct Set {
     start: usize,
@@ -705,6 +727,38 @@ thread_local! {
 fn enough_nodes(avail: i64, rem: i64, min: i64, req: i64) -> bool {
     let needed = if req > min { rem + min - req } else { rem };
     avail >= needed
+}
+
+/// `_eval_nodes`' choice between two node sets of no required node: the
+/// lower weight; at equal weight the first sufficient one, then the
+/// sufficient one with fewer CPUs, and while none is sufficient the one with
+/// more CPUs. `(weight, cpus, sufficient)` of the candidate and of the best
+/// so far (`None`: there is none yet).
+fn better_set(cand: (u64, i64, bool), best: Option<(u64, i64, bool)>) -> bool {
+    let (weight, cpus, sufficient) = cand;
+    let Some((bweight, bcpus, bsuff)) = best else {
+        return true;
+    };
+    weight < bweight
+        || (weight == bweight
+            && ((sufficient && !bsuff)
+                || (sufficient && cpus < bcpus)
+                || (!sufficient && cpus > bcpus)))
+}
+
+/// `_cpus_to_use()`: the CPUs a node with `avail` usable CPUs gives the job,
+/// leaving at least one CPU's worth for each of the `min_rem` nodes still to
+/// find (all of them for an exclusive job).
+fn cpus_to_use(j: &JobCtx<'_>, avail: u32, rem_max: i64, min_rem: i64) -> i64 {
+    if j.req.exclusive {
+        return i64::from(avail);
+    }
+    let rm = rem_max - (min_rem - 1).max(0);
+    if i64::from(avail) > rm {
+        rm.max(i64::from(j.min_cpus_node))
+    } else {
+        i64::from(avail)
+    }
 }
 
 /// `_eval_nodes` (default consecutive-set mode). `usable[i]` marks the
@@ -753,17 +807,6 @@ fn eval_nodes(
     taken.clear();
     taken.resize(n, false);
     let mut picked: Vec<usize> = Vec::new();
-    let cpus_to_use = |a: u32, rem_max: i64, min_rem: i64| -> i64 {
-        if j.req.exclusive {
-            return i64::from(a);
-        }
-        let rm = rem_max - (min_rem - 1).max(0);
-        if i64::from(a) > rm {
-            rm.max(i64::from(j.min_cpus_node))
-        } else {
-            i64::from(a)
-        }
-    };
     let add_gres = |i: usize| -> i64 { cands[i].eval.map_or(0, |e| i64::from(e.gpus)) };
     let done = |rem_nodes: i64, rem_cpus: i64, gres_total: i64| {
         rem_nodes <= 0 && rem_cpus <= 0 && (!per_job || gres_total >= gres_goal)
@@ -779,7 +822,7 @@ fn eval_nodes(
             let Some(e) = cands[i].eval.filter(|_| usable[i]) else {
                 return None;
             };
-            let a = cpus_to_use(e.cpus, rem_max_cpus, min_rem_nodes);
+            let a = cpus_to_use(j, e.cpus, rem_max_cpus, min_rem_nodes);
             gres_total += add_gres(i);
             taken[i] = true;
             picked.push(i);
@@ -876,11 +919,10 @@ fn eval_nodes(
                 Some(b) => {
                     let bs = &sets[b];
                     (bs.req.is_none() && s.req.is_some())
-                        || s.weight < bs.weight
-                        || (s.weight == bs.weight
-                            && ((sufficient && !best_suff)
-                                || (sufficient && s.cpus < bs.cpus)
-                                || (!sufficient && s.cpus > bs.cpus)))
+                        || better_set(
+                            (s.weight, s.cpus, sufficient),
+                            Some((bs.weight, bs.cpus, best_suff)),
+                        )
                 }
             };
             if new_best {
@@ -900,7 +942,7 @@ fn eval_nodes(
                     max_nodes: &mut i64,
                     gres_total: &mut i64,
                     a: u32| {
-            let c = cpus_to_use(a, *rem_max_cpus, *min_rem_nodes);
+            let c = cpus_to_use(j, a, *rem_max_cpus, *min_rem_nodes);
             *gres_total += add_gres(i);
             taken[i] = true;
             picked.push(i);
@@ -1388,15 +1430,7 @@ fn job_test_with(
                     cands.push(Cand::gap(id));
                 }
                 let u = state.node(id);
-                if cannot_fit(&j, &q, id, u) {
-                    if !in_gap {
-                        in_gap = true;
-                        cands.push(Cand::gap(id));
-                    }
-                    continue;
-                }
-                in_gap = false;
-                cands.push(Cand::open(id, *u));
+                push_walked(cands, &mut in_gap, id, u, cannot_fit(&j, &q, id, u));
             }
         }
         View::Now(state, avoid) if fast && plain && p.nodes.is_sorted() => {
@@ -1413,15 +1447,7 @@ fn job_test_with(
                     continue;
                 }
                 offered += 1;
-                if cannot_fit(&j, &q, id, u) {
-                    if !in_gap {
-                        in_gap = true;
-                        cands.push(Cand::gap(id));
-                    }
-                    continue;
-                }
-                in_gap = false;
-                cands.push(Cand::open(id, *u));
+                push_walked(cands, &mut in_gap, id, u, cannot_fit(&j, &q, id, u));
             }
         }
         _ => {

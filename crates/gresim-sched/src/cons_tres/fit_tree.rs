@@ -468,17 +468,6 @@ pub(super) fn pick_nodes(
         let mut rem_cpus = min_cpus;
         let mut rem_max_cpus = min_cpus;
         let mut min_rem_nodes = min_n;
-        let cpus_to_use = |a: u32, rem_max: i64, min_rem: i64| -> i64 {
-            if j.req.exclusive {
-                return i64::from(a);
-            }
-            let rm = rem_max - (min_rem - 1).max(0);
-            if i64::from(a) > rm {
-                rm.max(i64::from(j.min_cpus_node))
-            } else {
-                i64::from(a)
-            }
-        };
         let done = |rem_nodes: i64, rem_cpus: i64| rem_nodes <= 0 && rem_cpus <= 0;
         // (start, end, cpus, nodes, weight) per set.
         let mut sets: Vec<(usize, usize, i64, i64, u64)> = runs
@@ -504,18 +493,8 @@ pub(super) fn pick_nodes(
                 }
                 let sufficient =
                     cpus >= rem_cpus && super::enough_nodes(nodes, rem_nodes, min_n, req_n);
-                let new_best = match best {
-                    None => true,
-                    Some(b) => {
-                        let (_, _, bcpus, _, bweight) = sets[b];
-                        weight < bweight
-                            || (weight == bweight
-                                && ((sufficient && !best_suff)
-                                    || (sufficient && cpus < bcpus)
-                                    || (!sufficient && cpus > bcpus)))
-                    }
-                };
-                if new_best {
+                let best_key = best.map(|b| (sets[b].4, sets[b].2, best_suff));
+                if super::better_set((weight, cpus, sufficient), best_key) {
                     best = Some(k);
                     best_suff = sufficient;
                 }
@@ -553,7 +532,7 @@ pub(super) fn pick_nodes(
                 if max_nodes == 1 && i64::from(a) < rem_cpus {
                     continue;
                 }
-                let c = cpus_to_use(a, rem_max_cpus, min_rem_nodes);
+                let c = super::cpus_to_use(j, a, rem_max_cpus, min_rem_nodes);
                 picked.push(i);
                 rem_cpus -= c;
                 rem_max_cpus -= c;
