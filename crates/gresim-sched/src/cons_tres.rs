@@ -2291,10 +2291,7 @@ mod tests {
     #[test]
     fn tasks_are_packed_per_socket_then_cores_go_round_robin() {
         let c = cluster(1);
-        let p = SchedParams {
-            def_mem_per_cpu: Some(1_000),
-            ..SchedParams::default()
-        };
+        let p = test_params();
         let part = PartId::from_idx(0);
         let mut s = ClusterState::new(&c);
         let node = NodeId::from_idx(0);
@@ -2425,10 +2422,7 @@ mod tests {
     /// Where a 2-CPU job goes when n1 has 4 cores busy, with `avoid` and a
     /// drained n3 as given.
     fn two_cpu_job_on(c: &Cluster, drain_n3: bool, avoid: Option<&[bool]>) -> String {
-        let p = SchedParams {
-            def_mem_per_cpu: Some(1_000),
-            ..SchedParams::default()
-        };
+        let p = test_params();
         let mut s = ClusterState::new(c);
         let n1 = NodeId::from_idx(0);
         s.allocate(
