@@ -28,20 +28,14 @@ use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use gresim_model::job::Time;
+use gresim_model::state::NodeUsage;
 use gresim_model::{Allocation, ClusterState, JobIdx, NodeId, PartId};
 
+use crate::bf_map::{self, BfMap};
 use crate::fifo::partition_limit_reason;
 use crate::queue::QueueKey;
 use crate::select::try_select;
 use crate::PassCtx;
-
-/// Nodes held for a pending job over `[start, end)`.
-#[derive(Debug, Clone)]
-struct Reservation {
-    start: Time,
-    end: Time,
-    nodes: Vec<NodeId>,
-}
 
 /// The planning time limit of a job in a partition: its limit, capped by the
 /// partition's MaxTime; unlimited plans as MaxTime, or a year.
@@ -57,116 +51,16 @@ fn plan_limit(ctx: &PassCtx<'_>, job: JobIdx, part: PartId) -> Time {
     .max(1)
 }
 
-/// Marks, in `m`, the nodes reserved in any slot of the backfill map that
-/// overlaps `[a, b]`: a slot overlaps when it ends after `a` and begins no
-/// later than `b`, so a reservation beginning exactly at `b` counts. `list`
-/// gets the marked nodes, each once.
-fn blocked_into(res: &[Reservation], a: Time, b: Time, m: &mut [bool], list: &mut Vec<NodeId>) {
-    for id in list.drain(..) {
-        m[id.idx()] = false;
-    }
-    for r in res {
-        if r.start <= b && a < r.end {
-            for &id in &r.nodes {
-                if !m[id.idx()] {
-                    m[id.idx()] = true;
-                    list.push(id);
-                }
-            }
-        }
-    }
-}
-
-/// Whether `nodes` (marked) are reserved anywhere in `[s, e)`
-/// (`_test_resv_overlap()`: slots ending after `s` and beginning before `e`).
-fn resv_overlap(res: &[Reservation], on: &[bool], s: Time, e: Time) -> bool {
-    res.iter()
-        .any(|r| r.end > s && r.start < e && r.nodes.iter().any(|n| on[n.idx()]))
-}
-
-/// Slurm's `later_start`: walking the backfill map's slots from the one
-/// holding `start_res` to the first that begins after `end_time`, the end of
-/// the first slot after which a node of the partition that was reserved in it
-/// is free. The map ends at `map_end`; its last slot has no successor.
-/// `events` are the reservations' starts and ends, sorted (see [`reserve`]).
-fn later_start(
-    res: &[Reservation],
-    events: &[(Time, bool, usize)],
-    start_res: Time,
-    end_time: Time,
-    map_end: Time,
-    in_part: &dyn Fn(NodeId) -> bool,
-    cover: &mut [u32],
-) -> Option<Time> {
-    cover.fill(0);
-    let mut k = 0usize;
-    let mut slot_begin: Option<Time> = None;
-    while k < events.len() {
-        let t = events[k].0;
-        if t >= map_end {
-            break;
-        }
-        // `t` ends the slot [slot_begin, t) and begins the next one.
-        let check = slot_begin.is_some() && t > start_res;
-        let mut freed = false;
-        let mut k2 = k;
-        while k2 < events.len() && events[k2].0 == t && !events[k2].1 {
-            for id in &res[events[k2].2].nodes {
-                cover[id.idx()] -= 1;
-            }
-            k2 += 1;
-        }
-        let mut k3 = k2;
-        while k3 < events.len() && events[k3].0 == t {
-            for id in &res[events[k3].2].nodes {
-                cover[id.idx()] += 1;
-            }
-            k3 += 1;
-        }
-        if check {
-            for e in &events[k..k2] {
-                if res[e.2]
-                    .nodes
-                    .iter()
-                    .any(|&id| cover[id.idx()] == 0 && in_part(id))
-                {
-                    freed = true;
-                    break;
-                }
-            }
-            if freed {
-                return Some(t);
-            }
-            if slot_begin.is_some_and(|b| b > end_time) {
-                return None;
-            }
-        }
-        slot_begin = Some(t);
-        k = k3;
-    }
-    None
-}
-
-/// Adds `r` to the backfill map: to `res`, and its start and end to
-/// `events`, kept sorted by (time, ends before starts, reservation) so a node
-/// handed from one reservation to the next is never seen free.
-fn reserve(res: &mut Vec<Reservation>, events: &mut Vec<(Time, bool, usize)>, r: Reservation) {
-    let i = res.len();
-    for e in [(r.end, false, i), (r.start, true, i)] {
-        let at = events.partition_point(|x| *x < e);
-        events.insert(at, e);
-    }
-    res.push(r);
-}
-
 /// Most request shapes whose fit counts one pass remembers.
 const FITS_MEMO_MAX: usize = 16;
 
-/// `node_may_fit` of every node of `part` for requests of `req`'s shape.
+/// `node_may_fit` of every node of `part` for requests of `req`'s shape,
+/// now and as the running jobs end (valid until the pass starts a job).
 struct FitsMemo {
     req: std::sync::Arc<gresim_model::job::JobRequest>,
     part: PartId,
-    fits: Vec<Option<u32>>,
+    fits: Vec<Option<Fit>>,
+    changes: FitChanges,
 }
 
 /// A running job as backfill plans with it.
@@ -175,26 +69,96 @@ struct Running<'a> {
     end: Time,
     alloc: Cow<'a, Allocation>,
     /// Its nodes (a compact copy of the allocation's, for the scans of
-    /// `will_run_release`).
+    /// `will_run_release`), and as a bitmap when it has many.
     nodes: Box<[NodeId]>,
+    bits: Option<Box<[u64]>>,
 }
 
 impl<'a> Running<'a> {
-    fn new(end: Time, alloc: Cow<'a, Allocation>) -> Self {
-        let nodes = alloc.node_ids().collect();
-        Running { end, alloc, nodes }
+    fn new(end: Time, alloc: Cow<'a, Allocation>, words: usize) -> Self {
+        let nodes: Box<[NodeId]> = alloc.node_ids().collect();
+        // A wide job is tested against a node mask word by word.
+        let bits = (nodes.len() > 2 * words).then(|| {
+            let mut m = bf_map::bitmap(words);
+            for &id in nodes.iter() {
+                bf_map::set_bit(&mut m, id);
+            }
+            m.into_boxed_slice()
+        });
+        Running {
+            end,
+            alloc,
+            nodes,
+            bits,
+        }
+    }
+
+    /// Whether it runs on a node of `mask`.
+    fn touches(&self, mask: &[u64]) -> bool {
+        match &self.bits {
+            Some(b) => b.iter().zip(mask).any(|(x, y)| x & y != 0),
+            None => self.nodes.iter().any(|&id| bf_map::has_bit(mask, id)),
+        }
     }
 }
 
-/// Whether `n_fit` nodes offering `g_fit` GPUs to a per-job request, each of
-/// which could hold its share of `req` by counts alone, could hold `req`: a
-/// necessary condition for a fit.
-fn counts_fit(req: &gresim_model::job::JobRequest, n_fit: u32, g_fit: u64) -> bool {
+/// What a node that `node_may_fit` admits offers a request: its GPUs for a
+/// per-job GPU count, and its free CPUs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Fit {
+    gpus: u32,
+    cpus: u32,
+}
+
+/// `node_may_fit`, with the node's free CPUs.
+fn node_fit(
+    ctx: &PassCtx<'_>,
+    u: &gresim_model::state::NodeUsage,
+    id: NodeId,
+    req: &gresim_model::job::JobRequest,
+) -> Option<Fit> {
+    crate::select::node_may_fit(ctx.cluster, ctx.params, u, id, req).map(|gpus| Fit {
+        gpus,
+        cpus: u.free_cores.count() * u32::from(ctx.cluster.node(id).threads_per_core.max(1)),
+    })
+}
+
+/// Node-fit counts: nodes, their GPUs and their free CPUs.
+#[derive(Debug, Clone, Copy, Default)]
+struct Counts {
+    nodes: u32,
+    gpus: u64,
+    cpus: u64,
+}
+
+impl Counts {
+    fn add(&mut self, f: Fit) {
+        self.nodes += 1;
+        self.gpus += u64::from(f.gpus);
+        self.cpus += u64::from(f.cpus);
+    }
+
+    fn sub(&mut self, f: Fit) {
+        self.nodes -= 1;
+        self.gpus -= u64::from(f.gpus);
+        self.cpus -= u64::from(f.cpus);
+    }
+}
+
+/// Whether nodes with these counts, each of which could hold its share of
+/// `req` by counts alone, could hold `req`: a necessary condition for a fit.
+/// Enough nodes, enough GPUs for a per-job count, and enough free CPUs for
+/// the CPUs `_eval_nodes()` must gather (its `min_cpus`: the job's tasks at
+/// its minimum node count, times `--cpus-per-task`).
+fn counts_fit(req: &gresim_model::job::JobRequest, c: Counts) -> bool {
+    let min_nodes = req.min_nodes.max(1);
     !req.nodelist.is_empty()
-        || (n_fit >= req.min_nodes.max(1)
+        || (c.nodes >= min_nodes
             && req
                 .gpus_per_job
-                .is_none_or(|pj| g_fit >= u64::from(pj.count)))
+                .is_none_or(|pj| c.gpus >= u64::from(pj.count))
+            && c.cpus
+                >= u64::from(req.total_tasks(min_nodes)) * u64::from(req.cpus_per_task.max(1)))
 }
 
 /// Most jobs `_will_run_test()` releases before it tests again.
@@ -215,7 +179,8 @@ pub fn backfill_pass(
     let group = ctx.params.bf_will_run_window;
     let phase = ctx.params.bf_epoch_phase;
     let nnodes = ctx.cluster.nodes.len();
-    let mut reservations: Vec<Reservation> = Vec::new();
+    let mut map = BfMap::new(nnodes);
+    let words = bf_map::words_for(nnodes);
     let mut started: Vec<JobIdx> = Vec::new();
     let mut tested = 0u32;
     // Planned ends of running jobs, in order. The allocations are borrowed
@@ -226,17 +191,25 @@ pub fn backfill_pass(
         .iter()
         .filter_map(|&(e, j)| {
             let run = jobs[j.idx()].runs.last()?;
-            Some(Running::new(e, Cow::Borrowed(&run.alloc)))
+            Some(Running::new(e, Cow::Borrowed(&run.alloc), words))
         })
         .collect();
     // What `node_may_fit` says of each partition node in the current state,
     // by request shape and partition; valid until this pass starts a job.
     let mut fits_memo: Vec<FitsMemo> = Vec::new();
+    // The running jobs released in planned-end order (valid until the pass
+    // starts a job).
+    let mut sweep = Sweep::default();
     let mut avoid = vec![false; nnodes];
     let mut masked: Vec<NodeId> = Vec::new();
-    let mut on = vec![false; nnodes];
-    let mut cover = vec![0u32; nnodes];
-    let mut events: Vec<(Time, bool, usize)> = Vec::new();
+    let mut blocked = bf_map::bitmap(words);
+    let mut on = bf_map::bitmap(words);
+    let mut usable_bits = bf_map::bitmap(words);
+    let mut ub = bf_map::bitmap(words);
+    let mut part_in: Vec<Option<Vec<u64>>> = vec![None; ctx.cluster.partitions.len()];
+    let mut fit_bits = bf_map::bitmap(words);
+    // Per partition, its schedulable nodes (no node changes state in a pass).
+    let mut part_bits: Vec<Option<Vec<u64>>> = vec![None; ctx.cluster.partitions.len()];
 
     for k in queue.iter() {
         if tested >= ctx.params.bf_max_job_test {
@@ -266,15 +239,9 @@ pub fn backfill_pass(
         {
             Some(i) => i,
             None => {
-                let mut f: Vec<Option<u32>> = vec![None; nnodes];
+                let mut f: Vec<Option<Fit>> = vec![None; nnodes];
                 for &id in pnodes {
-                    f[id.idx()] = crate::select::node_may_fit(
-                        ctx.cluster,
-                        ctx.params,
-                        ctx.state.node(id),
-                        id,
-                        &req,
-                    );
+                    f[id.idx()] = node_fit(ctx, ctx.state.node(id), id, &req);
                 }
                 if fits_memo.len() >= FITS_MEMO_MAX {
                     fits_memo.remove(0);
@@ -283,65 +250,61 @@ pub fn backfill_pass(
                     req: std::sync::Arc::clone(&req),
                     part,
                     fits: f,
+                    changes: FitChanges::default(),
                 });
                 fits_memo.len() - 1
             }
         };
 
         let mut start_res = now;
-        let mut timeline = Timeline::new();
         // Usable partition nodes, and those that could hold the job now by
         // counts (with their GPUs), before any mask.
-        let base = {
+        usable_bits.fill(0);
+        fit_bits.fill(0);
+        let mut base = Counts::default();
+        {
             let fits = &fits_memo[memo].fits;
-            let (mut usable, mut n_fit, mut g_fit) = (0u32, 0u32, 0u64);
             for &id in pnodes {
-                if let Some(g) = fits[id.idx()] {
-                    n_fit += 1;
-                    g_fit += u64::from(g);
+                if let Some(f) = fits[id.idx()] {
+                    bf_map::set_bit(&mut fit_bits, id);
+                    base.add(f);
                 }
                 if ctx.state.node(id).schedulable() && !req.exclude.contains(&id) {
-                    usable += 1;
+                    bf_map::set_bit(&mut usable_bits, id);
                 }
             }
-            (usable, n_fit, g_fit)
-        };
+        }
         // Each retry starts later (or on other nodes); the cap only guards
         // against a planning loop.
         for _try in 0..64 {
             let end_time = start_res.max(now) + limit;
-            blocked_into(&reservations, start_res, end_time, &mut avoid, &mut masked);
+            map.blocked(start_res, end_time, &mut blocked);
             let later = {
-                let cl = ctx.cluster;
-                let st = &*ctx.state;
-                let in_part = |id: NodeId| cl.in_partition(part, id) && st.node(id).schedulable();
-                later_start(
-                    &reservations,
-                    &events,
-                    start_res,
-                    end_time,
-                    map_end,
-                    &in_part,
-                    &mut cover,
-                )
+                let pb = part_bits[part.idx()].get_or_insert_with(|| {
+                    let mut m = bf_map::bitmap(words);
+                    for &id in pnodes {
+                        if ctx.state.node(id).schedulable() {
+                            bf_map::set_bit(&mut m, id);
+                        }
+                    }
+                    m
+                });
+                map.later_start(start_res, end_time, map_end, pb)
             };
             // Enough usable nodes, and the required ones among them? With
             // the nodes (and GPUs) that could hold the job now by counts.
-            // (The partition's totals less what the masked nodes hold.)
-            let (mut usable, mut n_fit, mut g_fit) = base;
-            let fits = &fits_memo[memo].fits;
-            for &id in &masked {
-                if ctx.cluster.in_partition(part, id) {
-                    if let Some(g) = fits[id.idx()] {
-                        n_fit -= 1;
-                        g_fit -= u64::from(g);
-                    }
-                    if ctx.state.node(id).schedulable() && !req.exclude.contains(&id) {
-                        usable -= 1;
+            // (The partition's totals less what the blocked nodes hold.)
+            let usable = bf_map::count_unblocked(&usable_bits, &blocked);
+            let mut counts = base;
+            {
+                let fits = &fits_memo[memo].fits;
+                for id in bf_map::ids_both(&fit_bits, &blocked) {
+                    if let Some(f) = fits[id.idx()] {
+                        counts.sub(f);
                     }
                 }
             }
-            if usable < need_nodes || req.nodelist.iter().any(|id| avoid[id.idx()]) {
+            if usable < need_nodes || req.nodelist.iter().any(|&id| bf_map::has_bit(&blocked, id)) {
                 match later {
                     Some(l) => {
                         start_res = l;
@@ -349,6 +312,14 @@ pub fn backfill_pass(
                     }
                     None => break,
                 }
+            }
+            // The blocked nodes as node selection takes them.
+            for id in masked.drain(..) {
+                avoid[id.idx()] = false;
+            }
+            masked.extend(bf_map::ids(&blocked));
+            for id in &masked {
+                avoid[id.idx()] = true;
             }
 
             // Can it start now (or at start_res) on those nodes?
@@ -362,25 +333,19 @@ pub fn backfill_pass(
                     part,
                     Some(&avoid),
                 ) {
-                    let planned = Running::new(now + limit, Cow::Owned(alloc.clone()));
+                    let planned = Running::new(now + limit, Cow::Owned(alloc.clone()), words);
                     let whole = alloc.exclusive;
                     if ctx.start(job, part, alloc, true).is_ok() {
                         started.push(job);
                         fits_memo.clear();
+                        sweep = Sweep::default();
                         // `_bf_reserve_running()`: a whole-node job started
                         // here also holds its nodes in the backfill map, from
                         // the map's start to its planned end.
                         if whole {
                             let e = (now + limit) / res_q * res_q;
-                            reserve(
-                                &mut reservations,
-                                &mut events,
-                                Reservation {
-                                    start: map_begin,
-                                    end: e.max(map_begin + res_q),
-                                    nodes: planned.alloc.node_ids().collect(),
-                                },
-                            );
+                            let nodes: Vec<NodeId> = planned.alloc.node_ids().collect();
+                            map.reserve(map_begin, e.max(map_begin + res_q), &nodes);
                         }
                         // Later jobs plan with this one's end too.
                         let at = ends.partition_point(|e| e.end <= planned.end);
@@ -389,22 +354,32 @@ pub fn backfill_pass(
                     break;
                 }
             }
-            let found = if start_res > now && counts_fit(&req, n_fit, g_fit) {
+            let found = if start_res > now && counts_fit(&req, counts) {
                 try_select(ctx.cluster, ctx.params, ctx.state, &req, part, Some(&avoid))
                     .map(|a| (now, a))
             } else {
                 None
             }
             .or_else(|| {
+                // The partition's nodes this try may use.
+                let pin = part_in[part.idx()].get_or_insert_with(|| {
+                    let mut m = bf_map::bitmap(words);
+                    for &id in pnodes {
+                        bf_map::set_bit(&mut m, id);
+                    }
+                    m
+                });
+                for ((u, p), b) in ub.iter_mut().zip(pin.iter()).zip(&blocked) {
+                    *u = p & !b;
+                }
                 will_run_release(
                     ctx,
                     &req,
-                    part,
-                    &avoid,
+                    (part, &avoid, &ub),
                     &ends,
-                    &fits_memo[memo].fits,
-                    &mut timeline,
-                    (n_fit, g_fit),
+                    &mut sweep,
+                    &mut fits_memo[memo],
+                    counts,
                     group,
                     phase,
                     later.map_or(horizon, |l| l.min(horizon)),
@@ -432,114 +407,78 @@ pub fn backfill_pass(
             }
             let s = start / res_q * res_q;
             let e = (start + limit) / res_q * res_q;
-            on.fill(false);
+            on.fill(0);
             for id in alloc.node_ids() {
-                on[id.idx()] = true;
+                bf_map::set_bit(&mut on, id);
             }
-            if resv_overlap(&reservations, &on, s, e) {
+            if map.overlaps(s, e, &on) {
                 start_res = start;
                 continue;
             }
             let s = s.max(map_begin);
-            reserve(
-                &mut reservations,
-                &mut events,
-                Reservation {
-                    start: s,
-                    end: e.max(s + res_q),
-                    nodes: alloc.node_ids().collect(),
-                },
-            );
+            let nodes: Vec<NodeId> = alloc.node_ids().collect();
+            map.reserve(s, e.max(s + res_q), &nodes);
             break;
         }
     }
     started
 }
 
-/// The running jobs released one by one in planned-end order, shared by the
-/// tries of one job. A node's fit depends only on the jobs on it, so releasing
-/// also the jobs on nodes a try may not use changes nothing on the nodes it
-/// may: one order serves every node mask.
-struct Timeline {
-    /// Per end index, in order: the partition nodes whose fit for the job it
-    /// changes, with the fit before and after.
-    changes: Vec<(usize, NodeId, Option<u32>, Option<u32>)>,
-    /// The state after the first `done` ends, and the fits then.
-    sweep: Option<ClusterState>,
-    fits: Vec<Option<u32>>,
+/// The running jobs released one by one in planned-end order, shared by
+/// every job the pass plans until it starts one: each node's usage after
+/// each release, and states after the first `k` ends for node selection.
+#[derive(Default)]
+struct Sweep {
+    /// Per end index, in order: the nodes it frees, with their usage after.
+    log: Vec<(usize, NodeId, NodeUsage)>,
+    /// The state after the first `done` ends.
+    state: Option<ClusterState>,
     done: usize,
     /// A state after the first `at` ends, for node selection.
     mat: Option<(usize, ClusterState)>,
 }
 
-impl Timeline {
-    fn new() -> Self {
-        Timeline {
-            changes: Vec::new(),
-            sweep: None,
-            fits: Vec::new(),
-            done: 0,
-            mat: None,
-        }
-    }
-
-    /// Records the changes of the ends up to index `upto` (exclusive).
-    fn extend_to(
-        &mut self,
-        ctx: &PassCtx<'_>,
-        req: &gresim_model::job::JobRequest,
-        part: PartId,
-        ends: &[Running<'_>],
-        fits0: &[Option<u32>],
-        upto: usize,
-    ) {
+impl Sweep {
+    /// Releases the ends up to index `upto` (exclusive), logging the usage
+    /// of each node they free.
+    fn extend_to(&mut self, ctx: &PassCtx<'_>, ends: &[Running<'_>], upto: usize) {
         let cl = ctx.cluster;
         while self.done < upto.min(ends.len()) {
-            let st = self.sweep.get_or_insert_with(|| ctx.state.clone());
-            if self.fits.is_empty() {
-                self.fits.extend_from_slice(fits0);
-            }
+            let st = self.state.get_or_insert_with(|| ctx.state.clone());
             let r = &ends[self.done];
             let _ = st.release(cl, &r.alloc);
             for na in &r.alloc.nodes {
-                if cl.in_partition(part, na.node) {
-                    let n = na.node.idx();
-                    let old = self.fits[n];
-                    let new =
-                        crate::select::node_may_fit(cl, ctx.params, st.node(na.node), na.node, req);
-                    if old != new {
-                        self.fits[n] = new;
-                        self.changes.push((self.done, na.node, old, new));
-                    }
-                }
+                self.log.push((self.done, na.node, *st.node(na.node)));
             }
             self.done += 1;
         }
     }
 
-    /// The state after the first `at` ends (at most the ends recorded): the
+    /// The state after the first `at` ends (at most the ends released): the
     /// sweep's own state, or a copy of it with the later ends given back.
     fn state_at(&mut self, ctx: &PassCtx<'_>, ends: &[Running<'_>], at: usize) -> &ClusterState {
         let cl = ctx.cluster;
         if at == self.done {
-            return self.sweep.get_or_insert_with(|| ctx.state.clone());
+            return self.state.get_or_insert_with(|| ctx.state.clone());
         }
         let mut ok = false;
         if let Some((k, st)) = self.mat.as_mut() {
-            if *k >= at {
-                ok = true;
-                while *k > at {
-                    if st.allocate(cl, &ends[*k - 1].alloc).is_err() {
-                        ok = false;
-                        break;
-                    }
-                    *k -= 1;
+            ok = true;
+            while *k > at {
+                if st.allocate(cl, &ends[*k - 1].alloc).is_err() {
+                    ok = false;
+                    break;
                 }
+                *k -= 1;
+            }
+            while ok && *k < at {
+                let _ = st.release(cl, &ends[*k].alloc);
+                *k += 1;
             }
         }
         if !ok {
-            let mut st = self.sweep.clone().unwrap_or_else(|| ctx.state.clone());
-            let mut k = if self.sweep.is_some() { self.done } else { 0 };
+            let mut st = self.state.clone().unwrap_or_else(|| ctx.state.clone());
+            let mut k = if self.state.is_some() { self.done } else { 0 };
             while k > at {
                 if st.allocate(cl, &ends[k - 1].alloc).is_err() {
                     // Replay from the current state instead.
@@ -559,6 +498,53 @@ impl Timeline {
     }
 }
 
+/// How the ends change one request shape's fit on the partition's nodes:
+/// per end index, in order, the nodes whose `node_may_fit` it changes, with
+/// the fit before and after. A node's fit depends only on the jobs on it, so
+/// releasing also the jobs on nodes a try may not use changes nothing on the
+/// nodes it may: one order serves every node mask and every job of the shape.
+#[derive(Default)]
+struct FitChanges {
+    changes: Vec<(usize, NodeId, Option<Fit>, Option<Fit>)>,
+    /// The fits after the log's first `seen` entries.
+    fits: Vec<Option<Fit>>,
+    seen: usize,
+}
+
+impl FitChanges {
+    /// Records the changes of the sweep's log up to end index `upto`
+    /// (exclusive), the sweep having released that far.
+    fn extend_to(
+        &mut self,
+        ctx: &PassCtx<'_>,
+        req: &gresim_model::job::JobRequest,
+        part: PartId,
+        fits0: &[Option<Fit>],
+        sweep: &Sweep,
+        upto: usize,
+    ) {
+        let cl = ctx.cluster;
+        if self.fits.is_empty() {
+            self.fits.extend_from_slice(fits0);
+        }
+        while let Some(&(k, id, u)) = sweep.log.get(self.seen) {
+            if k >= upto {
+                break;
+            }
+            if cl.in_partition(part, id) {
+                let n = id.idx();
+                let old = self.fits[n];
+                let new = node_fit(ctx, &u, id, req);
+                if old != new {
+                    self.fits[n] = new;
+                    self.changes.push((k, id, old, new));
+                }
+            }
+            self.seen += 1;
+        }
+    }
+}
+
 /// `_will_run_test()` after the job did not fit in the current state: release
 /// the running jobs on usable nodes in planned-end order, a group at a time,
 /// and test after each group. Returns the planned start (the end of the last
@@ -569,19 +555,18 @@ impl Timeline {
 fn will_run_release(
     ctx: &PassCtx<'_>,
     req: &gresim_model::job::JobRequest,
-    part: PartId,
-    avoid: &[bool],
+    (part, avoid, ub): (PartId, &[bool], &[u64]),
     ends: &[Running<'_>],
-    fits0: &[Option<u32>],
-    tl: &mut Timeline,
-    (mut n_fit, mut g_fit): (u32, u64),
+    sweep: &mut Sweep,
+    memo: &mut FitsMemo,
+    mut counts: Counts,
     group: Time,
     phase: Time,
     cutoff: Time,
 ) -> Option<(Time, Allocation)> {
     let now = ctx.now;
     let cl = ctx.cluster;
-    let usable = |id: NodeId| cl.in_partition(part, id) && !avoid[id.idx()];
+    let usable = |id: NodeId| bf_map::has_bit(ub, id);
     // Changes of `tl` applied to the counts so far.
     let mut applied = 0usize;
     let mut anchor: Option<Time> = None;
@@ -592,7 +577,7 @@ fn will_run_release(
         ends[i..]
             .iter()
             .take_while(|r| r.end.max(now + 1) <= cutoff)
-            .find(|r| r.nodes.iter().any(|&id| usable(id)))?;
+            .find(|r| r.touches(ub))?;
         let mut last: Option<Time> = None;
         let mut more = true;
         let mut removed = 0u32;
@@ -603,7 +588,7 @@ fn will_run_release(
                 break;
             };
             i += 1;
-            if !r.nodes.iter().any(|&id| usable(id)) {
+            if !r.touches(ub) {
                 continue;
             }
             if anchor.is_none() {
@@ -644,17 +629,17 @@ fn will_run_release(
             return None;
         }
         // The ends released so far (`ends[..i]`) in the counts.
-        tl.extend_to(ctx, req, part, ends, fits0, i);
+        sweep.extend_to(ctx, ends, i);
+        let tl = &mut memo.changes;
+        tl.extend_to(ctx, req, part, &memo.fits, sweep, i);
         while applied < tl.changes.len() && tl.changes[applied].0 < i {
             let (_, id, old, new) = tl.changes[applied];
             if usable(id) {
-                if let Some(g) = old {
-                    n_fit -= 1;
-                    g_fit -= u64::from(g);
+                if let Some(f) = old {
+                    counts.sub(f);
                 }
-                if let Some(g) = new {
-                    n_fit += 1;
-                    g_fit += u64::from(g);
+                if let Some(f) = new {
+                    counts.add(f);
                 }
             }
             applied += 1;
@@ -669,8 +654,8 @@ fn will_run_release(
                     }
                 }
             }
-            if counts_fit(req, n_fit, g_fit) {
-                let fut = tl.state_at(ctx, ends, i);
+            if counts_fit(req, counts) {
+                let fut = sweep.state_at(ctx, ends, i);
                 if let Some(a) = try_select(cl, ctx.params, fut, req, part, Some(avoid)) {
                     return Some((start, a));
                 }
@@ -679,79 +664,5 @@ fn will_run_release(
         if !more {
             return None;
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn r(start: Time, end: Time, nodes: &[usize]) -> Reservation {
-        Reservation {
-            start,
-            end,
-            nodes: nodes.iter().map(|&i| NodeId::from_idx(i)).collect(),
-        }
-    }
-
-    fn later(res: &[Reservation], start_res: Time, end_time: Time, part: &[usize]) -> Option<Time> {
-        let in_part = |id: NodeId| part.contains(&id.idx());
-        let mut cover = vec![0u32; 4];
-        let (mut rs, mut events) = (Vec::new(), Vec::new());
-        for x in res {
-            reserve(&mut rs, &mut events, x.clone());
-        }
-        later_start(
-            &rs, &events, start_res, end_time, 10_000, &in_part, &mut cover,
-        )
-    }
-
-    #[test]
-    fn a_reservation_beginning_at_the_window_end_blocks_its_nodes() {
-        let res = [r(60, 120, &[0]), r(61, 120, &[1]), r(10, 20, &[2])];
-        let (mut m, mut list) = (vec![false; 4], Vec::new());
-        blocked_into(&res, 0, 60, &mut m, &mut list);
-        assert_eq!(m, [true, false, true, false]);
-        assert_eq!(list.len(), 2);
-        blocked_into(&res, 20, 61, &mut m, &mut list);
-        assert_eq!(m, [true, true, false, false]);
-        assert_eq!(list.len(), 2);
-    }
-
-    #[test]
-    fn the_overlap_test_is_strict_at_both_ends() {
-        let res = [r(60, 120, &[0])];
-        let on = [true, false];
-        assert!(!resv_overlap(&res, &on, 0, 60));
-        assert!(!resv_overlap(&res, &on, 120, 180));
-        assert!(resv_overlap(&res, &on, 119, 179));
-        assert!(!resv_overlap(&res, &[false, true], 0, 200));
-    }
-
-    #[test]
-    fn later_start_is_the_first_end_freeing_a_partition_node() {
-        let res = [r(60, 120, &[0]), r(60, 180, &[1])];
-        assert_eq!(later(&res, 8, 68, &[0, 1]), Some(120));
-        // Node 0 is not in the partition: the next slot, [120, 180), begins
-        // after the window but is still looked at.
-        assert_eq!(later(&res, 8, 68, &[1]), Some(180));
-        // From 120 on, only node 1's end is ahead.
-        assert_eq!(later(&res, 120, 180, &[0, 1]), Some(180));
-        assert_eq!(later(&res, 180, 240, &[0, 1]), None);
-    }
-
-    #[test]
-    fn later_start_stops_after_the_first_slot_beyond_the_window() {
-        let res = [r(60, 120, &[0]), r(60, 180, &[1]), r(200, 260, &[2])];
-        // Slot [120, 180) is the first to begin after 68; slot [180, 200),
-        // where node 2's reservation ends nothing, is not looked at.
-        assert_eq!(later(&res, 8, 68, &[2]), None);
-        assert_eq!(later(&res, 8, 190, &[2]), Some(260));
-    }
-
-    #[test]
-    fn a_node_handed_from_one_reservation_to_the_next_is_not_freed() {
-        let res = [r(60, 120, &[0]), r(120, 180, &[0])];
-        assert_eq!(later(&res, 8, 68, &[0]), Some(180));
     }
 }

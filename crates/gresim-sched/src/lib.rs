@@ -9,6 +9,7 @@
 //! every policy.
 
 pub mod backfill;
+mod bf_map;
 pub mod classic;
 pub mod cons_tres;
 pub mod dynamic_mig;

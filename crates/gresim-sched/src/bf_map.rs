@@ -1,0 +1,233 @@
+//! Backfill's map of reserved nodes over time, as slots of node bitmaps.
+//!
+//! sched/backfill keeps a `node_space` list: time slots, each with the
+//! bitmap of nodes free in it, split wherever a reservation begins or ends.
+//! [`BfMap`] is the same map from the other side: for each boundary time,
+//! the nodes reserved from it until the next boundary. Every question the
+//! pass asks of its reservations is then a walk over a few slots with a
+//! word-wide OR or AND, instead of a walk over every reserved node of every
+//! reservation:
+//!
+//! * [`BfMap::blocked`]: the nodes reserved in any slot overlapping
+//!   `[a, b]` (a reservation beginning exactly at `b` counts);
+//! * [`BfMap::overlaps`]: whether given nodes are reserved anywhere in
+//!   `[s, e)` (`_test_resv_overlap()`);
+//! * [`BfMap::later_start`]: Slurm's `later_start`, the end of the first
+//!   slot after which a reserved node of the partition is free.
+//!
+//! A boundary is kept for every distinct time a reservation begins or ends,
+//! even where the bitmap does not change (a node handed from one reservation
+//! to the next), so the slots are exactly the ones Slurm's walk visits. The
+//! reservation-list definitions these replace are kept in the tests, which
+//! check the two agree on random maps.
+
+use gresim_model::job::Time;
+use gresim_model::NodeId;
+
+/// Reserved nodes by time slot (see the module documentation).
+#[derive(Debug, Clone)]
+pub(crate) struct BfMap {
+    /// 64-bit words per bitmap.
+    words: usize,
+    /// Distinct boundary times, ascending.
+    times: Vec<Time>,
+    /// `masks[k * words..(k + 1) * words]`: the nodes reserved in
+    /// `[times[k], times[k + 1])`. The last slot's is empty.
+    masks: Vec<u64>,
+    /// The reservations themselves, for the one question slots cannot
+    /// answer (see [`BfMap::overlaps`]).
+    list: Vec<(Time, Time, Box<[NodeId]>)>,
+}
+
+/// A node bitmap of `words` words.
+pub(crate) fn bitmap(words: usize) -> Vec<u64> {
+    vec![0; words]
+}
+
+/// Words for a bitmap of `nodes` nodes.
+pub(crate) fn words_for(nodes: usize) -> usize {
+    nodes.div_ceil(64).max(1)
+}
+
+#[inline]
+pub(crate) fn set_bit(m: &mut [u64], id: NodeId) {
+    m[id.idx() / 64] |= 1 << (id.idx() % 64);
+}
+
+#[inline]
+pub(crate) fn has_bit(m: &[u64], id: NodeId) -> bool {
+    m[id.idx() / 64] & (1 << (id.idx() % 64)) != 0
+}
+
+/// How many nodes of `m` are not in `blocked`.
+pub(crate) fn count_unblocked(m: &[u64], blocked: &[u64]) -> u32 {
+    m.iter()
+        .zip(blocked)
+        .map(|(a, b)| (a & !b).count_ones())
+        .sum()
+}
+
+/// The nodes in both `a` and `b`, in index order.
+pub(crate) fn ids_both<'a>(a: &'a [u64], b: &'a [u64]) -> impl Iterator<Item = NodeId> + 'a {
+    a.iter()
+        .zip(b)
+        .enumerate()
+        .flat_map(|(w, (&x, &y))| word_ids(w, x & y))
+}
+
+fn word_ids(w: usize, bits: u64) -> impl Iterator<Item = NodeId> {
+    let mut b = bits;
+    std::iter::from_fn(move || {
+        (b != 0).then(|| {
+            let i = b.trailing_zeros() as usize;
+            b &= b - 1;
+            NodeId::from_idx(w * 64 + i)
+        })
+    })
+}
+
+/// The nodes of bitmap `m`, in index order.
+pub(crate) fn ids(m: &[u64]) -> impl Iterator<Item = NodeId> + '_ {
+    m.iter()
+        .enumerate()
+        .flat_map(|(w, &bits)| word_ids(w, bits))
+}
+
+impl BfMap {
+    /// An empty map for a cluster of `nodes` nodes.
+    pub(crate) fn new(nodes: usize) -> Self {
+        BfMap {
+            words: words_for(nodes),
+            times: Vec::new(),
+            masks: Vec::new(),
+            list: Vec::new(),
+        }
+    }
+
+    fn mask(&self, k: usize) -> &[u64] {
+        &self.masks[k * self.words..(k + 1) * self.words]
+    }
+
+    /// The index of the slot holding time `t`: the last boundary at or
+    /// before it (0 when `t` is before the first).
+    fn slot_of(&self, t: Time) -> usize {
+        self.times.partition_point(|&x| x <= t).saturating_sub(1)
+    }
+
+    /// The index of boundary `t`, inserted (with the bitmap of the slot it
+    /// splits) if absent.
+    fn boundary(&mut self, t: Time) -> usize {
+        let k = self.times.partition_point(|&x| x < t);
+        if self.times.get(k) == Some(&t) {
+            return k;
+        }
+        let w = self.words;
+        let copy: Vec<u64> = if k == 0 {
+            vec![0; w]
+        } else {
+            self.mask(k - 1).to_vec()
+        };
+        self.times.insert(k, t);
+        self.masks.splice(k * w..k * w, copy);
+        k
+    }
+
+    /// Reserves `nodes` over `[start, end)` (`start < end`).
+    pub(crate) fn reserve(&mut self, start: Time, end: Time, nodes: &[NodeId]) {
+        debug_assert!(start < end);
+        self.list.push((start, end, nodes.into()));
+        let a = self.boundary(start);
+        let b = self.boundary(end);
+        let w = self.words;
+        for k in a..b {
+            let m = &mut self.masks[k * w..(k + 1) * w];
+            for &id in nodes {
+                set_bit(m, id);
+            }
+        }
+    }
+
+    /// Sets `out` to the nodes reserved in any slot that ends after `a` and
+    /// begins no later than `b`.
+    pub(crate) fn blocked(&self, a: Time, b: Time, out: &mut [u64]) {
+        out.fill(0);
+        if self.times.is_empty() {
+            return;
+        }
+        let mut k = self.slot_of(a);
+        while k < self.times.len() && self.times[k] <= b {
+            for (o, m) in out.iter_mut().zip(self.mask(k)) {
+                *o |= m;
+            }
+            k += 1;
+        }
+    }
+
+    /// Whether any node of `on` is reserved in a slot that ends after `s`
+    /// and begins before `e`. For an empty interval (`s == e`, a start and
+    /// end rounded down to the same multiple of `bf_resolution`) that is a
+    /// reservation holding the node from before `s` to after it: the slot
+    /// holding `s` tells unless a boundary lies exactly at `s`, where a node
+    /// handed from one reservation to the next looks the same as one held
+    /// across; then the reservations are asked.
+    pub(crate) fn overlaps(&self, s: Time, e: Time, on: &[u64]) -> bool {
+        if self.times.is_empty() {
+            return false;
+        }
+        if s >= e && self.times.binary_search(&s).is_ok() {
+            return self.list.iter().any(|(rs, re, nodes)| {
+                *re > s && *rs < e && nodes.iter().any(|&id| has_bit(on, id))
+            });
+        }
+        let mut k = self.slot_of(s);
+        while k < self.times.len() && self.times[k] < e {
+            if self.mask(k).iter().zip(on).any(|(m, o)| m & o != 0) {
+                return true;
+            }
+            k += 1;
+        }
+        false
+    }
+
+    /// Slurm's `later_start`: walking the slots from the one holding
+    /// `start_res` to the first that begins after `end_time`, the end of the
+    /// first slot after which a node of `part` reserved in it is free. The
+    /// map ends at `map_end`; its last slot has no successor.
+    pub(crate) fn later_start(
+        &self,
+        start_res: Time,
+        end_time: Time,
+        map_end: Time,
+        part: &[u64],
+    ) -> Option<Time> {
+        // Boundaries at or before `start_res` are not checked; the walk
+        // resumes at the first one after it, with the slot before it.
+        let first = self.times.partition_point(|&x| x <= start_res);
+        let mut prev = first.checked_sub(1);
+        for k in first..self.times.len() {
+            let t = self.times[k];
+            if t >= map_end {
+                break;
+            }
+            if let Some(p) = prev {
+                let freed = self
+                    .mask(p)
+                    .iter()
+                    .zip(self.mask(k))
+                    .zip(part)
+                    .any(|((before, after), inp)| before & !after & inp != 0);
+                if freed {
+                    return Some(t);
+                }
+                if self.times[p] > end_time {
+                    return None;
+                }
+            }
+            prev = Some(k);
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests;

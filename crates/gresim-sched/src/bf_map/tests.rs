@@ -1,0 +1,257 @@
+//! The slot map against the reservation-list definitions it replaced
+//! (sched/backfill's `_attempt_backfill()` as backfill.rs first wrote it).
+
+use proptest::prelude::*;
+
+use super::*;
+
+/// Nodes held for a pending job over `[start, end)`.
+#[derive(Debug, Clone)]
+struct Reservation {
+    start: Time,
+    end: Time,
+    nodes: Vec<NodeId>,
+}
+
+/// The plain definitions, on a list of reservations.
+mod plain {
+    use super::*;
+
+    /// Nodes reserved in any reservation ending after `a` and beginning no
+    /// later than `b`.
+    pub fn blocked(res: &[Reservation], a: Time, b: Time, n: usize) -> Vec<bool> {
+        let mut m = vec![false; n];
+        for r in res {
+            if r.start <= b && a < r.end {
+                for id in &r.nodes {
+                    m[id.idx()] = true;
+                }
+            }
+        }
+        m
+    }
+
+    /// `_test_resv_overlap()`.
+    pub fn overlap(res: &[Reservation], on: &[bool], s: Time, e: Time) -> bool {
+        res.iter()
+            .any(|r| r.end > s && r.start < e && r.nodes.iter().any(|n| on[n.idx()]))
+    }
+
+    /// `later_start` over the reservations' sorted starts and ends, with a
+    /// cover count per node.
+    pub fn later_start(
+        res: &[Reservation],
+        start_res: Time,
+        end_time: Time,
+        map_end: Time,
+        in_part: &dyn Fn(NodeId) -> bool,
+        n: usize,
+    ) -> Option<Time> {
+        // (time, is a start, reservation): ends before starts at one time.
+        let mut events: Vec<(Time, bool, usize)> = Vec::new();
+        for (i, r) in res.iter().enumerate() {
+            events.push((r.end, false, i));
+            events.push((r.start, true, i));
+        }
+        events.sort();
+        let mut cover = vec![0u32; n];
+        let mut k = 0usize;
+        let mut slot_begin: Option<Time> = None;
+        while k < events.len() {
+            let t = events[k].0;
+            if t >= map_end {
+                break;
+            }
+            let check = slot_begin.is_some() && t > start_res;
+            let mut k2 = k;
+            while k2 < events.len() && events[k2].0 == t && !events[k2].1 {
+                for id in &res[events[k2].2].nodes {
+                    cover[id.idx()] -= 1;
+                }
+                k2 += 1;
+            }
+            let mut k3 = k2;
+            while k3 < events.len() && events[k3].0 == t {
+                for id in &res[events[k3].2].nodes {
+                    cover[id.idx()] += 1;
+                }
+                k3 += 1;
+            }
+            if check {
+                let freed = events[k..k2].iter().any(|e| {
+                    res[e.2]
+                        .nodes
+                        .iter()
+                        .any(|&id| cover[id.idx()] == 0 && in_part(id))
+                });
+                if freed {
+                    return Some(t);
+                }
+                if slot_begin.is_some_and(|b| b > end_time) {
+                    return None;
+                }
+            }
+            slot_begin = Some(t);
+            k = k3;
+        }
+        None
+    }
+}
+
+fn r(start: Time, end: Time, nodes: &[usize]) -> Reservation {
+    Reservation {
+        start,
+        end,
+        nodes: nodes.iter().map(|&i| NodeId::from_idx(i)).collect(),
+    }
+}
+
+fn map_of(res: &[Reservation], n: usize) -> BfMap {
+    let mut m = BfMap::new(n);
+    for x in res {
+        m.reserve(x.start, x.end, &x.nodes);
+    }
+    m
+}
+
+fn bools(m: &[u64], n: usize) -> Vec<bool> {
+    (0..n).map(|i| has_bit(m, NodeId::from_idx(i))).collect()
+}
+
+fn bits(on: &[bool]) -> Vec<u64> {
+    let mut m = bitmap(words_for(on.len()));
+    for (i, _) in on.iter().enumerate().filter(|x| *x.1) {
+        set_bit(&mut m, NodeId::from_idx(i));
+    }
+    m
+}
+
+fn later(res: &[Reservation], start_res: Time, end_time: Time, part: &[usize]) -> Option<Time> {
+    let n = 4;
+    let on: Vec<bool> = (0..n).map(|i| part.contains(&i)).collect();
+    let fast = map_of(res, n).later_start(start_res, end_time, 10_000, &bits(&on));
+    let in_part = |id: NodeId| part.contains(&id.idx());
+    let slow = plain::later_start(res, start_res, end_time, 10_000, &in_part, n);
+    assert_eq!(fast, slow, "slot map and reservation list disagree");
+    fast
+}
+
+#[test]
+fn a_reservation_beginning_at_the_window_end_blocks_its_nodes() {
+    let res = [r(60, 120, &[0]), r(61, 120, &[1]), r(10, 20, &[2])];
+    let m = map_of(&res, 4);
+    let mut out = bitmap(1);
+    m.blocked(0, 60, &mut out);
+    assert_eq!(bools(&out, 4), [true, false, true, false]);
+    assert_eq!(bools(&out, 4), plain::blocked(&res, 0, 60, 4));
+    m.blocked(20, 61, &mut out);
+    assert_eq!(bools(&out, 4), [true, true, false, false]);
+    assert_eq!(bools(&out, 4), plain::blocked(&res, 20, 61, 4));
+}
+
+#[test]
+fn the_overlap_test_is_strict_at_both_ends() {
+    let res = [r(60, 120, &[0])];
+    let m = map_of(&res, 2);
+    let on = bits(&[true, false]);
+    assert!(!m.overlaps(0, 60, &on));
+    assert!(!m.overlaps(120, 180, &on));
+    assert!(m.overlaps(119, 179, &on));
+    assert!(!m.overlaps(0, 200, &bits(&[false, true])));
+}
+
+#[test]
+fn later_start_is_the_first_end_freeing_a_partition_node() {
+    let res = [r(60, 120, &[0]), r(60, 180, &[1])];
+    assert_eq!(later(&res, 8, 68, &[0, 1]), Some(120));
+    // Node 0 is not in the partition: the next slot, [120, 180), begins
+    // after the window but is still looked at.
+    assert_eq!(later(&res, 8, 68, &[1]), Some(180));
+    // From 120 on, only node 1's end is ahead.
+    assert_eq!(later(&res, 120, 180, &[0, 1]), Some(180));
+    assert_eq!(later(&res, 180, 240, &[0, 1]), None);
+}
+
+#[test]
+fn later_start_stops_after_the_first_slot_beyond_the_window() {
+    let res = [r(60, 120, &[0]), r(60, 180, &[1]), r(200, 260, &[2])];
+    // Slot [120, 180) is the first to begin after 68; slot [180, 200),
+    // where node 2's reservation ends nothing, is not looked at.
+    assert_eq!(later(&res, 8, 68, &[2]), None);
+    assert_eq!(later(&res, 8, 190, &[2]), Some(260));
+}
+
+#[test]
+fn a_node_handed_from_one_reservation_to_the_next_is_not_freed() {
+    let res = [r(60, 120, &[0]), r(120, 180, &[0])];
+    assert_eq!(later(&res, 8, 68, &[0]), Some(180));
+}
+
+#[test]
+fn node_ids_come_back_in_order_across_words() {
+    let mut m = bitmap(words_for(130));
+    for i in [129, 0, 64, 63, 1] {
+        set_bit(&mut m, NodeId::from_idx(i));
+    }
+    let got: Vec<usize> = ids(&m).map(|id| id.idx()).collect();
+    assert_eq!(got, [0, 1, 63, 64, 129]);
+}
+
+/// Random reservations over `n` nodes on a coarse time grid, so that starts
+/// and ends often coincide (nodes handed from one reservation to the next).
+fn reservations(n: usize) -> impl Strategy<Value = Vec<Reservation>> {
+    prop::collection::vec(
+        (
+            0u64..40,
+            1u64..12,
+            prop::collection::btree_set(0..n, 1..n.min(6) + 1),
+        )
+            .prop_map(|(s, d, nodes)| Reservation {
+                start: s * 30,
+                end: (s + d) * 30,
+                nodes: nodes.into_iter().map(NodeId::from_idx).collect(),
+            }),
+        0..25,
+    )
+}
+
+proptest! {
+    #[test]
+    fn slot_map_answers_as_the_reservation_list(
+        n in prop::sample::select(vec![3usize, 64, 70, 130]),
+        seed in any::<u64>(),
+        res in reservations(3),
+        queries in prop::collection::vec((0u64..1500, 0u64..700, 0u64..1500), 1..20),
+    ) {
+        // Spread the small node sets over the cluster with the seed, so that
+        // multi-word bitmaps are exercised.
+        let res: Vec<Reservation> = res
+            .into_iter()
+            .map(|mut x| {
+                for id in &mut x.nodes {
+                    *id = NodeId::from_idx((id.idx() * 61 + seed as usize % 97) % n);
+                }
+                x.nodes.sort();
+                x.nodes.dedup();
+                x
+            })
+            .collect();
+        let map = map_of(&res, n);
+        let words = words_for(n);
+        let part: Vec<bool> = (0..n).map(|i| !(i as u64 + seed).is_multiple_of(3)).collect();
+        let part_bits = bits(&part);
+        let mut out = bitmap(words);
+        for (a, len, map_end) in queries {
+            let b = a + len;
+            map.blocked(a, b, &mut out);
+            prop_assert_eq!(bools(&out, n), plain::blocked(&res, a, b, n));
+            let on: Vec<bool> = (0..n).map(|i| (i as u64 * 7 + a).is_multiple_of(5)).collect();
+            prop_assert_eq!(map.overlaps(a, b, &bits(&on)), plain::overlap(&res, &on, a, b));
+            let in_part = |id: NodeId| part[id.idx()];
+            prop_assert_eq!(
+                map.later_start(a, b, map_end, &part_bits),
+                plain::later_start(&res, a, b, map_end, &in_part, n)
+            );
+        }
+    }
+}
