@@ -60,6 +60,9 @@ struct FitsMemo {
     req: std::sync::Arc<gresim_model::job::JobRequest>,
     part: PartId,
     fits: Vec<Option<Fit>>,
+    /// The nodes with a fit, and their counts.
+    bits: Vec<u64>,
+    base: Counts,
     changes: FitChanges,
 }
 
@@ -200,16 +203,14 @@ pub fn backfill_pass(
     // The running jobs released in planned-end order (valid until the pass
     // starts a job).
     let mut sweep = Sweep::default();
-    let mut avoid = vec![false; nnodes];
-    let mut masked: Vec<NodeId> = Vec::new();
+    // The nodes the reservations block for the current try, and the same
+    // as node selection takes them.
     let mut blocked = bf_map::bitmap(words);
+    let mut avoid = Avoid::new(nnodes);
     let mut on = bf_map::bitmap(words);
     let mut usable_bits = bf_map::bitmap(words);
     let mut ub = bf_map::bitmap(words);
-    let mut part_in: Vec<Option<Vec<u64>>> = vec![None; ctx.cluster.partitions.len()];
-    let mut fit_bits = bf_map::bitmap(words);
-    // Per partition, its schedulable nodes (no node changes state in a pass).
-    let mut part_bits: Vec<Option<Vec<u64>>> = vec![None; ctx.cluster.partitions.len()];
+    let mut parts = PartMasks::new(ctx.cluster.partitions.len());
 
     for k in queue.iter() {
         if tested >= ctx.params.bf_max_job_test {
@@ -240,8 +241,14 @@ pub fn backfill_pass(
             Some(i) => i,
             None => {
                 let mut f: Vec<Option<Fit>> = vec![None; nnodes];
+                let mut bits = bf_map::bitmap(words);
+                let mut base = Counts::default();
                 for &id in pnodes {
                     f[id.idx()] = node_fit(ctx, ctx.state.node(id), id, &req);
+                    if let Some(x) = f[id.idx()] {
+                        bf_map::set_bit(&mut bits, id);
+                        base.add(x);
+                    }
                 }
                 if fits_memo.len() >= FITS_MEMO_MAX {
                     fits_memo.remove(0);
@@ -250,6 +257,8 @@ pub fn backfill_pass(
                     req: std::sync::Arc::clone(&req),
                     part,
                     fits: f,
+                    bits,
+                    base,
                     changes: FitChanges::default(),
                 });
                 fits_memo.len() - 1
@@ -257,48 +266,29 @@ pub fn backfill_pass(
         };
 
         let mut start_res = now;
-        // Usable partition nodes, and those that could hold the job now by
-        // counts (with their GPUs), before any mask.
-        usable_bits.fill(0);
-        fit_bits.fill(0);
-        let mut base = Counts::default();
-        {
-            let fits = &fits_memo[memo].fits;
-            for &id in pnodes {
-                if let Some(f) = fits[id.idx()] {
-                    bf_map::set_bit(&mut fit_bits, id);
-                    base.add(f);
-                }
-                if ctx.state.node(id).schedulable() && !req.exclude.contains(&id) {
-                    bf_map::set_bit(&mut usable_bits, id);
-                }
-            }
+        // Usable partition nodes (schedulable, not excluded), before any mask.
+        let pm = parts.of(ctx, part);
+        usable_bits.copy_from_slice(&pm.sched);
+        for &id in &req.exclude {
+            bf_map::clear_bit(&mut usable_bits, id);
         }
         // Each retry starts later (or on other nodes); the cap only guards
         // against a planning loop.
         for _try in 0..64 {
             let end_time = start_res.max(now) + limit;
             map.blocked(start_res, end_time, &mut blocked);
-            let later = {
-                let pb = part_bits[part.idx()].get_or_insert_with(|| {
-                    let mut m = bf_map::bitmap(words);
-                    for &id in pnodes {
-                        if ctx.state.node(id).schedulable() {
-                            bf_map::set_bit(&mut m, id);
-                        }
-                    }
-                    m
-                });
-                map.later_start(start_res, end_time, map_end, pb)
-            };
+            avoid.stale();
+            let pm = parts.of(ctx, part);
+            let later = map.later_start(start_res, end_time, map_end, &pm.sched);
             // Enough usable nodes, and the required ones among them? With
             // the nodes (and GPUs) that could hold the job now by counts.
             // (The partition's totals less what the blocked nodes hold.)
             let usable = bf_map::count_unblocked(&usable_bits, &blocked);
-            let mut counts = base;
+            let fm = &fits_memo[memo];
+            let mut counts = fm.base;
             {
-                let fits = &fits_memo[memo].fits;
-                for id in bf_map::ids_both(&fit_bits, &blocked) {
+                let fits = &fm.fits;
+                for id in bf_map::ids_both(&fm.bits, &blocked) {
                     if let Some(f) = fits[id.idx()] {
                         counts.sub(f);
                     }
@@ -313,15 +303,6 @@ pub fn backfill_pass(
                     None => break,
                 }
             }
-            // The blocked nodes as node selection takes them.
-            for id in masked.drain(..) {
-                avoid[id.idx()] = false;
-            }
-            masked.extend(bf_map::ids(&blocked));
-            for id in &masked {
-                avoid[id.idx()] = true;
-            }
-
             // Can it start now (or at start_res) on those nodes?
             if start_res <= now {
                 if let Ok(alloc) = crate::placement::place(
@@ -331,7 +312,7 @@ pub fn backfill_pass(
                     ctx.state,
                     &req,
                     part,
-                    Some(&avoid),
+                    Some(avoid.get(&blocked)),
                 ) {
                     let planned = Running::new(now + limit, Cow::Owned(alloc.clone()), words);
                     let whole = alloc.exclusive;
@@ -355,27 +336,28 @@ pub fn backfill_pass(
                 }
             }
             let found = if start_res > now && counts_fit(&req, counts) {
-                try_select(ctx.cluster, ctx.params, ctx.state, &req, part, Some(&avoid))
-                    .map(|a| (now, a))
+                try_select(
+                    ctx.cluster,
+                    ctx.params,
+                    ctx.state,
+                    &req,
+                    part,
+                    Some(avoid.get(&blocked)),
+                )
+                .map(|a| (now, a))
             } else {
                 None
             }
             .or_else(|| {
                 // The partition's nodes this try may use.
-                let pin = part_in[part.idx()].get_or_insert_with(|| {
-                    let mut m = bf_map::bitmap(words);
-                    for &id in pnodes {
-                        bf_map::set_bit(&mut m, id);
-                    }
-                    m
-                });
-                for ((u, p), b) in ub.iter_mut().zip(pin.iter()).zip(&blocked) {
+                let pm = parts.of(ctx, part);
+                for ((u, p), b) in ub.iter_mut().zip(&pm.members).zip(&blocked) {
                     *u = p & !b;
                 }
                 will_run_release(
                     ctx,
                     &req,
-                    (part, &avoid, &ub),
+                    (part, &mut avoid, &blocked, &ub),
                     &ends,
                     &mut sweep,
                     &mut fits_memo[memo],
@@ -424,6 +406,76 @@ pub fn backfill_pass(
     started
 }
 
+/// The blocked nodes as node selection takes them (a flag per node), built
+/// from the bitmap only when a try gets as far as selecting nodes.
+struct Avoid {
+    flags: Vec<bool>,
+    set: Vec<NodeId>,
+    fresh: bool,
+}
+
+impl Avoid {
+    fn new(nodes: usize) -> Self {
+        Avoid {
+            flags: vec![false; nodes],
+            set: Vec::new(),
+            fresh: true,
+        }
+    }
+
+    /// The bitmap changed.
+    fn stale(&mut self) {
+        self.fresh = false;
+    }
+
+    fn get(&mut self, blocked: &[u64]) -> &[bool] {
+        if !self.fresh {
+            for id in self.set.drain(..) {
+                self.flags[id.idx()] = false;
+            }
+            self.set.extend(bf_map::ids(blocked));
+            for id in &self.set {
+                self.flags[id.idx()] = true;
+            }
+            self.fresh = true;
+        }
+        &self.flags
+    }
+}
+
+/// A partition's nodes as bitmaps: all of them, and the schedulable ones
+/// (no node changes state during a pass).
+struct PartMask {
+    members: Vec<u64>,
+    sched: Vec<u64>,
+}
+
+/// [`PartMask`] per partition, made when first needed.
+struct PartMasks(Vec<Option<PartMask>>);
+
+impl PartMasks {
+    fn new(parts: usize) -> Self {
+        PartMasks((0..parts).map(|_| None).collect())
+    }
+
+    fn of(&mut self, ctx: &PassCtx<'_>, part: PartId) -> &PartMask {
+        self.0[part.idx()].get_or_insert_with(|| {
+            let words = bf_map::words_for(ctx.cluster.nodes.len());
+            let mut m = PartMask {
+                members: bf_map::bitmap(words),
+                sched: bf_map::bitmap(words),
+            };
+            for &id in &ctx.cluster.partition(part).nodes {
+                bf_map::set_bit(&mut m.members, id);
+                if ctx.state.node(id).schedulable() {
+                    bf_map::set_bit(&mut m.sched, id);
+                }
+            }
+            m
+        })
+    }
+}
+
 /// The running jobs released one by one in planned-end order, shared by
 /// every job the pass plans until it starts one: each node's usage after
 /// each release, and states after the first `k` ends for node selection.
@@ -434,8 +486,9 @@ struct Sweep {
     /// The state after the first `done` ends.
     state: Option<ClusterState>,
     done: usize,
-    /// A state after the first `at` ends, for node selection.
-    mat: Option<(usize, ClusterState)>,
+    /// States after the first `k` ends, for node selection, the most
+    /// recently used last.
+    mats: Vec<(usize, ClusterState)>,
 }
 
 impl Sweep {
@@ -455,48 +508,59 @@ impl Sweep {
     }
 
     /// The state after the first `at` ends (at most the ends released): the
-    /// sweep's own state, or a copy of it with the later ends given back.
+    /// sweep's own state, or a kept copy moved there (jobs ending given back
+    /// or released), or a new copy of the nearest kept state.
     fn state_at(&mut self, ctx: &PassCtx<'_>, ends: &[Running<'_>], at: usize) -> &ClusterState {
         let cl = ctx.cluster;
         if at == self.done {
             return self.state.get_or_insert_with(|| ctx.state.clone());
         }
-        let mut ok = false;
-        if let Some((k, st)) = self.mat.as_mut() {
-            ok = true;
-            while *k > at {
-                if st.allocate(cl, &ends[*k - 1].alloc).is_err() {
-                    ok = false;
-                    break;
-                }
-                *k -= 1;
-            }
-            while ok && *k < at {
-                let _ = st.release(cl, &ends[*k].alloc);
-                *k += 1;
-            }
+        if let Some(i) = self.mats.iter().position(|(k, _)| *k == at) {
+            let m = self.mats.remove(i);
+            self.mats.push(m);
+            return &self.mats.last().expect("just pushed").1;
         }
-        if !ok {
-            let mut st = self.state.clone().unwrap_or_else(|| ctx.state.clone());
-            let mut k = if self.state.is_some() { self.done } else { 0 };
-            while k > at {
-                if st.allocate(cl, &ends[k - 1].alloc).is_err() {
-                    // Replay from the current state instead.
-                    st = ctx.state.clone();
-                    k = 0;
-                    break;
+        let dist = |k: usize| k.abs_diff(at);
+        let near = (0..self.mats.len()).min_by_key(|&i| dist(self.mats[i].0));
+        let (mut k, mut st) = match near {
+            // A kept state close by is moved, not copied.
+            Some(i) if dist(self.mats[i].0) <= MAT_MOVE || self.mats.len() >= MATS => {
+                self.mats.remove(i)
+            }
+            // Otherwise a copy of the nearest: a kept state, the sweep's, or
+            // the current one.
+            _ => match near {
+                Some(i) if self.state.is_none() || dist(self.done) > dist(self.mats[i].0) => {
+                    (self.mats[i].0, self.mats[i].1.clone())
                 }
-                k -= 1;
+                _ => match &self.state {
+                    Some(sw) => (self.done, sw.clone()),
+                    None => (0, ctx.state.clone()),
+                },
+            },
+        };
+        while k > at {
+            if st.allocate(cl, &ends[k - 1].alloc).is_err() {
+                // Replay from the current state instead.
+                st = ctx.state.clone();
+                k = 0;
+                break;
             }
-            while k < at {
-                let _ = st.release(cl, &ends[k].alloc);
-                k += 1;
-            }
-            self.mat = Some((k, st));
+            k -= 1;
         }
-        &self.mat.as_ref().expect("just set").1
+        while k < at {
+            let _ = st.release(cl, &ends[k].alloc);
+            k += 1;
+        }
+        self.mats.push((k, st));
+        &self.mats.last().expect("just pushed").1
     }
 }
+
+/// States [`Sweep`] keeps for node selection, and how far one is moved
+/// rather than copied.
+const MATS: usize = 6;
+const MAT_MOVE: usize = 4;
 
 /// How the ends change one request shape's fit on the partition's nodes:
 /// per end index, in order, the nodes whose `node_may_fit` it changes, with
@@ -555,7 +619,7 @@ impl FitChanges {
 fn will_run_release(
     ctx: &PassCtx<'_>,
     req: &gresim_model::job::JobRequest,
-    (part, avoid, ub): (PartId, &[bool], &[u64]),
+    (part, avoid, blocked, ub): (PartId, &mut Avoid, &[u64], &[u64]),
     ends: &[Running<'_>],
     sweep: &mut Sweep,
     memo: &mut FitsMemo,
@@ -656,7 +720,9 @@ fn will_run_release(
             }
             if counts_fit(req, counts) {
                 let fut = sweep.state_at(ctx, ends, i);
-                if let Some(a) = try_select(cl, ctx.params, fut, req, part, Some(avoid)) {
+                if let Some(a) =
+                    try_select(cl, ctx.params, fut, req, part, Some(avoid.get(blocked)))
+                {
                     return Some((start, a));
                 }
             }

@@ -55,6 +55,11 @@ pub(crate) fn set_bit(m: &mut [u64], id: NodeId) {
 }
 
 #[inline]
+pub(crate) fn clear_bit(m: &mut [u64], id: NodeId) {
+    m[id.idx() / 64] &= !(1 << (id.idx() % 64));
+}
+
+#[inline]
 pub(crate) fn has_bit(m: &[u64], id: NodeId) -> bool {
     m[id.idx() / 64] & (1 << (id.idx() % 64)) != 0
 }
