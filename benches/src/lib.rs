@@ -165,6 +165,90 @@ pub fn run_with(scen: &Scenario, seed: u64, policy: &str) -> gresim_engine::SimO
     }
 }
 
+/// Nodes of the SWF system ([`swf_scenario`]): AccaSim's `accasim_sys_128x8.json`.
+pub const SWF_NODES: u32 = 128;
+/// Units (cores) per node of the SWF system.
+pub const SWF_UNITS_PER_NODE: u32 = 8;
+/// The deep-queue SWF workloads' run-time overestimate (issue #14).
+pub const SWF_MAX_OVERESTIMATE: f64 = 3.0;
+/// The SWF workloads' seed (bench-peers' default).
+pub const SWF_SEED: u64 = 42;
+
+/// The generator parameters of the SWF system's workload: `jobs` jobs of
+/// `gresim_io::swf_gen` at offered load `load` on 1,024 units, requested
+/// times up to `max_overestimate` × the run times.
+pub fn swf_gen(
+    jobs: u64,
+    load: f64,
+    max_overestimate: f64,
+    seed: u64,
+) -> gresim_io::swf_gen::SwfGen {
+    gresim_io::swf_gen::SwfGen {
+        jobs,
+        seed,
+        capacity: u64::from(SWF_NODES * SWF_UNITS_PER_NODE),
+        load: Some(load),
+        max_overestimate,
+        ..Default::default()
+    }
+}
+
+/// The bench-peers system (128 nodes × 8 cores, count-based admission;
+/// `gresim_io::swf_gen::peer_128x8_scenario_json`) running the workload of
+/// `gen`, written as an SWF file into `dir` (which must exist). Returns the
+/// scenario and the generated workload; the error says what is wrong.
+pub fn swf_scenario_in(
+    dir: &Path,
+    gen: &gresim_io::swf_gen::SwfGen,
+) -> Result<(Scenario, gresim_io::swf_gen::SwfWorkload), String> {
+    let w = gen.generate().map_err(|e| e.to_string())?;
+    let name = swf_file_name(gen);
+    let swf = dir.join(&name);
+    w.write_file(&swf)
+        .map_err(|e| format!("cannot write {}: {e}", swf.display()))?;
+    let scen_path = dir.join("peer_128x8.json");
+    let text = gresim_io::swf_gen::peer_128x8_scenario_json(&name);
+    let scen = gresim_io::parse_scenario(&scen_path, &text).map_err(|e| e.to_string())?;
+    Ok((scen, w))
+}
+
+/// The file name [`swf_scenario_in`] gives the workload of `gen`.
+pub fn swf_file_name(gen: &gresim_io::swf_gen::SwfGen) -> String {
+    format!(
+        "swf_{}_l{}_o{}_s{}.swf",
+        gen.jobs,
+        gen.load.unwrap_or(0.0),
+        gen.max_overestimate,
+        gen.seed
+    )
+}
+
+/// [`swf_scenario_in`] with the files in `<temp dir>/gresim-benches`.
+pub fn swf_scenario(
+    gen: &gresim_io::swf_gen::SwfGen,
+) -> Result<(Scenario, gresim_io::swf_gen::SwfWorkload), String> {
+    let dir = std::env::temp_dir().join("gresim-benches");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    swf_scenario_in(&dir, gen)
+}
+
+/// Pending jobs over a run, from its load timeline: the time-weighted mean
+/// from the first sample to the last, and the maximum.
+pub fn queue_depth(timeline: &[gresim_engine::Sample]) -> (f64, u32) {
+    let mut area: u128 = 0;
+    let mut max = 0;
+    for w in timeline.windows(2) {
+        area += u128::from(w[0].pending) * u128::from(w[1].t - w[0].t);
+        max = max.max(w[0].pending);
+    }
+    max = max.max(timeline.last().map_or(0, |s| s.pending));
+    let span = match (timeline.first(), timeline.last()) {
+        (Some(a), Some(b)) if b.t > a.t => b.t - a.t,
+        _ => return (f64::from(max), max),
+    };
+    (area as f64 / span as f64, max)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,6 +258,46 @@ mod tests {
         // 5.72 GPUs/job × 1800·e^0.5 s / 6800 GPUs ≈ 2.4963 s.
         assert!((mean_gpus_per_job() - 5.72).abs() < 1e-9);
         assert!((mean_interarrival() - 2.4963).abs() < 1e-3);
+    }
+
+    #[test]
+    fn swf_scenario_runs_and_counts_its_passes() {
+        let dir = std::env::temp_dir().join(format!("gresim-benches-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (scen, w) = swf_scenario_in(&dir, &swf_gen(2_000, 1.1, 3.0, 1)).unwrap();
+        assert_eq!(scen.cluster.nodes.len(), SWF_NODES as usize);
+        let out = run_with(&scen, SEED, "slurm");
+        assert_eq!(out.jobs.len(), w.jobs.len());
+        let st = out.pass_stats;
+        assert!(st.main_passes > 0 && st.backfill_passes > 0);
+        assert!(st.tested_max <= u64::from(out.params.bf_max_job_test));
+        assert!(st.tested <= st.backfill_passes * st.tested_max);
+        assert!(st.queued_max > 0 && st.queued_max <= 2_000);
+        // At load 1.1 a queue builds.
+        let (mean, max) = queue_depth(&out.timeline);
+        assert!(max > 10 && mean > 1.0, "mean {mean}, max {max}");
+        let easy = run_with(&scen, SEED, "easy").pass_stats;
+        assert!(easy.backfill_passes > 0 && easy.tested > 0);
+        assert_eq!(run_with(&scen, SEED, "fifo").pass_stats.backfill_passes, 0);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn queue_depth_is_time_weighted() {
+        let s = |t: u64, pending: u32| gresim_engine::Sample {
+            t,
+            alloc_gpus: 0,
+            alloc_gpu_sevenths: 0,
+            alloc_cpus: 0,
+            avail_gpus: 0,
+            running: 0,
+            pending,
+        };
+        // 4 pending for 10 s, then 1 for 30 s: (40 + 30) / 40.
+        let (mean, max) = queue_depth(&[s(0, 4), s(10, 1), s(40, 0)]);
+        assert!((mean - 1.75).abs() < 1e-12);
+        assert_eq!(max, 4);
+        assert_eq!(queue_depth(&[]), (0.0, 0));
     }
 
     #[test]

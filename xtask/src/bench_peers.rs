@@ -1,110 +1,165 @@
 //! `cargo xtask bench-peers`: gresim side by side with AccaSim (PyPI
 //! `accasim` 1.1.3, an event-driven HPC workload simulator in Python) on one
-//! SWF workload, using the peer kit in `../shared/bench/` (see its README.md).
+//! SWF workload, with the peer kit in `xtask/peers/` (see its README.md).
 //!
 //! 1. builds `sim` in release mode;
-//! 2. creates (or reuses) a venv with AccaSim through `setup_accasim.sh`;
-//! 3. generates the workload with `gen_swf.py` (default: the reference
-//!    `-n 10000 --capacity 1024 --load 0.9 --seed 42`);
+//! 2. creates (or reuses) a venv with AccaSim through `setup_accasim.sh`
+//!    (pip, from PyPI), unless `--accasim none`;
+//! 3. generates the workload in process with `gresim_io::swf_gen` (default:
+//!    `-n 10000 --capacity 1024 --load 0.9 --seed 42`), or takes `--swf FILE`;
 //! 4. writes a gresim scenario for AccaSim's system file
-//!    `accasim_sys_128x8.json`: 128 nodes × 8 cores, 1 GiB per core, so a job
-//!    of P processors (`--ntasks=P` over 1 to P nodes, see
-//!    `crates/gresim-io/src/traces/swf.rs`) takes any P cores of the cluster
-//!    (count-based admission, as AccaSim's FirstFit);
-//! 5. runs AccaSim FIFO and gresim strict FIFO, AccaSim EASY and gresim
-//!    EASY, each once untimed and then `--runs` times (default 3) timed as
-//!    whole processes, and prints the medians;
-//! 6. checks that the FIFO average waits agree (and, on the reference
-//!    workload, equal 1666.9 s, which AccaSim, Alea and Tiresias all give).
-//!    EASY waits are reported, not compared: AccaSim 1.1.3's EASY does not
-//!    protect the head job's reservation.
+//!    `accasim_sys_128x8.json` (`gresim_io::swf_gen::peer_128x8_scenario_json`):
+//!    128 nodes × 8 cores, 1 GiB per core, so a job of P processors
+//!    (`--ntasks=P` over 1 to P nodes, see `crates/gresim-io/src/traces/swf.rs`)
+//!    takes any P cores of the cluster (count-based admission, as AccaSim's
+//!    FirstFit);
+//! 5. runs AccaSim FIFO and EASY (`--accasim`) and every gresim policy of
+//!    `--policies` (default `strict-fifo,easy,slurm,conservative`), each
+//!    `--warmup` times untimed (default 1) and then `--runs` times (default
+//!    3) timed as whole processes, and prints the medians with jobs/s and
+//!    the average wait;
+//! 6. checks that the FIFO average waits agree (AccaSim FIFO and gresim
+//!    `strict-fifo`), and on the reference workload (`--swf` with
+//!    `gen_swf.py -n 10000 --capacity 1024 --load 0.9 --seed 42`'s file,
+//!    recognised by its hash) that they equal 1666.9 s, which AccaSim, Alea
+//!    and Tiresias all give. EASY waits are reported, not compared:
+//!    AccaSim 1.1.3's EASY does not protect the head job's reservation.
 //!
-//! Exit status 1 when the FIFO waits disagree.
+//! Exit status 1 when the FIFO waits disagree, 2 on bad input.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
+use gresim_io::swf_gen::{peer_128x8_scenario_json, SwfGen};
+
+use crate::gen_swf::{gen_option, GEN_OPTIONS};
 
 const USAGE: &str = "usage: cargo xtask bench-peers [OPTIONS]
-gresim vs AccaSim on one gen_swf.py workload (128 x 8 units, count-based admission)
-  -n, --jobs N          jobs in the workload [10000]
-  --load L              gen_swf.py --load [0.9]
-  --seed S              gen_swf.py --seed [42]
+gresim vs AccaSim on one synthetic SWF workload (128 x 8 units, count-based admission)
+  --policies LIST       gresim policies, comma-separated [strict-fifo,easy,slurm,conservative]
+  --accasim LIST        AccaSim dispatchers: fifo, easy, or none [fifo,easy]
+  --swf FILE            run on this SWF file instead of generating one
   --runs K              timed runs per peer and policy; the median is reported [3]
-  --venv DIR            AccaSim venv, created with setup_accasim.sh if needed [WORK/venv]
-  --bench DIR           the peer kit [../shared/bench beside the repository]
+  --warmup K            untimed runs before them [1]
+  --venv DIR            AccaSim venv, created with xtask/peers/setup_accasim.sh if needed [WORK/venv]
   --work DIR            workload, scenario and outputs [<target dir>/bench-peers]
-  --fifo-policy NAME    gresim policy for FIFO [strict-fifo, else fifo]
-  --easy-policy NAME    gresim policy for EASY [easy]";
+the workload (gresim_io::swf_gen, as gen_swf.py; --capacity is fixed at 1024):";
 
 /// The reference workload's FIFO average wait: AccaSim, Alea and Tiresias agree on it.
 const REFERENCE_FIFO_WAIT: &str = "1666.9";
 
-/// The throughput ratio gresim aims for (issue #7).
+/// FNV-1a (64 bits) of the reference workload's file,
+/// `gen_swf.py -n 10000 --capacity 1024 --load 0.9 --seed 42 -o w10000.swf`.
+const REFERENCE_SWF_FNV: u64 = 0x8afb_b974_4a3c_4389;
+
+/// The throughput ratio gresim aims for against AccaSim's same policy (issue #7).
 const TARGET_RATIO: f64 = 300.0;
 
 struct Opts {
-    jobs: u64,
-    load: String,
-    seed: u64,
+    gen: SwfGen,
+    swf: Option<PathBuf>,
+    policies: Vec<String>,
+    accasim: Vec<String>,
     runs: usize,
+    warmup: usize,
     venv: Option<PathBuf>,
-    bench: Option<PathBuf>,
     work: Option<PathBuf>,
-    fifo_policy: Option<String>,
-    easy_policy: Option<String>,
+}
+
+fn list(flag: &str, v: &str) -> Result<Vec<String>> {
+    let items: Vec<String> = v
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    if items.is_empty() {
+        bail!("{flag}: expected a comma-separated list, got '{v}'");
+    }
+    Ok(items)
 }
 
 fn parse(args: &[String]) -> Result<Opts> {
+    let usage = format!(
+        "{USAGE}
+{GEN_OPTIONS}"
+    );
     let mut o = Opts {
-        jobs: 10_000,
-        load: "0.9".into(),
-        seed: 42,
+        gen: SwfGen {
+            jobs: 10_000,
+            load: Some(0.9),
+            ..SwfGen::default()
+        },
+        swf: None,
+        policies: ["strict-fifo", "easy", "slurm", "conservative"]
+            .map(String::from)
+            .to_vec(),
+        accasim: vec!["fifo".into(), "easy".into()],
         runs: 3,
+        warmup: 1,
         venv: None,
-        bench: None,
         work: None,
-        fifo_policy: None,
-        easy_policy: None,
     };
     let mut it = args.iter();
     while let Some(flag) = it.next() {
-        let mut value = || {
-            it.next()
-                .cloned()
-                .with_context(|| format!("{flag} needs a value\n{USAGE}"))
-        };
+        if flag == "-h" || flag == "--help" {
+            println!("{usage}");
+            std::process::exit(0);
+        }
+        let value = it
+            .next()
+            .with_context(|| format!("{flag} needs a value\n{usage}"))?;
         match flag.as_str() {
-            "-n" | "--jobs" => o.jobs = value()?.parse().context("-n: expected a job count")?,
-            "--load" => {
-                let v = value()?;
-                v.parse::<f64>().context("--load: expected a number")?;
-                o.load = v;
-            }
-            "--seed" => o.seed = value()?.parse().context("--seed: expected an integer")?,
-            "--runs" => {
-                o.runs = value()?.parse().context("--runs: expected a count")?;
-                if o.runs == 0 {
-                    bail!("--runs: expected at least 1");
+            "--policies" => {
+                o.policies = list(flag, value)?;
+                for p in &o.policies {
+                    if gresim_sched::policy_by_name(p).is_none() {
+                        bail!(
+                            "--policies: unknown policy '{p}'; expected some of {}",
+                            gresim_sched::POLICY_NAMES.join(", ")
+                        );
+                    }
                 }
             }
-            "--venv" => o.venv = Some(value()?.into()),
-            "--bench" => o.bench = Some(value()?.into()),
-            "--work" => o.work = Some(value()?.into()),
-            "--fifo-policy" => o.fifo_policy = Some(value()?),
-            "--easy-policy" => o.easy_policy = Some(value()?),
-            "-h" | "--help" => {
-                println!("{USAGE}");
-                std::process::exit(0);
+            "--accasim" => {
+                o.accasim = list(flag, value)?;
+                if o.accasim == ["none"] {
+                    o.accasim.clear();
+                }
+                for d in &o.accasim {
+                    if d != "fifo" && d != "easy" {
+                        bail!("--accasim: expected fifo, easy or none, got '{d}'");
+                    }
+                }
             }
-            _ => bail!("unknown argument '{flag}'\n{USAGE}"),
+            "--swf" => o.swf = Some(value.into()),
+            "--runs" | "--warmup" => {
+                let n: usize = value
+                    .parse()
+                    .ok()
+                    .with_context(|| format!("{flag}: expected a count, got '{value}'"))?;
+                if flag == "--runs" {
+                    if n == 0 {
+                        bail!("--runs: expected at least 1");
+                    }
+                    o.runs = n;
+                } else {
+                    o.warmup = n;
+                }
+            }
+            "--venv" => o.venv = Some(value.into()),
+            "--work" => o.work = Some(value.into()),
+            "--capacity" => bail!("--capacity: fixed at 1024 (the 128 x 8 system)"),
+            _ => {
+                if !gen_option(&mut o.gen, flag, value)? {
+                    bail!("unknown argument '{flag}'\n{usage}");
+                }
+            }
         }
     }
-    if o.jobs == 0 {
-        bail!("-n: expected at least 1 job");
-    }
+    o.gen.validate()?;
     Ok(o)
 }
 
@@ -115,22 +170,6 @@ pub fn target_dir(root: &Path) -> PathBuf {
         Some(d) if !d.is_empty() => root.join(d),
         _ => root.join("target"),
     }
-}
-
-/// The gresim scenario for AccaSim's `accasim_sys_128x8.json` reading `trace`
-/// (a file name in the scenario's directory). Policies are given with `--policy`.
-pub fn scenario_json(trace: &str) -> String {
-    serde_json::json!({
-        "schema_version": 1,
-        "name": "peer_128x8",
-        "description": "AccaSim's accasim_sys_128x8.json: 128 nodes x 8 units, count-based admission. \
-A job of P SWF processors is --ntasks=P over 1-P nodes; 1 GiB per core and 8 GiB per node, \
-so memory never limits. Time limits are the SWF requested times, enforced exactly.",
-        "cluster": {"nodes": [{"names": "n[001-128]", "cores_per_socket": 8, "memory": "8G"}]},
-        "scheduler": {"def_mem_per_cpu": "1G", "timelimit_check_interval": 0},
-        "workload": {"trace": trace, "format": "swf"}
-    })
-    .to_string()
 }
 
 /// One timed row of the table.
@@ -234,35 +273,84 @@ fn fmt_int(x: f64) -> String {
     out
 }
 
+/// FNV-1a (64 bits) of `bytes`.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
 pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let o = parse(args)?;
-    let bench = match &o.bench {
-        Some(b) => b.clone(),
-        None => root
-            .parent()
-            .map_or_else(|| PathBuf::from("../shared"), |p| p.join("shared"))
-            .join("bench"),
-    };
+    let kit = root.join("xtask/peers");
     for f in [
         "setup_accasim.sh",
         "run_accasim.py",
-        "gen_swf.py",
         "accasim_sys_128x8.json",
     ] {
-        if !bench.join(f).is_file() {
+        if !kit.join(f).is_file() {
             bail!(
-                "the peer benchmark kit is not at {} ({f} is missing): it lives in ../shared/bench \
-relative to the repository; pass --bench DIR",
-                bench.display()
+                "the AccaSim kit is incomplete: {} is missing",
+                kit.join(f).display()
             );
         }
     }
     let target = target_dir(root);
     let work = o.work.clone().unwrap_or_else(|| target.join("bench-peers"));
     std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
+    let work = work
+        .canonicalize()
+        .with_context(|| format!("resolving {}", work.display()))?;
     let venv = o.venv.clone().unwrap_or_else(|| work.join("venv"));
 
-    // 1. sim, release.
+    // 1. The workload (first: bad input stops the run before any build).
+    let g = &o.gen;
+    let (swf, described) = match &o.swf {
+        Some(f) => {
+            let f = f
+                .canonicalize()
+                .with_context(|| format!("cannot read the SWF file {}", f.display()))?;
+            (f.clone(), format!("{}", f.display()))
+        }
+        None => {
+            let name = format!(
+                "w{}_s{}_l{}_o{}.swf",
+                g.jobs,
+                g.seed,
+                g.load.map_or("none".into(), |l| l.to_string()),
+                g.max_overestimate
+            );
+            let f = work.join(name);
+            let mut desc = format!(
+                "swf_gen -n {} --capacity 1024 --seed {} --max-overestimate {}",
+                g.jobs, g.seed, g.max_overestimate
+            );
+            if let Some(l) = g.load {
+                desc.push_str(&format!(" --load {l}"));
+            }
+            if *g
+                != (SwfGen {
+                    jobs: g.jobs,
+                    seed: g.seed,
+                    load: g.load,
+                    max_overestimate: g.max_overestimate,
+                    ..SwfGen::default()
+                })
+            {
+                desc.push_str(" (and other generator options)");
+            }
+            eprintln!("== workload: {desc}");
+            g.generate()?
+                .write_file(&f)
+                .with_context(|| format!("writing {}", f.display()))?;
+            (f, desc)
+        }
+    };
+    let swf_bytes = std::fs::read(&swf).with_context(|| format!("reading {}", swf.display()))?;
+    let reference = fnv1a(&swf_bytes) == REFERENCE_SWF_FNV;
+    drop(swf_bytes);
+
+    // 2. sim, release.
     eprintln!("== building sim (release)");
     let status = Command::new("cargo")
         .args(["build", "--release", "--bin", "sim"])
@@ -274,65 +362,48 @@ relative to the repository; pass --bench DIR",
     }
     let sim = target.join("release/sim");
 
-    // 2. The AccaSim venv.
+    // 3. The AccaSim venv.
     let python = venv.join("bin/python");
-    let ready = python.is_file()
-        && Command::new(&python)
-            .args(["-c", "from accasim.base.simulator_class import Simulator"])
-            .output()
-            .is_ok_and(|o| o.status.success());
-    if ready {
-        eprintln!("== AccaSim venv: reusing {}", venv.display());
-    } else {
-        eprintln!("== AccaSim venv: creating {}", venv.display());
-        let status = Command::new("bash")
-            .arg(bench.join("setup_accasim.sh"))
-            .arg(&venv)
-            .status()
-            .context("running setup_accasim.sh")?;
-        if !status.success() {
-            bail!(
-                "setup_accasim.sh {} failed (it needs python3 with venv and pip access to PyPI)",
-                venv.display()
-            );
+    if !o.accasim.is_empty() {
+        let ready = python.is_file()
+            && Command::new(&python)
+                .args(["-c", "from accasim.base.simulator_class import Simulator"])
+                .output()
+                .is_ok_and(|o| o.status.success());
+        if ready {
+            eprintln!("== AccaSim venv: reusing {}", venv.display());
+        } else {
+            eprintln!("== AccaSim venv: creating {}", venv.display());
+            let status = Command::new("bash")
+                .arg(kit.join("setup_accasim.sh"))
+                .arg(&venv)
+                .status()
+                .context("running setup_accasim.sh")?;
+            if !status.success() {
+                bail!(
+                    "setup_accasim.sh {} failed (it needs python3 with venv and pip access to \
+PyPI); --accasim none runs gresim alone",
+                    venv.display()
+                );
+            }
         }
     }
 
-    // 3. The workload.
-    let swf_name = format!("w{}_s{}_l{}.swf", o.jobs, o.seed, o.load);
-    let swf = work.join(&swf_name);
-    let gen_args = [
-        "-n".to_string(),
-        o.jobs.to_string(),
-        "--capacity".into(),
-        "1024".into(),
-        "--load".into(),
-        o.load.clone(),
-        "--seed".into(),
-        o.seed.to_string(),
-    ];
-    eprintln!("== workload: gen_swf.py {}", gen_args.join(" "));
-    let out = Command::new("python3")
-        .arg(bench.join("gen_swf.py"))
-        .args(&gen_args)
-        .arg("-o")
-        .arg(&swf)
-        .output()
-        .context("running python3 gen_swf.py")?;
-    check(&out, "gen_swf.py")?;
-
-    // 4. The scenario.
-    let scen = work.join(format!(
-        "peer_128x8_{}.json",
-        swf_name.trim_end_matches(".swf")
-    ));
-    std::fs::write(&scen, scenario_json(&swf_name))
+    // 4. The scenario, beside the outputs; the trace by absolute path.
+    let stem = swf
+        .file_stem()
+        .map_or("workload".into(), |s| s.to_string_lossy().into_owned());
+    let scen = work.join(format!("peer_128x8_{stem}.json"));
+    let swf_str = swf
+        .to_str()
+        .with_context(|| format!("{} is not UTF-8", swf.display()))?;
+    std::fs::write(&scen, peer_128x8_scenario_json(swf_str))
         .with_context(|| format!("writing {}", scen.display()))?;
 
-    let sys = bench.join("accasim_sys_128x8.json");
+    let sys = kit.join("accasim_sys_128x8.json");
     let accasim = |disp: &str| {
         let mut c = Command::new(&python);
-        c.arg(bench.join("run_accasim.py"))
+        c.arg(kit.join("run_accasim.py"))
             .arg(&swf)
             .arg(&sys)
             .arg(disp)
@@ -351,27 +422,36 @@ relative to the repository; pass --bench DIR",
             .arg(work.join(format!("gresim-{policy}")));
         c
     };
+    // Warm-up runs, then the timed ones: their walls, CPU times and the last stdout.
+    let measure =
+        |make: &dyn Fn() -> Command, what: &str| -> Result<(Vec<f64>, Vec<Option<f64>>, String)> {
+            for _ in 0..o.warmup {
+                check(
+                    &make().output().with_context(|| format!("running {what}"))?,
+                    what,
+                )?;
+            }
+            let (mut walls, mut cpus) = (Vec::new(), Vec::new());
+            let mut stdout = String::new();
+            for _ in 0..o.runs {
+                let (out, d, cpu) = timed(&mut make())?;
+                check(&out, what)?;
+                walls.push(d.as_secs_f64());
+                cpus.push(cpu);
+                stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+            }
+            Ok((walls, cpus, stdout))
+        };
 
     let load_before = loadavg();
     let mut rows: Vec<Row> = Vec::new();
-    let mut fifo_waits: Vec<String> = Vec::new();
-    let mut easy_waits: Vec<String> = Vec::new();
-    for (kind, disp, candidates, chosen) in [
-        ("FIFO", "fifo", ["strict-fifo", "fifo"], &o.fifo_policy),
-        ("EASY", "easy", ["easy", ""], &o.easy_policy),
-    ] {
-        // AccaSim.
-        eprintln!("== AccaSim {kind}: 1 untimed + {} timed runs", o.runs);
-        check(&accasim(disp).output()?, "run_accasim.py")?;
-        let (mut walls, mut cpus) = (Vec::new(), Vec::new());
-        let mut stdout = String::new();
-        for _ in 0..o.runs {
-            let (out, d, cpu) = timed(&mut accasim(disp))?;
-            check(&out, "run_accasim.py")?;
-            walls.push(d.as_secs_f64());
-            cpus.push(cpu);
-            stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        }
+    for disp in &o.accasim {
+        let kind = if disp == "fifo" { "FIFO" } else { "EASY" };
+        eprintln!(
+            "== AccaSim {kind}: {} untimed + {} timed runs",
+            o.warmup, o.runs
+        );
+        let (walls, cpus, stdout) = measure(&|| accasim(disp), "run_accasim.py")?;
         let jobs: u64 = result_field(&stdout, "jobs")?.parse()?;
         let dispatched: u64 = result_field(&stdout, "dispatched")?.parse()?;
         let wait = result_field(&stdout, "avg_wait")?;
@@ -382,48 +462,17 @@ relative to the repository; pass --bench DIR",
             jobs,
             walls,
             cpus,
-            wait: wait.clone(),
+            wait,
             note: format!("{dispatched} dispatched"),
         });
-        if kind == "FIFO" {
-            fifo_waits.push(wait);
-        } else {
-            easy_waits.push(wait);
-        }
-
-        // gresim: the first policy name `sim` knows.
-        let names: Vec<String> = match chosen {
-            Some(p) => vec![p.clone()],
-            None => candidates
-                .iter()
-                .filter(|s| !s.is_empty())
-                .map(|s| s.to_string())
-                .collect(),
-        };
-        let mut policy = None;
-        for name in &names {
-            let out = gresim(name).output()?;
-            let err = String::from_utf8_lossy(&out.stderr);
-            if !out.status.success() && err.contains("unknown policy") {
-                eprintln!("   sim has no policy '{name}'");
-                continue;
-            }
-            check(&out, &format!("sim run --policy {name}"))?;
-            policy = Some(name.clone());
-            break;
-        }
-        let Some(policy) = policy else {
-            eprintln!("   gresim {kind}: no policy among {names:?}; skipped");
-            continue;
-        };
-        eprintln!("== gresim {policy}: 1 untimed + {} timed runs", o.runs);
-        let (mut walls, mut cpus) = (Vec::new(), Vec::new());
-        for _ in 0..o.runs {
-            let (out, d, cpu) = timed(&mut gresim(&policy))?;
-            check(&out, &format!("sim run --policy {policy}"))?;
-            walls.push(d.as_secs_f64());
-            cpus.push(cpu);
-        }
+    }
+    for policy in &o.policies {
+        eprintln!(
+            "== gresim {policy}: {} untimed + {} timed runs",
+            o.warmup, o.runs
+        );
+        let what = format!("sim run --policy {policy}");
+        let (walls, cpus, _) = measure(&|| gresim(policy), &what)?;
         let summary_path = work.join(format!("gresim-{policy}/summary.json"));
         let summary: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(&summary_path)
@@ -444,6 +493,11 @@ relative to the repository; pass --bench DIR",
                     .join(", ")
             })
             .unwrap_or_default();
+        let kind = match policy.as_str() {
+            "strict-fifo" => "FIFO",
+            "easy" => "EASY",
+            _ => "",
+        };
         rows.push(Row {
             peer: "gresim",
             kind,
@@ -451,25 +505,19 @@ relative to the repository; pass --bench DIR",
             jobs,
             walls,
             cpus,
-            wait: wait.clone(),
+            wait,
             note: states,
         });
-        if kind == "FIFO" {
-            fifo_waits.push(wait);
-        } else {
-            easy_waits.push(wait);
-        }
     }
-
     let load_after = loadavg();
 
     // The table.
     println!();
     println!(
-        "workload: gen_swf.py {} (128 x 8 = 1,024 units); {} timed runs each, whole process, median; \
-load average {} before, {} after",
-        gen_args.join(" "),
+        "workload: {described} (128 x 8 = 1,024 units); {} timed runs each after {} untimed, \
+whole process, median; load average {} before, {} after",
         o.runs,
+        o.warmup,
         load_before.as_deref().unwrap_or("?"),
         load_after.as_deref().unwrap_or("?"),
     );
@@ -493,53 +541,72 @@ load average {} before, {} after",
         );
     }
     println!();
-    let mut ok = true;
+    let find = |peer: &str, kind: &str| rows.iter().find(|r| r.peer == peer && r.kind == kind);
     for kind in ["FIFO", "EASY"] {
-        let find = |peer: &str| rows.iter().find(|r| r.peer == peer && r.kind == kind);
-        if let (Some(a), Some(g)) = (find("AccaSim"), find("gresim")) {
+        if let (Some(a), Some(g)) = (find("AccaSim", kind), find("gresim", kind)) {
             let ratio = g.rate() / a.rate();
             let cpu = match (a.cpu_median(), g.cpu_median()) {
                 (Some(ca), Some(cg)) if cg > 0.0 => format!(" ({:.1}x in CPU time)", ca / cg),
                 _ => String::new(),
             };
             println!(
-                "{kind}: throughput gresim/AccaSim = {ratio:.1}x{cpu} (target >= {TARGET_RATIO:.0}x: {})",
+                "{kind}: throughput {} / AccaSim = {ratio:.1}x{cpu} (target >= {TARGET_RATIO:.0}x: {})",
+                g.label,
                 if ratio >= TARGET_RATIO { "met" } else { "NOT met" }
             );
         }
     }
-    match fifo_waits.as_slice() {
-        [a, g] if a == g => {
-            println!("FIFO: average waits agree: AccaSim {a} s, gresim {g} s");
+    if let Some(a) = find("AccaSim", "EASY") {
+        for g in rows.iter().filter(|r| r.peer == "gresim") {
+            println!(
+                "vs AccaSim EASY: {} runs at {:.2}x its jobs/s",
+                g.label,
+                g.rate() / a.rate()
+            );
         }
-        [a, g] => {
-            println!("FIFO: average waits DISAGREE: AccaSim {a} s, gresim {g} s");
+    }
+    let mut ok = true;
+    match (find("AccaSim", "FIFO"), find("gresim", "FIFO")) {
+        (Some(a), Some(g)) if a.wait == g.wait => {
+            println!(
+                "FIFO: average waits agree: AccaSim {} s, gresim {} s",
+                a.wait, g.wait
+            );
+        }
+        (Some(a), Some(g)) => {
+            println!(
+                "FIFO: average waits DISAGREE: AccaSim {} s, gresim {} s",
+                a.wait, g.wait
+            );
             ok = false;
         }
-        _ => println!("FIFO: not compared (gresim has no strict FIFO policy)"),
+        _ => println!("FIFO: not compared (needs AccaSim fifo and gresim strict-fifo in one run)"),
     }
-    let reference = o.jobs == 10_000 && o.seed == 42 && o.load == "0.9";
     if reference {
-        for w in &fifo_waits {
-            if w != REFERENCE_FIFO_WAIT {
+        let fifo: Vec<&Row> = rows.iter().filter(|r| r.kind == "FIFO").collect();
+        for r in &fifo {
+            if r.wait != REFERENCE_FIFO_WAIT {
                 println!(
-                    "FIFO: {w} s is not the reference {REFERENCE_FIFO_WAIT} s (AccaSim, Alea, Tiresias)"
+                    "FIFO: {} gives {} s, not the reference {REFERENCE_FIFO_WAIT} s (AccaSim, Alea, Tiresias)",
+                    r.label, r.wait
                 );
                 ok = false;
             }
         }
-        if ok && fifo_waits.len() == 2 {
+        if ok && !fifo.is_empty() {
             println!(
-                "FIFO: both equal the reference {REFERENCE_FIFO_WAIT} s (AccaSim, Alea, Tiresias)"
+                "FIFO: the reference workload's {REFERENCE_FIFO_WAIT} s (AccaSim, Alea, Tiresias) reproduced"
             );
         }
     }
-    if let [a, g] = easy_waits.as_slice() {
+    if let (Some(a), Some(g)) = (find("AccaSim", "EASY"), find("gresim", "EASY")) {
         println!(
-            "EASY: average waits AccaSim {a} s, gresim {g} s; not compared: AccaSim 1.1.3's EASY \
+            "EASY: average waits AccaSim {} s, gresim {} s; not compared: AccaSim 1.1.3's EASY \
 does not protect the head job's reservation (it backfills anything that fits now){}",
+            a.wait,
+            g.wait,
             if reference {
-                "; Alea 4.0's EASY gives 774.5 s on this workload"
+                "; Alea 4.0's EASY gives 774.5 s on this workload (docs/reproductions.md)"
             } else {
                 ""
             }
@@ -549,4 +616,76 @@ does not protect the head job's reservation (it backfills anything that fits now
         std::process::exit(1);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn err(a: &[&str]) -> String {
+        match parse(&args(a)) {
+            Ok(_) => panic!("{a:?} was accepted"),
+            Err(e) => format!("{e:#}"),
+        }
+    }
+
+    #[test]
+    fn options_reach_the_generator_and_the_run() {
+        let o = parse(&args(&[
+            "-n",
+            "20000",
+            "--load",
+            "0.95",
+            "--max-overestimate",
+            "3.0",
+            "--policies",
+            "slurm, conservative",
+            "--accasim",
+            "none",
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+        ]))
+        .unwrap();
+        assert_eq!(o.gen.jobs, 20_000);
+        assert_eq!(o.gen.load, Some(0.95));
+        assert_eq!(o.gen.max_overestimate, 3.0);
+        assert_eq!(o.gen.capacity, 1024);
+        assert_eq!(o.policies, ["slurm", "conservative"]);
+        assert!(o.accasim.is_empty());
+        assert_eq!((o.runs, o.warmup), (1, 0));
+        let d = parse(&[]).unwrap();
+        assert_eq!(d.policies, ["strict-fifo", "easy", "slurm", "conservative"]);
+        assert_eq!(d.accasim, ["fifo", "easy"]);
+        assert_eq!(
+            (d.gen.jobs, d.gen.load, d.gen.seed),
+            (10_000, Some(0.9), 42)
+        );
+    }
+
+    #[test]
+    fn bad_options_are_named() {
+        assert!(err(&["--policies", "slurm,nope"]).contains("unknown policy 'nope'"));
+        assert!(err(&["--policies", ","]).contains("--policies: expected"));
+        assert!(err(&["--accasim", "sjf"]).contains("--accasim: expected fifo, easy or none"));
+        assert!(err(&["--capacity", "512"]).contains("--capacity: fixed at 1024"));
+        assert!(err(&["--runs", "0"]).contains("--runs: expected at least 1"));
+        assert!(err(&["--max-overestimate", "0.5"]).contains("--max-overestimate: expected"));
+        assert!(err(&["-n", "x"]).contains("-n: expected"));
+        assert!(err(&["--load"]).contains("--load needs a value"));
+        assert!(err(&["--frobnicate", "1"]).contains("unknown argument '--frobnicate'"));
+    }
+
+    #[test]
+    fn fnv1a_is_the_64_bit_fnv_1a() {
+        // Published test vectors of FNV-1a 64.
+        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(fnv1a(b"foobar"), 0x8594_4171_f739_67e8);
+    }
 }

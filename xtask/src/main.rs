@@ -6,6 +6,10 @@
 //!   the totals. `--case NAME` runs one case and prints its mismatches.
 //! - `bench-peers`: gresim side by side with AccaSim on one SWF workload
 //!   (`bench_peers.rs`; `cargo xtask bench-peers --help`).
+//! - `gen-swf`: writes a synthetic SWF workload (`gen_swf.rs`;
+//!   `cargo xtask gen-swf --help`).
+//!
+//! Errors print one line (with its causes) and exit with status 2.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -13,16 +17,24 @@ use std::process::Command;
 use anyhow::{bail, Context, Result};
 
 mod bench_peers;
+mod gen_swf;
 
-fn main() -> Result<()> {
+fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
+    let res = match args.first().map(String::as_str) {
         Some("conformance") => conformance(&args[1..]),
         Some("bench-peers") => bench_peers::run(&root(), &args[1..]),
+        Some("gen-swf") => gen_swf::run(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask conformance [--case NAME] | bench-peers [--help]");
+            eprintln!(
+                "usage: cargo xtask conformance [--case NAME] | bench-peers [--help] | gen-swf [--help]"
+            );
             std::process::exit(2);
         }
+    };
+    if let Err(e) = res {
+        eprintln!("error: {e:#}");
+        std::process::exit(2);
     }
 }
 

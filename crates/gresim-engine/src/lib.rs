@@ -171,6 +171,8 @@ pub struct SimOutput {
     pub node_log: Vec<NodeChange>,
     /// Per node: how many times a failure model took it down.
     pub node_failures: Vec<u32>,
+    /// The policy's pass counters ([`gresim_sched::Policy::stats`]).
+    pub pass_stats: gresim_sched::PassStats,
 }
 
 impl SimOutput {

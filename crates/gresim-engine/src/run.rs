@@ -379,6 +379,7 @@ impl<'a> Engine<'a> {
             hit_horizon,
             node_log: self.node_log,
             node_failures: self.node_failures,
+            pass_stats: self.policy.stats(),
         })
     }
 

@@ -19,6 +19,7 @@ mod shares_conf;
 pub mod slurm_opts;
 pub mod slurmconf;
 pub mod spec;
+pub mod swf_gen;
 pub mod synth;
 pub mod taskenv;
 pub mod topo_build;

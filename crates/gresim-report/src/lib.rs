@@ -405,6 +405,7 @@ pub(crate) mod test_support {
             hit_horizon: false,
             node_log: Vec::new(),
             node_failures: vec![0],
+            pass_stats: Default::default(),
         }
     }
 

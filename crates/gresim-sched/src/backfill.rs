@@ -167,11 +167,13 @@ fn counts_fit(req: &gresim_model::job::JobRequest, c: Counts) -> bool {
 /// Most jobs `_will_run_test()` releases before it tests again.
 const WILL_RUN_MAX_RM: u32 = 201;
 
-/// One backfill pass over `queue`. Returns the jobs it started.
+/// One backfill pass over `queue`. Returns the jobs it started; adds the
+/// jobs it tested to `tested`.
 pub fn backfill_pass(
     queue: &BTreeSet<QueueKey>,
     ctx: &mut PassCtx<'_>,
     placement: crate::placement::Placement,
+    tested_count: &mut u64,
 ) -> Vec<JobIdx> {
     let now = ctx.now;
     let res_q = ctx.params.bf_resolution.max(1);
@@ -229,6 +231,7 @@ pub fn backfill_pass(
             continue;
         }
         tested += 1;
+        *tested_count += 1;
         let limit = plan_limit(ctx, job, part);
         let req = std::sync::Arc::clone(&ctx.jobs[job.idx()].request);
         let pnodes = &ctx.cluster.partition(part).nodes;

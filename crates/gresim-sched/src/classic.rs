@@ -113,6 +113,10 @@ pub struct Classic {
     node_sig: u64,
     /// A queued job left (cancel, hold): its reservation is gone.
     dirty: bool,
+    /// Pass counters for benchmarks (decision-neutral).
+    stats: crate::PassStats,
+    /// Jobs planned or tried in the current pass.
+    tested: u64,
 }
 
 impl Classic {
@@ -129,6 +133,8 @@ impl Classic {
             expect_running: 0,
             node_sig: 0,
             dirty: false,
+            stats: crate::PassStats::default(),
+            tested: 0,
         }
     }
 
@@ -336,6 +342,7 @@ impl Classic {
                     ctx.set_reason(job, Reason::JobArrayTaskLimit, None);
                     continue;
                 }
+                self.tested += 1;
                 if self.start_or_reserve(ctx, &mut plan, job, part) == Some(false) {
                     ctx.set_reason(job, Reason::Resources, None);
                     head = Some(job);
@@ -361,6 +368,7 @@ impl Classic {
                 ctx.set_reason(job, Reason::JobArrayTaskLimit, None);
                 continue;
             }
+            self.tested += 1;
             let w = plan_limit(ctx, job, part);
             // The reservation matters only if this job would still run
             // when it begins.
@@ -405,6 +413,7 @@ impl Classic {
                 continue;
             }
             self.unreserve(job);
+            self.tested += 1;
             if self.start_or_reserve(ctx, &mut plan, job, part) == Some(false) {
                 let r = self.waiting_reason(job);
                 ctx.set_reason(job, r, None);
@@ -801,11 +810,21 @@ impl Policy for Classic {
 
     fn main_pass(&mut self, ctx: &mut PassCtx<'_>) {
         self.limited_reasons(ctx);
+        self.stats.main_passes += 1;
+        let queued = self.queue.len();
+        self.tested = 0;
         match self.kind {
             ClassicKind::StrictFifo => self.strict_fifo_pass(ctx),
             ClassicKind::Easy => self.easy_pass(ctx),
             ClassicKind::Conservative => self.conservative_pass(ctx),
         }
+        if self.kind != ClassicKind::StrictFifo {
+            self.stats.add_backfill_pass(queued, self.tested);
+        }
+    }
+
+    fn stats(&self) -> crate::PassStats {
+        self.stats
     }
 
     fn queued(&self) -> usize {

@@ -277,6 +277,10 @@ impl Policy for DynamicMigPolicy {
         self.inner.queued()
     }
 
+    fn stats(&self) -> crate::PassStats {
+        self.inner.stats()
+    }
+
     fn take_mig_reconfigs(&mut self) -> Vec<MigReconfig> {
         std::mem::take(&mut self.requests)
     }

@@ -36,6 +36,8 @@ pub struct Fifo {
     limited: Vec<(JobIdx, Reason)>,
     /// How nodes and GPUs are chosen (Slurm's cons_tres by default).
     placement: Placement,
+    /// Pass counters for benchmarks (decision-neutral).
+    stats: crate::PassStats,
 }
 
 impl Fifo {
@@ -177,9 +179,15 @@ impl Policy for Fifo {
         if !self.backfill {
             return;
         }
-        for job in crate::backfill::backfill_pass(&self.queue, ctx, self.placement) {
+        let (queued, mut tested) = (self.queue.len(), 0);
+        for job in crate::backfill::backfill_pass(&self.queue, ctx, self.placement, &mut tested) {
             self.remove_job(job);
         }
+        self.stats.add_backfill_pass(queued, tested);
+    }
+
+    fn stats(&self) -> crate::PassStats {
+        self.stats
     }
 
     fn enqueue(&mut self, job: JobIdx, ctx: &EnqueueCtx<'_>) -> bool {
@@ -217,6 +225,7 @@ impl Policy for Fifo {
     }
 
     fn main_pass(&mut self, ctx: &mut PassCtx<'_>) {
+        self.stats.main_passes += 1;
         self.pass = self.pass.wrapping_add(1).max(1);
         let pass = self.pass;
         let nparts = ctx.cluster.partitions.len();

@@ -270,6 +270,44 @@ pub trait Policy: Send {
     fn take_mig_reconfigs(&mut self) -> Vec<MigReconfig> {
         Vec::new()
     }
+
+    /// Counters of the passes run so far, for benchmarks. Decision-neutral.
+    fn stats(&self) -> PassStats {
+        PassStats::default()
+    }
+}
+
+/// What a policy's passes did, for benchmarks and reports; counting never
+/// changes a decision. Policies without counters report zeros.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PassStats {
+    /// Main passes run.
+    pub main_passes: u64,
+    /// Backfill passes run (`slurm`: the backfill pass; `easy` and
+    /// `conservative`: main passes, which is where they plan).
+    pub backfill_passes: u64,
+    /// Jobs tested by those passes (`slurm`: counted against
+    /// `bf_max_job_test`; `easy`/`conservative`: jobs planned or tried).
+    pub tested: u64,
+    /// Most jobs tested by one backfill pass.
+    pub tested_max: u64,
+    /// Queued jobs at the start of each backfill pass, summed (divide by
+    /// `backfill_passes` for the mean).
+    pub queued_sum: u64,
+    /// Most queued jobs at the start of a backfill pass.
+    pub queued_max: u64,
+}
+
+impl PassStats {
+    /// Counts one backfill pass that began with `queued` jobs queued and
+    /// tested `tested` of them.
+    pub fn add_backfill_pass(&mut self, queued: usize, tested: u64) {
+        self.backfill_passes += 1;
+        self.tested += tested;
+        self.tested_max = self.tested_max.max(tested);
+        self.queued_sum += queued as u64;
+        self.queued_max = self.queued_max.max(queued as u64);
+    }
 }
 
 /// A policy's request to repartition a dynamic MIG GPU.
