@@ -7,6 +7,9 @@
 //! silently; the floors move up as the scheduler improves (see
 //! docs/slurm-fidelity.md for the cases still below 95%).
 
+#[path = "../../../tests/support/skip.rs"]
+mod skip;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -51,8 +54,10 @@ fn python() -> Option<&'static str> {
 #[test]
 fn every_public_case_keeps_its_decision_floor() {
     let Some(py) = python() else {
-        println!("SKIPPED: no python3 on this machine to run score.py");
-        return;
+        return skip::skip(
+            "every_public_case_keeps_its_decision_floor",
+            "no python3 on this machine to run score.py",
+        );
     };
     let tmp = tempfile::tempdir().expect("temporary directory");
     let cases = dir().join("cases");

@@ -2,6 +2,9 @@
 //! readers, on files under tests/data (and, when present, the public traces
 //! in /work/shared/data).
 
+#[path = "../../../tests/support/skip.rs"]
+mod skip;
+
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -403,14 +406,15 @@ impl<R: Read> Read for Counting<R> {
 }
 
 /// `../shared/data` beside the repository (absent on a user's fresh clone).
-const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data");
 
 #[test]
 fn public_swf_log_streams_lazily() {
-    let path = Path::new(SHARED).join("pwa-unilu-gaia-2014/UniLu-Gaia-2014-2.swf");
+    let path = skip::shared().join("data/pwa-unilu-gaia-2014/UniLu-Gaia-2014-2.swf");
     if !path.exists() {
-        println!("SKIPPED: {} is absent", path.display());
-        return;
+        return skip::skip(
+            "public_swf_log_streams_lazily",
+            "no ../shared/data/pwa-unilu-gaia-2014/ beside the repository",
+        );
     }
     let c = site();
     let n = Arc::new(AtomicU64::new(0));
@@ -449,10 +453,12 @@ fn public_swf_log_streams_lazily() {
 
 #[test]
 fn public_openb_default_pods() {
-    let path = Path::new(SHARED).join("alibaba-openb-gpu-v2023/openb_pod_list_default.csv");
+    let path = skip::shared().join("data/alibaba-openb-gpu-v2023/openb_pod_list_default.csv");
     if !path.exists() {
-        println!("SKIPPED: {} is absent", path.display());
-        return;
+        return skip::skip(
+            "public_openb_default_pods",
+            "no ../shared/data/alibaba-openb-gpu-v2023/ beside the repository",
+        );
     }
     let mut c = site();
     // A cluster big enough that no pod is rejected by shape: 8-GPU nodes.
