@@ -164,6 +164,111 @@ fn script_file(dir: &Path, name: &str, bytes: &[u8]) -> String {
 const SITE: &str = "crates/gresim-io/tests/data/site/slurm.conf";
 
 #[test]
+fn sbatch_refusals_in_env_lint_and_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let no_shebang = script_file(d, "a.sh", b"#SBATCH -N1\nsrun hostname\n");
+    let binary = script_file(d, "b.bin", b"\x7fELF\x02\x01\x01\x00\x00\x00");
+    let nul = script_file(d, "c.sh", b"#!/bin/bash\n#SBATCH -N1\nsrun x\x00y\n");
+    let dos = script_file(d, "d.sh", b"#!/bin/bash\r\n#SBATCH -N1\r\n");
+    let empty = script_file(d, "e.sh", b"");
+    let negative = script_file(d, "f.sh", b"#!/bin/bash\n#SBATCH --gres=gpu:-4\nsrun x\n");
+    for (file, loc, msg) in [
+        (&no_shebang, ":1:1:", "This does not look like a batch script.  The first\nline must start with #! followed by the path to an interpreter.\nFor instance: #!/bin/sh"),
+        (&binary, ":1:1:", "This does not look like a batch script."),
+        (&nul, ":3:1:", "does not allow scripts that\ncontain a NULL character '\\0'."),
+        (&dos, ":1:1:", "Batch script contains DOS line breaks"),
+        (&empty, ":1:1:", "Batch script is empty!"),
+        (&negative, ":2:", "Invalid generic resource (gres) specification 'gpu:-4': a negative count"),
+    ] {
+        for args in [
+            vec!["lint", file.as_str()],
+            vec!["env", file.as_str(), "--cluster", SITE],
+        ] {
+            let o = sim(&args);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+            assert!(err.contains(&format!("{file}{loc}")), "{args:?}: {err}");
+            assert!(err.contains(msg), "{args:?}: {err}");
+        }
+    }
+    // In a scenario's workload, `sim run` refuses it the same way.
+    let scen = d.join("s.json");
+    std::fs::write(
+        &scen,
+        serde_json::json!({
+            "schema_version": 1,
+            "cluster": {"slurm_conf": root().join(SITE)},
+            "workload": {"scripts": [{"path": no_shebang}]}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let o = sim(&[
+        "run",
+        scen.to_str().unwrap(),
+        "--quiet",
+        "-o",
+        d.join("out").to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("This does not look like a batch script."),
+        "{err}"
+    );
+    assert!(!d.join("out").exists());
+}
+
+#[test]
+fn lint_finds_contradicting_counts_without_a_cluster_and_impossible_ones_with() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = script_file(
+        tmp.path(),
+        "x.sbatch",
+        b"#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=8 --gpus-per-task=2\n#SBATCH --gres=gpu:4\nsrun python train.py\n",
+    );
+    let o = sim(&["lint", &f, "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let hit = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["rule"] == "gpu-counts-contradict")
+        .unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(hit["line"], 3);
+    assert!(
+        hit["message"]
+            .as_str()
+            .unwrap()
+            .contains("--ntasks-per-node=8 × --gpus-per-task=2 needs 16 GPUs per node, but --gres asks for 4 per node"),
+        "{hit}"
+    );
+    // Consistent numbers: no such finding.
+    let ok = script_file(
+        tmp.path(),
+        "y.sbatch",
+        b"#!/bin/bash\n#SBATCH --ntasks-per-node=2 --gpus-per-task=2\n#SBATCH --gres=gpu:4\nsrun python train.py\n",
+    );
+    let o = sim(&["lint", &ok]);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("gpu-counts-contradict"));
+    // With the site's slurm.conf (4 GPUs per node at most), 8 per node fits nowhere.
+    let big = script_file(
+        tmp.path(),
+        "z.sbatch",
+        b"#!/bin/bash\n#SBATCH --gpus-per-node=8\nsrun python train.py\n",
+    );
+    let o = sim(&["lint", &big, "--cluster", SITE]);
+    let t = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        t.contains("z.sbatch:2: warning[no-node-fits]: the job needs 8 GPUs on each node, but no node of partition 'gpu' has more than 4"),
+        "{t}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
 fn a_sites_slurm_conf_is_a_cluster_for_env_lint_run_and_compare() {
     // env: the site's nodes, GPUs from gres.conf beside slurm.conf.
     let o = sim(&[
