@@ -493,8 +493,8 @@ fn public_openb_default_pods() {
     assert_eq!(scheduled, 8152 - 897);
 }
 
-/// Backfill's will-run groups are phased by the wall-clock second of t0:
-/// from the case's own `t0_epoch`, else from the recording beside the case.
+/// Backfill's will-run groups are phased by the wall-clock second of t0: the
+/// case's own `t0_epoch`, never the recording beside the case (the answer).
 #[test]
 fn t0_epoch_phases_the_will_run_groups() {
     let dir = std::env::temp_dir().join(format!("gresim-t0-epoch-{}", std::process::id()));
@@ -508,6 +508,8 @@ fn t0_epoch_phases_the_will_run_groups() {
     };
     assert_eq!(phase(&v).unwrap(), 0);
     std::fs::write(dir.join("c.result.json"), r#"{"t0_epoch": 1796000763.0}"#).unwrap();
+    assert_eq!(phase(&v).unwrap(), 0, "the recording is not read");
+    v["t0_epoch"] = serde_json::json!(1796000763.0);
     assert_eq!(phase(&v).unwrap(), 3);
     v["t0_epoch"] = serde_json::json!(1796003669.0);
     assert_eq!(phase(&v).unwrap(), 29);
