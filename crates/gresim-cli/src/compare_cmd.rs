@@ -15,8 +15,8 @@ use crate::Failure;
 
 #[derive(clap::Args, Debug)]
 pub struct CompareArgs {
-    /// The scenario file.
-    scenario: PathBuf,
+    #[command(flatten)]
+    input: crate::inputs::ScenarioInput,
     /// Policies to compare, comma-separated.
     #[arg(
         long,
@@ -152,7 +152,7 @@ pub fn table(rows: &[Row]) -> String {
 }
 
 pub fn cmd_compare(args: &CompareArgs) -> Result<(), Failure> {
-    let scenario = gresim_io::load_runnable_scenario(&args.scenario).map_err(Failure::input)?;
+    let scenario = args.input.load_runnable()?;
     if args.policies.is_empty() {
         return Err(Failure::input("expected at least one policy"));
     }

@@ -1,4 +1,4 @@
-//! `sim env SCRIPT --cluster SCENARIO`: what each task of a batch script sees.
+//! `sim env SCRIPT --cluster SCENARIO|slurm.conf`: what each task of a batch script sees.
 
 use std::path::PathBuf;
 
@@ -11,7 +11,8 @@ use crate::{print_stdout, Failure, Format};
 pub struct EnvArgs {
     /// The batch script (#SBATCH lines).
     pub script: PathBuf,
-    /// A scenario file whose cluster, partitions and scheduler settings to use.
+    /// The cluster, partitions and scheduler settings: a scenario file, or a
+    /// site's slurm.conf (gres.conf beside it is read too).
     #[arg(long)]
     pub cluster: PathBuf,
     /// cgroup.conf ConstrainDevices=yes: tasks see their GPUs renumbered from 0.
@@ -45,7 +46,7 @@ pub enum LauncherArg {
 }
 
 pub fn cmd_env(args: &EnvArgs) -> Result<(), Failure> {
-    let scenario = gresim_io::load_scenario(&args.cluster).map_err(Failure::input)?;
+    let scenario = gresim_io::compose::load_cluster(&args.cluster).map_err(Failure::input)?;
     let script =
         gresim_io::sbatch::load_script(&args.script, &args.sbatch_args).map_err(Failure::input)?;
     let opts = EnvOptions {

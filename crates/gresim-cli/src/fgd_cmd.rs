@@ -21,9 +21,11 @@ const FRAG_POINTS: [usize; 4] = [80, 90, 100, 130];
 
 #[derive(clap::Args, Debug)]
 pub struct FgdArgs {
-    /// Data root holding alibaba-openb-gpu-v2023/ and fgd-expected-results/.
-    #[arg(long, default_value = "../shared/data")]
-    data: PathBuf,
+    /// Data root holding alibaba-openb-gpu-v2023/ and fgd-expected-results/,
+    /// as .csv or .csv.gz files [default: the repository's data/, which ships
+    /// them compressed; see data/*/SOURCE.md].
+    #[arg(long)]
+    data: Option<PathBuf>,
     /// OpenB workload: default, cpu050, gpushare40, gpuspec10, multigpu20, …
     /// (the file openb_pod_list_<name>.csv).
     #[arg(long, default_value = "default")]
@@ -92,6 +94,18 @@ pub struct FgdArgs {
     mig_start: String,
 }
 
+/// The repository's `data/` directory, where OpenB's CSVs and the published
+/// figures ship compressed.
+fn repo_data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data")
+}
+
+impl FgdArgs {
+    fn data(&self) -> PathBuf {
+        self.data.clone().unwrap_or_else(repo_data)
+    }
+}
+
 fn parse_seeds(s: &str) -> Result<Vec<u64>, Failure> {
     let bad = || {
         Failure::input(format!(
@@ -147,9 +161,10 @@ pub fn cmd_fgd(args: &FgdArgs) -> Result<(), Failure> {
     }
     let (cluster, tasks) = read_openb(args)?;
     let summary_path = args
-        .data
+        .data()
         .join("fgd-expected-results/fgd_summary_by_arrival.csv");
-    let published = if summary_path.exists() {
+    let summary_gz = summary_path.with_extension("csv.gz");
+    let published = if summary_path.exists() || summary_gz.exists() {
         Some(read_published(&summary_path).map_err(Failure::input)?)
     } else {
         None
@@ -200,7 +215,7 @@ fn read_openb(args: &FgdArgs) -> Result<(Cluster, Vec<TaskSpec>), Failure> {
             args.workload
         )));
     }
-    let trace_dir = args.data.join("alibaba-openb-gpu-v2023");
+    let trace_dir = args.data().join("alibaba-openb-gpu-v2023");
     let cluster =
         read_nodes(&trace_dir.join("openb_node_list_gpu_node.csv")).map_err(Failure::input)?;
     let tasks = read_tasks(
@@ -634,7 +649,7 @@ mod tests {
 
     fn args(data: &Path, out: Option<PathBuf>) -> FgdArgs {
         FgdArgs {
-            data: data.to_path_buf(),
+            data: Some(data.to_path_buf()),
             workload: "tiny".into(),
             seeds: "1..2".into(),
             policies: "random,fgd".into(),

@@ -8,7 +8,8 @@ use crate::{print_stdout, Failure, Format};
 pub struct LintArgs {
     /// The batch script (#SBATCH lines).
     pub script: PathBuf,
-    /// A scenario file: also check GPU types and partitions against its cluster.
+    /// A scenario file or a site's slurm.conf (gres.conf beside it): also
+    /// check GPU types and partitions against its cluster.
     #[arg(long)]
     pub cluster: Option<PathBuf>,
     /// Exit 1 when there are findings (for CI).
@@ -24,7 +25,7 @@ pub struct LintArgs {
 
 pub fn cmd_lint(args: &LintArgs) -> Result<(), Failure> {
     let scenario = match &args.cluster {
-        Some(c) => Some(gresim_io::load_scenario(c).map_err(Failure::input)?),
+        Some(c) => Some(gresim_io::compose::load_cluster(c).map_err(Failure::input)?),
         None => None,
     };
     let script =

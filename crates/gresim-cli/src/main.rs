@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 mod compare_cmd;
 mod env_cmd;
 mod fgd_cmd;
+mod inputs;
 mod lint_cmd;
 mod progress;
 mod sweep_cmd;
@@ -21,6 +22,7 @@ Examples:
   sim run scenarios/ddp_2x8.json --out out/ddp   write records, summary and plot to out/ddp
   sim run scenarios/sweep_array.json --seed 7 --format json
   sim run scenarios/mixed_a100_h100.json --quiet
+  sim run --cluster /etc/slurm/slurm.conf --trace sacct.txt   a site's cluster and its sacct -P dump
 
 Exit codes: 0 ok, 2 bad input, 1 internal error.";
 
@@ -77,8 +79,8 @@ struct ConformanceArgs {
 
 #[derive(clap::Args, Debug)]
 struct RunArgs {
-    /// The scenario file (JSON, see docs/scenario-format.md).
-    scenario: PathBuf,
+    #[command(flatten)]
+    input: inputs::ScenarioInput,
     /// Output directory (default: the scenario's outputs.dir, else out/<scenario name>).
     #[arg(long, short)]
     out: Option<PathBuf>,
@@ -188,7 +190,7 @@ fn main() -> ExitCode {
 }
 
 fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
-    let scenario = gresim_io::load_runnable_scenario(&args.scenario).map_err(Failure::input)?;
+    let scenario = args.input.load_runnable()?;
     let variants = gresim_io::variants::build_variants(&scenario).map_err(Failure::input)?;
     if !args.quiet {
         for w in &scenario.warnings {
@@ -211,7 +213,7 @@ fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
     let mut bar = progress::Progress::new(progress::job_total(&scenario), "jobs done", args.quiet);
     let out = progress::run_engine(input, policy, &bar).map_err(|e| match e {
         gresim_engine::EngineError::Internal(_) => Failure::internal(e),
-        other => Failure::input(format!("{}: {other}", args.scenario.display())),
+        other => Failure::input(format!("{}: {other}", args.input.label().display())),
     })?;
     bar.finish();
     let dir = out_dir(args, &scenario);

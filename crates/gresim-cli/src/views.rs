@@ -366,7 +366,7 @@ mod tests {
             }
         }
         let html = String::from_utf8(std::fs::read(d.path().join("report.html")).unwrap()).unwrap();
-        assert!(html.contains("<th>fragmentation.fragmented_share</th><td>0.264516</td>"));
+        assert!(html.contains("<th>fragmented, of GPU capacity</th><td>26.5 %</td>"));
         // Again, and into another directory: byte-identical files.
         report(d.path(), true).unwrap();
         assert_eq!(files(d.path()), first);

@@ -7,6 +7,9 @@
 //! silently; the floors move up as the scheduler improves (see
 //! docs/slurm-fidelity.md for the cases still below 95%).
 
+#[path = "../../../tests/support/skip.rs"]
+mod skip;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -16,6 +19,10 @@ const FLOORS: &[(&str, u32)] = &[
     ("backfill_phase0", 12),
     ("bf_will_run_group", 5),
     ("cancel_cg", 7),
+    // Held out (recorded after the conformance settings were frozen): the
+    // floors are their first, unedited scores (docs/slurm-fidelity.md).
+    ("hold_b303", 57),
+    ("hold_d404", 33),
     ("mixed_gpu", 33),
     ("node_sets", 7),
     ("pub_arrays_deps", 32),
@@ -51,8 +58,10 @@ fn python() -> Option<&'static str> {
 #[test]
 fn every_public_case_keeps_its_decision_floor() {
     let Some(py) = python() else {
-        println!("SKIPPED: no python3 on this machine to run score.py");
-        return;
+        return skip::skip(
+            "every_public_case_keeps_its_decision_floor",
+            "no python3 on this machine to run score.py",
+        );
     };
     let tmp = tempfile::tempdir().expect("temporary directory");
     let cases = dir().join("cases");

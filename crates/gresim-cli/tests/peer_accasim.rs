@@ -5,6 +5,9 @@
 //! (`../shared/bench/README.md`). `cargo xtask bench-peers` runs the same
 //! comparison against AccaSim itself. Skips without `../shared/bench` or python3.
 
+#[path = "../../../tests/support/skip.rs"]
+mod skip;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -23,14 +26,14 @@ fn scenario(trace: &str) -> String {
 }
 
 fn bench_kit() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/bench");
-    let gen = dir.join("gen_swf.py");
-    if !gen.is_file() {
-        println!("SKIPPED: {} is absent", gen.display());
+    const TEST: &str = "strict_fifo_reproduces_the_peers_average_wait_on_w10000";
+    let dir = skip::shared().join("bench");
+    if !dir.join("gen_swf.py").is_file() {
+        skip::skip(TEST, "no ../shared/bench/gen_swf.py beside the repository");
         return None;
     }
     if Command::new("python3").arg("--version").output().is_err() {
-        println!("SKIPPED: python3 is not available to run gen_swf.py");
+        skip::skip(TEST, "no python3 on this machine to run gen_swf.py");
         return None;
     }
     Some(dir)

@@ -3,6 +3,9 @@
 //! screenshot is not blank. Skipped, with a printed reason, where
 //! /usr/bin/chromium is absent.
 
+#[path = "../../../tests/support/skip.rs"]
+mod skip;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -31,8 +34,10 @@ fn chromium(profile: &Path, extra: &[&str], url: &str) -> std::process::Output {
 #[test]
 fn report_renders_in_chromium() {
     if !Path::new(CHROMIUM).exists() {
-        println!("SKIPPED: {CHROMIUM} not found (apt-get install chromium)");
-        return;
+        return skip::skip(
+            "report_renders_in_chromium",
+            &format!("{CHROMIUM} not found (apt-get install chromium)"),
+        );
     }
     let tmp = tempfile::tempdir().unwrap();
     let scen = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/admin_events.json");

@@ -3,6 +3,9 @@
 //! joins, bad sweep files are refused with the file and field, and the
 //! emitted job-array script runs the shards and the merge.
 
+#[path = "../../../tests/support/skip.rs"]
+mod skip;
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -560,8 +563,10 @@ echo "4242;cluster"
 #[test]
 fn progress_bar_only_on_a_terminal_and_not_quiet() {
     if Command::new("script").arg("--version").output().is_err() {
-        println!("SKIPPED: no `script` (util-linux) to give sim a terminal");
-        return;
+        return skip::skip(
+            "progress_bar_only_on_a_terminal_and_not_quiet",
+            "no `script` (bsdutils/util-linux) to give sim a terminal",
+        );
     }
     let tmp = tempfile::tempdir().unwrap();
     let sweep = tmp.path().join("bar.json");

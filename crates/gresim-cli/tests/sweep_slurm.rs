@@ -5,10 +5,15 @@
 //! one an unsharded run writes.
 //!
 //! Needs root and the harness; installs Slurm through the harness's setup.sh
-//! when it is missing (.ci/run installs it beforehand). Prints "SKIPPED:
-//! <reason>" and passes when Slurm cannot be set up, or when a slurm-peer
-//! cluster is already running (there can be one per machine, and it may be
-//! someone's recording). Always tears down what it started.
+//! when it is missing (.ci/run installs it beforehand). Skips, printing the
+//! `GRESIM-SKIP:` line `.ci/run` collects, without the harness, without root,
+//! or when a slurm-peer cluster is already running (there can be one per
+//! machine, and it may be someone's recording). A harness that is there but
+//! fails to start Slurm is a failure, not a skip. Always tears down what it
+//! started.
+
+#[path = "../../../tests/support/skip.rs"]
+mod skip;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -19,8 +24,10 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn skip(reason: &str) {
-    println!("SKIPPED: {reason}");
+const TEST: &str = "sharded_sweep_on_real_slurm_matches_one_run";
+
+fn skip_because(reason: &str) {
+    skip::skip(TEST, reason);
 }
 
 fn sh(args: &[&str]) -> Option<Output> {
@@ -137,25 +144,25 @@ fn take_lock(lock: &Path) -> bool {
 
 #[test]
 fn sharded_sweep_on_real_slurm_matches_one_run() {
-    let harness = repo().join("../shared/conformance/harness");
+    let harness = skip::shared().join("conformance/harness");
     if !harness.join("setup.sh").is_file() {
-        return skip("no ../shared/conformance/harness/setup.sh beside the repository");
+        return skip_because("no ../shared/conformance/harness/setup.sh beside the repository");
     }
     if !is_root() {
-        return skip("not root: the harness runs Slurm's daemons as root");
+        return skip_because("not root: the harness runs Slurm's daemons as root");
     }
     let installed = ["slurmctld-wlm", "slurmd-wlm", "slurmstepd-wlm", "munged"]
         .iter()
         .all(|b| Path::new("/usr/sbin").join(b).exists());
     if !installed && sh(&["apt-get", "--version"]).is_none() {
-        return skip("Slurm is not installed and there is no apt-get to install it");
+        return skip_because("Slurm is not installed and there is no apt-get to install it");
     }
     if peer_running() {
-        return skip("a slurm-peer cluster is already running on this machine (one at a time); not disturbing it");
+        return skip_because("a slurm-peer cluster is already running on this machine (one at a time); not disturbing it");
     }
     let lock = std::env::temp_dir().join("gresim-sweep-slurm.lock");
     if !take_lock(&lock) {
-        return skip(&format!(
+        return skip_because(&format!(
             "{} names a live process: another run of this test is using Slurm",
             lock.display()
         ));
@@ -176,14 +183,13 @@ fn sharded_sweep_on_real_slurm_matches_one_run() {
         .arg(harness.join("conf"))
         .output()
         .expect("timeout runs");
-    if !setup.status.success() {
-        let err = String::from_utf8_lossy(&setup.stderr);
-        let tail: Vec<&str> = err.lines().rev().take(5).collect();
-        return skip(&format!(
-            "the harness's setup.sh could not start Slurm: {}",
-            tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
-        ));
-    }
+    // The harness is there and we may use it: failing to start is a failure.
+    assert!(
+        setup.status.success(),
+        "the harness's setup.sh could not start Slurm ({}):\n{}",
+        setup.status,
+        String::from_utf8_lossy(&setup.stderr)
+    );
 
     let tmp = tempfile::tempdir().expect("a temporary directory");
     let sweep = tmp.path().join("slurm-sweep.json");

@@ -1,5 +1,9 @@
 //! Readers for the Alibaba OpenB trace (cluster-trace-gpu-v2023) and for the
 //! published FGD summary. Every error names the file and the line.
+//!
+//! Each reader takes the path of a `.csv`; when that file is absent and a
+//! gzip-compressed `<path>.gz` is beside it, that is read instead (the
+//! repository ships the trace compressed, under `data/`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -63,6 +67,38 @@ impl Cluster {
     }
 }
 
+/// `<path>.gz`.
+fn gz_path(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(".gz");
+    PathBuf::from(s)
+}
+
+/// The largest text a compressed file may expand to (the biggest OpenB file
+/// is 0.7 MB): a corrupt or hostile `.gz` is refused, not inflated without end.
+const MAX_TEXT: u64 = 1 << 30;
+
+/// A file's text, gunzipped when its name ends in `.gz`.
+fn read_text(path: &Path) -> std::io::Result<String> {
+    if path.extension().is_some_and(|e| e == "gz") {
+        use std::io::Read as _;
+        let file = std::fs::File::open(path)?;
+        let mut text = String::new();
+        flate2::read::MultiGzDecoder::new(std::io::BufReader::new(file))
+            .take(MAX_TEXT + 1)
+            .read_to_string(&mut text)?;
+        if text.len() as u64 > MAX_TEXT {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("expands to more than {MAX_TEXT} bytes"),
+            ));
+        }
+        Ok(text)
+    } else {
+        std::fs::read_to_string(path)
+    }
+}
+
 /// One parsed CSV file: header and rows with their 1-based line numbers.
 struct Csv {
     path: PathBuf,
@@ -72,7 +108,13 @@ struct Csv {
 
 impl Csv {
     fn read(path: &Path) -> Result<Csv, InputError> {
-        let text = std::fs::read_to_string(path).map_err(|source| InputError::Io {
+        let gz = gz_path(path);
+        let (path, text) = if path.exists() || !gz.exists() {
+            (path, read_text(path))
+        } else {
+            (gz.as_path(), read_text(&gz))
+        };
+        let text = text.map_err(|source| InputError::Io {
             path: path.to_path_buf(),
             source,
         })?;
@@ -182,6 +224,8 @@ fn parse_uint(path: &Path, line: usize, col: &str, v: &str) -> Result<u64, Input
 /// Reads a node list (`sn,cpu_milli,memory_mib,gpu,model`).
 pub fn read_nodes(path: &Path) -> Result<Cluster, InputError> {
     let csv = Csv::read(path)?;
+    // The file read (`<path>.gz` when only that exists) names the errors.
+    let path = csv.path.as_path();
     let (c_sn, c_cpu, c_mem, c_gpu, c_model) = (
         csv.col("sn")?,
         csv.col("cpu_milli")?,
@@ -240,6 +284,8 @@ pub fn read_nodes(path: &Path) -> Result<Cluster, InputError> {
 /// 1000 and `gpu_spec` is ignored for tasks without GPUs.
 pub fn read_tasks(path: &Path, cluster: &Cluster) -> Result<Vec<TaskSpec>, InputError> {
     let csv = Csv::read(path)?;
+    // The file read (`<path>.gz` when only that exists) names the errors.
+    let path = csv.path.as_path();
     let (c_name, c_cpu, c_mem, c_num, c_milli) = (
         csv.col("name")?,
         csv.col("cpu_milli")?,
@@ -310,6 +356,8 @@ pub type PublishedKey = (String, String, String, u32);
 /// (`metric,workload,sc_policy,arrived_gpu_request_pct,mean,std,n_seeds`).
 pub fn read_published(path: &Path) -> Result<BTreeMap<PublishedKey, Published>, InputError> {
     let csv = Csv::read(path)?;
+    // The file read (`<path>.gz` when only that exists) names the errors.
+    let path = csv.path.as_path();
     let cols = [
         csv.col("metric")?,
         csv.col("workload")?,
@@ -379,6 +427,43 @@ mod tests {
         assert!(e.contains("n.csv:2:") && e.contains("cpu_milli"), "{e}");
         std::fs::write(&f, "sn,cpu_milli,memory_mib,gpu,model\nn0,1000,10,99,T4\n").unwrap();
         assert!(read_nodes(&f).unwrap_err().to_string().contains("n.csv:2:"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_compressed_file_beside_the_csv_is_read_and_named_in_errors() {
+        use std::io::Write as _;
+        let dir = std::env::temp_dir().join(format!("gresim-frag-openb-gz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let gz = |name: &str, text: &str| {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            e.write_all(text.as_bytes()).unwrap();
+            std::fs::write(dir.join(name), e.finish().unwrap()).unwrap();
+        };
+        gz(
+            "n.csv.gz",
+            "sn,cpu_milli,memory_mib,gpu,model\nn0,1000,10,1,T4\nn1,2000,10,2,P100\n",
+        );
+        let c = read_nodes(&dir.join("n.csv")).unwrap();
+        assert_eq!((c.nodes.len(), c.total_gpus()), (2, 3));
+        // The .gz named directly reads the same.
+        assert_eq!(read_nodes(&dir.join("n.csv.gz")).unwrap().total_gpus(), 3);
+        gz(
+            "bad.csv.gz",
+            "sn,cpu_milli,memory_mib,gpu,model\nn0,lots,10,1,T4\n",
+        );
+        let e = read_nodes(&dir.join("bad.csv")).unwrap_err().to_string();
+        assert!(
+            e.contains("bad.csv.gz:2:") && e.contains("cpu_milli"),
+            "{e}"
+        );
+        // Not gzip: an error naming the file, no panic.
+        std::fs::write(dir.join("junk.csv.gz"), b"sn,cpu_milli\n").unwrap();
+        let e = read_nodes(&dir.join("junk.csv")).unwrap_err().to_string();
+        assert!(e.contains("junk.csv.gz: cannot read"), "{e}");
+        // Neither file: the .csv is named.
+        let e = read_nodes(&dir.join("none.csv")).unwrap_err().to_string();
+        assert!(e.contains("none.csv: cannot read"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -1,5 +1,6 @@
-//! The FGD reproduction on the real OpenB trace. Skips (with a printed reason)
-//! when the data is not present.
+//! The FGD reproduction on the real OpenB trace, as the repository ships it
+//! (`data/`, gzip-compressed; see data/*/SOURCE.md). Needs nothing beside the
+//! repository.
 
 use std::path::Path;
 
@@ -7,17 +8,13 @@ use gresim_frag::experiment::{stat, Experiment, Metric};
 use gresim_frag::openb::{read_nodes, read_published, read_tasks};
 use gresim_frag::PolicyKind;
 
-/// `../shared/data` beside the repository (absent on a user's fresh clone).
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data");
+/// The repository's `data/`.
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data");
 
 #[test]
 fn default_workload_orders_fgd_over_bestfit_over_random() {
     let root = Path::new(DATA);
     let trace = root.join("alibaba-openb-gpu-v2023");
-    if !trace.is_dir() {
-        println!("SKIPPED: {} is absent", trace.display());
-        return;
-    }
     let cluster = read_nodes(&trace.join("openb_node_list_gpu_node.csv")).unwrap();
     assert_eq!(cluster.nodes.len(), 1213);
     assert_eq!(cluster.total_gpus(), 6212);
@@ -41,10 +38,6 @@ fn default_workload_orders_fgd_over_bestfit_over_random() {
     );
 
     let published = root.join("fgd-expected-results/fgd_summary_by_arrival.csv");
-    if !published.is_file() {
-        println!("SKIPPED comparison: {} is absent", published.display());
-        return;
-    }
     let published = read_published(&published).unwrap();
     for p in policies {
         for (m, pct) in [

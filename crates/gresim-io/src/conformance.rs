@@ -46,10 +46,11 @@ pub struct CaseDef {
     /// When slurmctld started, relative to t0 (a recording's `ctld_start`; 0 by default).
     #[serde(default)]
     pub ctld_start: Option<i64>,
-    /// Wall-clock time (Unix seconds) of t0, a recording's `t0_epoch`. When
-    /// absent, it is read from the recording `CASE.result.json` beside the
-    /// case, if any. Backfill's `_will_run_test()` groups planned job ends on
-    /// multiples of 30 s of wall-clock time, so this phase changes its plans.
+    /// Wall-clock time (Unix seconds) of t0, a recording's `t0_epoch`, copied
+    /// into the case (0 when absent). Backfill's `_will_run_test()` groups
+    /// planned job ends on multiples of 30 s of wall-clock time, so this
+    /// phase changes its plans. It is an input of the case: nothing is read
+    /// from the recordings, which are only the answers.
     #[serde(default)]
     pub t0_epoch: Option<f64>,
 }
@@ -240,19 +241,6 @@ fn whole(t: f64) -> u64 {
     }
 }
 
-/// `t0_epoch` of the recording `CASE.result.json` beside the case `path`, if
-/// there is one and it says. (An unreadable recording is reported by whoever
-/// compares with it; here it just gives no time.)
-pub fn recorded_t0_epoch(path: &Path) -> Option<f64> {
-    let stem = path.to_string_lossy();
-    let rec = std::path::PathBuf::from(format!("{}.result.json", stem.trim_end_matches(".json")));
-    let text = std::fs::read_to_string(rec).ok()?;
-    let v: Value = serde_json::from_str(&text).ok()?;
-    v.get("t0_epoch")?
-        .as_f64()
-        .filter(|t| t.is_finite() && *t >= 0.0)
-}
-
 /// Reads a case file.
 pub fn load_case(path: &Path) -> Result<Case, InputError> {
     let text = std::fs::read_to_string(path)
@@ -271,7 +259,7 @@ pub fn load_case(path: &Path) -> Result<Case, InputError> {
             ));
         }
     }
-    if let Some(t0) = def.t0_epoch.or_else(|| recorded_t0_epoch(path)) {
+    if let Some(t0) = def.t0_epoch {
         if params.bf_will_run_window > 0 {
             params.bf_epoch_phase = (t0.floor() as u64) % params.bf_will_run_window;
         }

@@ -6,6 +6,7 @@
 //! timed events. Errors name the file, the JSON path and what was expected.
 
 pub mod build;
+pub mod compose;
 pub mod conformance;
 pub mod error;
 pub mod failures;

@@ -19,6 +19,8 @@
 //! | `no-nccl-socket-ifname` | a multi-node job without NCCL_SOCKET_IFNAME |
 //! | `unknown-gpu-type` | a GPU type the cluster (or the partition) does not have |
 //! | `gpu-request-mixed` | typed and untyped GPU options together, which sbatch rejects |
+//! | `gpu-counts-contradict` | tasks per node × GPUs per task above the GPUs per node the script asks for: no node can hold it |
+//! | `no-node-fits` | more GPUs per node than any node of the partition (or cluster) has (with a cluster) |
 
 use gresim_model::catalog::GPU_MODELS;
 use gresim_model::units::parse_count;
@@ -251,6 +253,79 @@ fn is_mig(ty: &str, cluster: Option<&Cluster>) -> bool {
     mig_gb(ty).is_some()
 }
 
+/// A request no node can hold: the script's own GPU numbers contradicting
+/// each other, or (with a cluster) more GPUs per node than its largest node
+/// in the job's partition has.
+fn impossible_shape(
+    s: &SbatchScript,
+    sh: &Shape,
+    within: Option<(&Cluster, Option<gresim_model::PartId>)>,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let per_task = sh
+        .gpus
+        .iter()
+        .find(|g| g.opt == "gpus-per-task" && g.count > 0);
+    let per_node = sh
+        .gpus
+        .iter()
+        .filter(|g| (g.opt == "gres" || g.opt == "gpus-per-node") && g.count > 0)
+        .max_by_key(|g| g.count);
+    let mut need = per_node.map_or(0, |g| g.count);
+    if let (Some(t), Some(tpn)) = (per_task, sh.tasks_per_node) {
+        let tasks_need = t.count.saturating_mul(tpn);
+        if let Some(n) = per_node.filter(|n| tasks_need > n.count) {
+            let tpn_opt = if s.option_line("ntasks-per-node").is_some() {
+                format!("--ntasks-per-node={tpn}")
+            } else {
+                format!("{tpn} tasks per node")
+            };
+            out.push(Finding {
+                rule: "gpu-counts-contradict",
+                line: t.line,
+                message: format!(
+                    "{tpn_opt} × --gpus-per-task={} needs {tasks_need} GPUs per node, but --{} asks for {} per node",
+                    t.count, n.opt, n.count
+                ),
+                why: "every task on a node needs its own GPUs, and the per-node count caps them: no node can hold the request, so the job is refused or never starts".into(),
+                fix: format!(
+                    "ask for {tasks_need} GPUs per node, or run {} task(s) per node",
+                    (n.count / t.count).max(1)
+                ),
+            });
+        }
+        need = need.max(tasks_need);
+    }
+    if let Some((c, part)) = within {
+        let most = match part {
+            Some(p) => c
+                .partition(p)
+                .nodes
+                .iter()
+                .map(|n| c.node(*n).gpus.len())
+                .max(),
+            None => c.nodes.iter().map(|n| n.gpus.len()).max(),
+        }
+        .unwrap_or(0);
+        if need > 0 && need as usize > most {
+            let place = match part {
+                Some(p) => format!("partition '{}'", c.partition(p).name),
+                None => "the cluster".to_string(),
+            };
+            out.push(Finding {
+                rule: "no-node-fits",
+                line: per_node.or(per_task).map_or(0, |g| g.line),
+                message: format!(
+                    "the job needs {need} GPUs on each node, but no node of {place} has more than {most}"
+                ),
+                why: "a node must hold its share of the request; Slurm refuses the job (Requested node configuration is not available)".into(),
+                fix: format!("ask for at most {most} GPUs per node and spread the work over more nodes"),
+            });
+        }
+    }
+    out
+}
+
 /// Lints a parsed script; `cluster` adds the checks that need one.
 pub fn lint(s: &SbatchScript, cluster: Option<&Cluster>) -> Vec<Finding> {
     let mut out: Vec<Finding> = Vec::new();
@@ -318,6 +393,13 @@ pub fn lint(s: &SbatchScript, cluster: Option<&Cluster>) -> Vec<Finding> {
             });
         }
     }
+
+    out.extend(impossible_shape(
+        s,
+        &sh,
+        part.map(|(c, p)| (c, Some(p)))
+            .or(cluster.map(|c| (c, None))),
+    ));
 
     for &(n, c) in &body {
         if assigns(c, "CUDA_VISIBLE_DEVICES") {

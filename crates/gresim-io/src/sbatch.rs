@@ -354,11 +354,51 @@ fn split_directive(text: &str, offset: usize) -> Result<Vec<(String, usize)>, (u
 }
 
 /// Reads a script file; `args` are sbatch command-line options that override it.
+/// The file must pass sbatch's own checks first ([`check_script_file`]).
 pub fn load_script(path: &Path, args: &[String]) -> Result<SbatchScript, InputError> {
     let bytes = std::fs::read(path)
         .map_err(|e| InputError::new(path, format!("cannot read the script: {e}")))?;
+    check_script_file(path, &bytes)?;
     let text = String::from_utf8_lossy(&bytes);
     parse_script(path, &text, args)
+}
+
+/// sbatch's checks on a script file before it reads any option, in its
+/// order and with its messages (src/sbatch/sbatch.c, `get_script_buffer`):
+/// empty, only whitespace, a first line not starting with `#!` (a binary
+/// file fails here too), a NUL byte, DOS line breaks.
+pub fn check_script_file(path: &Path, bytes: &[u8]) -> Result<(), InputError> {
+    let refuse = |line: usize, msg: &str| Err(InputError::new(path, msg).with_line(line, 1));
+    if bytes.is_empty() {
+        return refuse(1, "Batch script is empty!");
+    }
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return refuse(1, "Batch script contains only whitespace!");
+    }
+    if !bytes.starts_with(b"#!") {
+        return refuse(
+            1,
+            "This does not look like a batch script.  The first\n\
+             line must start with #! followed by the path to an interpreter.\n\
+             For instance: #!/bin/sh",
+        );
+    }
+    let line_of = |at: usize| 1 + bytes[..at].iter().filter(|b| **b == b'\n').count();
+    if let Some(at) = bytes.iter().position(|b| *b == 0) {
+        return refuse(
+            line_of(at),
+            "The Slurm controller does not allow scripts that\n\
+             contain a NULL character '\\0'.",
+        );
+    }
+    if let Some(at) = bytes.windows(2).position(|w| w == b"\r\n") {
+        return refuse(
+            line_of(at),
+            "Batch script contains DOS line breaks (\\r\\n)\n\
+             instead of expected UNIX line breaks (\\n).",
+        );
+    }
+    Ok(())
 }
 
 /// Parses script text; `path` names it in errors.
@@ -633,6 +673,11 @@ fn check_gres(s: &str) -> Result<(), String> {
         let rest: Vec<&str> = parts.collect();
         match rest.as_slice() {
             [] => {}
+            [c] | [_, c] if c.starts_with('-') && c[1..].starts_with(|ch: char| ch.is_ascii_digit()) => {
+                return Err(format!(
+                    "Invalid generic resource (gres) specification '{tok}': a negative count; expected gpu[:type][:count] with a count of at least 0"
+                ))
+            }
             [c] if c.starts_with(|ch: char| ch.is_ascii_digit()) => {
                 parse_count(c).map_err(|e| format!("Invalid generic resource (gres) specification '{tok}': {e}"))?;
             }

@@ -2,6 +2,9 @@
 //! readers, on files under tests/data (and, when present, the public traces
 //! in /work/shared/data).
 
+#[path = "../../../tests/support/skip.rs"]
+mod skip;
+
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -403,14 +406,15 @@ impl<R: Read> Read for Counting<R> {
 }
 
 /// `../shared/data` beside the repository (absent on a user's fresh clone).
-const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data");
 
 #[test]
 fn public_swf_log_streams_lazily() {
-    let path = Path::new(SHARED).join("pwa-unilu-gaia-2014/UniLu-Gaia-2014-2.swf");
+    let path = skip::shared().join("data/pwa-unilu-gaia-2014/UniLu-Gaia-2014-2.swf");
     if !path.exists() {
-        println!("SKIPPED: {} is absent", path.display());
-        return;
+        return skip::skip(
+            "public_swf_log_streams_lazily",
+            "no ../shared/data/pwa-unilu-gaia-2014/ beside the repository",
+        );
     }
     let c = site();
     let n = Arc::new(AtomicU64::new(0));
@@ -449,10 +453,12 @@ fn public_swf_log_streams_lazily() {
 
 #[test]
 fn public_openb_default_pods() {
-    let path = Path::new(SHARED).join("alibaba-openb-gpu-v2023/openb_pod_list_default.csv");
+    let path = skip::shared().join("data/alibaba-openb-gpu-v2023/openb_pod_list_default.csv");
     if !path.exists() {
-        println!("SKIPPED: {} is absent", path.display());
-        return;
+        return skip::skip(
+            "public_openb_default_pods",
+            "no ../shared/data/alibaba-openb-gpu-v2023/ beside the repository",
+        );
     }
     let mut c = site();
     // A cluster big enough that no pod is rejected by shape: 8-GPU nodes.
@@ -487,8 +493,8 @@ fn public_openb_default_pods() {
     assert_eq!(scheduled, 8152 - 897);
 }
 
-/// Backfill's will-run groups are phased by the wall-clock second of t0:
-/// from the case's own `t0_epoch`, else from the recording beside the case.
+/// Backfill's will-run groups are phased by the wall-clock second of t0: the
+/// case's own `t0_epoch`, never the recording beside the case (the answer).
 #[test]
 fn t0_epoch_phases_the_will_run_groups() {
     let dir = std::env::temp_dir().join(format!("gresim-t0-epoch-{}", std::process::id()));
@@ -502,6 +508,8 @@ fn t0_epoch_phases_the_will_run_groups() {
     };
     assert_eq!(phase(&v).unwrap(), 0);
     std::fs::write(dir.join("c.result.json"), r#"{"t0_epoch": 1796000763.0}"#).unwrap();
+    assert_eq!(phase(&v).unwrap(), 0, "the recording is not read");
+    v["t0_epoch"] = serde_json::json!(1796000763.0);
     assert_eq!(phase(&v).unwrap(), 3);
     v["t0_epoch"] = serde_json::json!(1796003669.0);
     assert_eq!(phase(&v).unwrap(), 29);

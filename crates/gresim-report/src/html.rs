@@ -33,7 +33,7 @@ pub fn esc(s: &str) -> String {
 const CSS: &str = "body{font-family:sans-serif;margin:24px;color:#222;background:#fff}\
 h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ccc}\
 table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}\
-th{background:#f0f0f0}td.n{text-align:right}pre{background:#f6f6f6;padding:8px;font-size:12px;\
+th{background:#f0f0f0}td.n{text-align:right}table.summary{margin-bottom:12px}th.g{background:#dde6f0}pre{background:#f6f6f6;padding:8px;font-size:12px;\
 overflow:auto;max-height:480px}.chart{margin:8px 0}.note{color:#666;font-size:12px}";
 
 fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>) {
@@ -75,6 +75,164 @@ fn chart(out: &mut String, title: &str, svg: Result<String, String>) {
     }
 }
 
+/// Seconds as h:mm:ss (hours not wrapped into days), rounded to the second.
+fn hms(secs: f64) -> String {
+    let s = secs.max(0.0).round() as u64;
+    format!("{}:{:02}:{:02}", s / 3600, s % 3600 / 60, s % 60)
+}
+
+/// A share (0..1) as a percentage.
+fn pct(share: f64) -> String {
+    format!("{:.1} %", share * 100.0)
+}
+
+/// The summary as tables a reader can take in: waits and turnaround as
+/// h:mm:ss by statistic, then the rest grouped by topic with units (jobs,
+/// time, utilization, GPU hours, failures, fragmentation). Fields this
+/// function does not know (a newer summary.json) are listed, raw, under
+/// "Other", so nothing in summary.json is left out.
+fn summary_tables(summary: Option<&serde_json::Value>, frag: &[(String, String)]) -> String {
+    use serde_json::Value;
+    let mut h = String::new();
+    let empty = serde_json::Map::new();
+    let m = summary.and_then(Value::as_object).unwrap_or(&empty);
+    let mut used: Vec<&str> = vec!["scenario", "policy"];
+    let f = |k: &str| m.get(k).and_then(Value::as_f64);
+    let u = |k: &str| m.get(k).and_then(Value::as_u64);
+
+    // Waits, turnaround and slowdown by statistic.
+    let dists = [
+        ("wait", "Wait (h:mm:ss)", true),
+        ("jct", "Job completion time (h:mm:ss)", true),
+        ("bounded_slowdown", "Bounded slowdown (τ = 10 s)", false),
+    ];
+    if dists.iter().any(|(k, _, _)| m.contains_key(*k)) {
+        h.push_str("<table class=\"summary\">\n<tr><th></th><th>jobs</th><th>mean</th><th>median</th><th>p95</th><th>max</th></tr>\n");
+        for (k, label, time) in dists {
+            let Some(s) = m.get(k) else { continue };
+            used.push(k);
+            let cell = |x: &str| match s.get(x).and_then(Value::as_f64) {
+                Some(v) if time => hms(v),
+                Some(v) => format!("{v:.2}"),
+                None => "–".into(),
+            };
+            let n = s.get("count").and_then(Value::as_u64).unwrap_or(0);
+            let _ = writeln!(
+                h,
+                "<tr><th>{}</th><td class=\"n\">{n}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+                esc(label),
+                cell("mean"),
+                cell("median"),
+                cell("p95"),
+                cell("max")
+            );
+        }
+        h.push_str("</table>\n");
+    }
+
+    let mut groups: Vec<(&str, Vec<(String, String)>)> = Vec::new();
+    let mut rows = Vec::new();
+    if let Some(n) = u("jobs") {
+        used.push("jobs");
+        rows.push(("jobs".to_string(), n.to_string()));
+    }
+    if let Some(Value::Object(states)) = m.get("by_state") {
+        used.push("by_state");
+        let list: Vec<String> = states.iter().map(|(s, n)| format!("{s} {n}")).collect();
+        rows.push(("final states".into(), list.join(", ")));
+    }
+    for (k, label) in [
+        ("restarts", "restarts (requeues)"),
+        ("node_failures", "node failures"),
+        ("oom_jobs", "jobs out of GPU memory"),
+        ("cpu_fallback_jobs", "jobs that fell back to the CPU"),
+    ] {
+        if let Some(n) = u(k) {
+            used.push(k);
+            rows.push((label.into(), n.to_string()));
+        }
+    }
+    groups.push(("Jobs", rows));
+    let mut rows = Vec::new();
+    for (k, label) in [("makespan", "makespan"), ("end_time", "simulated until")] {
+        if let Some(v) = f(k) {
+            used.push(k);
+            rows.push((label.into(), hms(v)));
+        }
+    }
+    if let Some(n) = u("events") {
+        used.push("events");
+        rows.push(("events".into(), n.to_string()));
+    }
+    groups.push(("Time", rows));
+    let mut rows = Vec::new();
+    for (k, label) in [
+        ("gpu_utilization", "GPU (devices; a MIG slice is one)"),
+        ("gpu_sm_weighted_utilization", "GPU, compute-weighted"),
+        ("gpu_memory_weighted_utilization", "GPU, memory-weighted"),
+        ("cpu_utilization", "CPU"),
+    ] {
+        if let Some(v) = f(k) {
+            used.push(k);
+            rows.push((label.into(), pct(v)));
+        }
+    }
+    if let Some(Value::Object(types)) = m.get("gpu_utilization_by_type") {
+        used.push("gpu_utilization_by_type");
+        for (t, v) in types {
+            rows.push((
+                format!("GPU type {t}"),
+                v.as_f64().map_or_else(|| v.to_string(), pct),
+            ));
+        }
+    }
+    groups.push(("Utilization", rows));
+    let mut rows = Vec::new();
+    for (k, label) in [
+        ("gpu_hours_allocated", "allocated"),
+        ("lost_gpu_hours", "lost to failures (not checkpointed)"),
+    ] {
+        if let Some(v) = f(k) {
+            used.push(k);
+            rows.push((label.into(), format!("{v:.2} h")));
+        }
+    }
+    groups.push(("GPU hours", rows));
+    groups.push(("Fragmentation", frag.to_vec()));
+    // Optional sections, their fields named in words.
+    for (k, g) in [("placement", "Placement"), ("mig_reconfig", "Dynamic MIG")] {
+        if let Some(v) = m.get(k) {
+            used.push(k);
+            let mut rows = Vec::new();
+            flatten("", v, &mut rows);
+            for r in &mut rows {
+                r.0 = r.0.replace(['_', '.'], " ");
+            }
+            groups.push((g, rows));
+        }
+    }
+    let mut other = Vec::new();
+    for (k, v) in m {
+        if !used.contains(&k.as_str()) {
+            flatten(k, v, &mut other);
+        }
+    }
+    groups.push(("Other", other));
+
+    h.push_str("<table class=\"summary\">\n");
+    for (g, rows) in groups {
+        if rows.is_empty() {
+            continue;
+        }
+        let _ = writeln!(h, "<tr><th colspan=\"2\" class=\"g\">{}</th></tr>", esc(g));
+        for (k, v) in rows {
+            let _ = writeln!(h, "<tr><th>{}</th><td>{}</td></tr>", esc(&k), esc(&v));
+        }
+    }
+    h.push_str("</table>\n");
+    h
+}
+
 /// The summary rows of the GPU fragmentation measure.
 pub fn fragmentation_rows(fr: &Fragmentation) -> Vec<(String, String)> {
     let typical = match &fr.typical {
@@ -87,14 +245,14 @@ pub fn fragmentation_rows(fr: &Fragmentation) -> Vec<(String, String)> {
         None => "none (no job requests GPUs)".to_string(),
     };
     vec![
-        ("fragmentation.typical_request".into(), typical),
+        ("typical request".into(), typical),
         (
-            "fragmentation.fragmented_share".into(),
-            crate::round6(fr.fragmented_share()).to_string(),
+            "fragmented, of GPU capacity".into(),
+            pct(fr.fragmented_share()),
         ),
         (
-            "fragmentation.fragmented_share_of_idle".into(),
-            crate::round6(fr.fragmented_share_of_idle()).to_string(),
+            "fragmented, of idle GPU capacity".into(),
+            pct(fr.fragmented_share_of_idle()),
         ),
     ]
 }
@@ -127,19 +285,10 @@ pub fn report_html(rf: &RunFile, summary: Option<&serde_json::Value>) -> String 
 
     h.push_str("<h2>Summary</h2>\n");
     let fr = fragmentation(rf);
-    let mut rows = Vec::new();
-    if let Some(v) = summary {
-        flatten("", v, &mut rows);
-    }
-    rows.extend(fragmentation_rows(&fr));
     if summary.is_none() {
         h.push_str("<p class=\"note\">summary.json not found.</p>\n");
     }
-    h.push_str("<table>\n");
-    for (k, v) in rows {
-        let _ = writeln!(h, "<tr><th>{}</th><td>{}</td></tr>", esc(&k), esc(&v));
-    }
-    h.push_str("</table>\n");
+    h.push_str(&summary_tables(summary, &fragmentation_rows(&fr)));
     h.push_str("<p class=\"note\">fragmented: idle GPU capacity on up nodes where the workload's typical request (its most common per-node GPU request, with the CPUs and memory such jobs got) does not fit; shares are time-averaged, MIG instances weighted by their compute slices.</p>\n");
 
     h.push_str("<h2>Charts</h2>\n");
@@ -283,11 +432,14 @@ mod tests {
         assert!(h.ends_with("</body></html>\n"));
         assert!(!h.contains("<script"));
         assert!(!h.contains(" src="), "no external assets");
-        assert!(
-            h.contains("<th>gpu_utilization</th><td>0.566667</td>"),
-            "{h}"
-        );
-        assert!(h.contains("<th>wait.mean</th><td>57.5</td>"));
+        // The summary in units, by topic: 0.566667 of the GPUs, a mean
+        // wait of 57.5 s.
+        assert!(h.contains("<tr><th colspan=\"2\" class=\"g\">Utilization</th></tr>\n<tr><th>GPU (devices; a MIG slice is one)</th><td>56.7 %</td></tr>"), "{h}");
+        let wait = &h[h.find("<tr><th>Wait (h:mm:ss)</th>").expect("a wait row")..];
+        let wait = &wait[..wait.find("</tr>").unwrap()];
+        assert!(wait.contains("<td class=\"n\">0:00:58</td>"), "{wait}");
+        assert!(!h.contains("wait.mean"), "no JSON keys");
+        assert!(!h.contains("<th>Other</th>"), "every field has its place");
         assert_eq!(h.matches("<svg").count(), 6, "six charts inline");
         assert!(h.contains("{&quot;name&quot;: &quot;&lt;tiny&gt;&quot;}"));
         // Longest waits first: the pending array task (280 s), then job 2 (105 s).
@@ -299,15 +451,30 @@ mod tests {
     }
 
     #[test]
+    fn summary_fields_it_does_not_know_are_listed_raw_under_other() {
+        let v = serde_json::json!({"jobs": 3, "makespan": 3725, "future": {"x": 1.5}});
+        let t = summary_tables(Some(&v), &[]);
+        assert!(
+            t.contains("<tr><th>makespan</th><td>1:02:05</td></tr>"),
+            "{t}"
+        );
+        assert!(t.contains("<th colspan=\"2\" class=\"g\">Other</th></tr>\n<tr><th>future.x</th><td>1.5</td></tr>"), "{t}");
+        assert_eq!(
+            (hms(59.5), pct(0.2445)),
+            ("0:01:00".into(), "24.4 %".into())
+        );
+    }
+
+    #[test]
     fn summary_has_the_fragmented_share() {
         let rf = RunFile::parse(crate::fragmentation::tests::HAND_MADE).unwrap();
         let h = report_html(&rf, None);
         assert!(h.contains("summary.json not found"));
         // 1640 / 6200 and 1640 / 3040 (see the fixture's known answer).
         for row in [
-            "<tr><th>fragmentation.typical_request</th><td>gpu:a100:2, 2 CPUs, 16G per node (3 of 5 GPU jobs)</td></tr>",
-            "<tr><th>fragmentation.fragmented_share</th><td>0.264516</td></tr>",
-            "<tr><th>fragmentation.fragmented_share_of_idle</th><td>0.539474</td></tr>",
+            "<tr><th>typical request</th><td>gpu:a100:2, 2 CPUs, 16G per node (3 of 5 GPU jobs)</td></tr>",
+            "<tr><th>fragmented, of GPU capacity</th><td>26.5 %</td></tr>",
+            "<tr><th>fragmented, of idle GPU capacity</th><td>53.9 %</td></tr>",
         ] {
             assert!(h.contains(row), "{row}");
         }
