@@ -71,37 +71,72 @@ struct Running<'a> {
     /// Its planned end, start + limit (possibly past).
     end: Time,
     alloc: Cow<'a, Allocation>,
-    /// Its nodes (a compact copy of the allocation's, for the scans of
-    /// `will_run_release`), and as a bitmap when it has many.
-    nodes: Box<[NodeId]>,
+    /// Its nodes as a bitmap, when it has many.
     bits: Option<Box<[u64]>>,
 }
 
 impl<'a> Running<'a> {
     fn new(end: Time, alloc: Cow<'a, Allocation>, words: usize) -> Self {
-        let nodes: Box<[NodeId]> = alloc.node_ids().collect();
         // A wide job is tested against a node mask word by word.
-        let bits = (nodes.len() > 2 * words).then(|| {
+        let bits = (alloc.nodes.len() > 2 * words).then(|| {
             let mut m = bf_map::bitmap(words);
-            for &id in nodes.iter() {
+            for id in alloc.node_ids() {
                 bf_map::set_bit(&mut m, id);
             }
             m.into_boxed_slice()
         });
-        Running {
-            end,
-            alloc,
-            nodes,
-            bits,
-        }
+        Running { end, alloc, bits }
     }
 
     /// Whether it runs on a node of `mask`.
     fn touches(&self, mask: &[u64]) -> bool {
         match &self.bits {
             Some(b) => b.iter().zip(mask).any(|(x, y)| x & y != 0),
-            None => self.nodes.iter().any(|&id| bf_map::has_bit(mask, id)),
+            None => self
+                .alloc
+                .nodes
+                .iter()
+                .any(|na| bf_map::has_bit(mask, na.node)),
         }
+    }
+}
+
+/// The running jobs' nodes in blocks of [`END_BLOCK`] consecutive ends (one
+/// bitmap per block), so the search for the next end on a usable node skips
+/// whole blocks of ends on blocked nodes.
+struct EndBlocks {
+    words: usize,
+    masks: Vec<u64>,
+}
+
+const END_BLOCK: usize = 64;
+
+impl EndBlocks {
+    fn new(ends: &[Running<'_>], words: usize) -> Self {
+        let mut masks = vec![0u64; ends.len().div_ceil(END_BLOCK) * words];
+        for (k, r) in ends.iter().enumerate() {
+            let m = &mut masks[k / END_BLOCK * words..(k / END_BLOCK + 1) * words];
+            for id in r.alloc.node_ids() {
+                bf_map::set_bit(m, id);
+            }
+        }
+        EndBlocks { words, masks }
+    }
+
+    /// The first end at or after index `i` on a node of `mask`.
+    fn next_touching(&self, ends: &[Running<'_>], mask: &[u64], mut i: usize) -> Option<usize> {
+        while i < ends.len() {
+            let b = i / END_BLOCK;
+            let bm = &self.masks[b * self.words..(b + 1) * self.words];
+            let block_end = ((b + 1) * END_BLOCK).min(ends.len());
+            if bm.iter().zip(mask).any(|(x, y)| x & y != 0) {
+                if let Some(j) = (i..block_end).find(|&j| ends[j].touches(mask)) {
+                    return Some(j);
+                }
+            }
+            i = block_end;
+        }
+        None
     }
 }
 
@@ -492,6 +527,8 @@ struct Sweep {
     /// States after the first `k` ends, for node selection, the most
     /// recently used last.
     mats: Vec<(usize, ClusterState)>,
+    /// The ends' nodes by blocks, for `will_run_release`'s scans.
+    blocks: Option<EndBlocks>,
 }
 
 impl Sweep {
@@ -641,23 +678,32 @@ fn will_run_release(
     let mut i = 0usize;
     loop {
         // The next group ends no earlier than its first usable job.
-        ends[i..]
-            .iter()
-            .take_while(|r| r.end.max(now + 1) <= cutoff)
-            .find(|r| r.touches(ub))?;
+        let blocks = sweep
+            .blocks
+            .get_or_insert_with(|| EndBlocks::new(ends, ub.len()));
+        let first = blocks.next_touching(ends, ub, i)?;
+        if ends[first].end.max(now + 1) > cutoff {
+            return None;
+        }
         let mut last: Option<Time> = None;
         let mut more = true;
         let mut removed = 0u32;
         let mut skip_test = false;
         loop {
-            let Some(r) = ends.get(i) else {
+            // The next end on a usable node; the ends between are released
+            // too, and change nothing there.
+            let next = if i == first {
+                Some(first)
+            } else {
+                blocks.next_touching(ends, ub, i)
+            };
+            let Some(j) = next else {
+                i = ends.len();
                 more = false;
                 break;
             };
-            i += 1;
-            if !r.touches(ub) {
-                continue;
-            }
+            let r = &ends[j];
+            i = j + 1;
             if anchor.is_none() {
                 // Aligned on a multiple of the window in wall-clock time.
                 anchor = Some(if group > 0 {
