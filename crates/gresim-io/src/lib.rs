@@ -418,14 +418,12 @@ fn check_impossible(
             None => format!("{what} (job '{key}')"),
         }
     };
-    // The selector's per-thread cache knows nodes by id, not by cluster, and
-    // the thread may have simulated another cluster (a sweep's points).
-    gresim_sched::reset_caches();
+    // Node selection's caches, for this cluster only.
+    let mut cache = gresim_sched::select::SelectCache::new();
     for spec in specs.iter() {
-        let msg = spec
-            .reject()
-            .map(str::to_string)
-            .or_else(|| gresim_engine::submission_rejection(cluster, params, spec));
+        let msg = spec.reject().map(str::to_string).or_else(|| {
+            gresim_sched::admission::submission_rejection(&mut cache, cluster, params, spec)
+        });
         if let Some(msg) = msg {
             return Ok(Some(InputError::at(
                 path,

@@ -32,7 +32,7 @@ use gresim_model::{Allocation, ClusterState, JobIdx, NodeId, PartId};
 
 use crate::fifo::partition_limit_reason;
 use crate::queue::QueueKey;
-use crate::select::try_select;
+use crate::select::{try_select, SelectCache};
 use crate::PassCtx;
 
 /// Nodes held for a pending job over `[start, end)`.
@@ -205,6 +205,7 @@ pub fn backfill_pass(
     queue: &BTreeSet<QueueKey>,
     ctx: &mut PassCtx<'_>,
     placement: crate::placement::Placement,
+    cache: &mut SelectCache,
 ) -> Vec<JobIdx> {
     let now = ctx.now;
     let res_q = ctx.params.bf_resolution.max(1);
@@ -354,6 +355,7 @@ pub fn backfill_pass(
             // Can it start now (or at start_res) on those nodes?
             if start_res <= now {
                 if let Ok(alloc) = crate::placement::place(
+                    cache,
                     placement,
                     ctx.cluster,
                     ctx.params,
@@ -390,14 +392,23 @@ pub fn backfill_pass(
                 }
             }
             let found = if start_res > now && counts_fit(&req, n_fit, g_fit) {
-                try_select(ctx.cluster, ctx.params, ctx.state, &req, part, Some(&avoid))
-                    .map(|a| (now, a))
+                try_select(
+                    cache,
+                    ctx.cluster,
+                    ctx.params,
+                    ctx.state,
+                    &req,
+                    part,
+                    Some(&avoid),
+                )
+                .map(|a| (now, a))
             } else {
                 None
             }
             .or_else(|| {
                 will_run_release(
                     ctx,
+                    cache,
                     &req,
                     part,
                     &avoid,
@@ -568,6 +579,7 @@ impl Timeline {
 #[allow(clippy::too_many_arguments)]
 fn will_run_release(
     ctx: &PassCtx<'_>,
+    cache: &mut SelectCache,
     req: &gresim_model::job::JobRequest,
     part: PartId,
     avoid: &[bool],
@@ -671,7 +683,7 @@ fn will_run_release(
             }
             if counts_fit(req, n_fit, g_fit) {
                 let fut = tl.state_at(ctx, ends, i);
-                if let Some(a) = try_select(cl, ctx.params, fut, req, part, Some(avoid)) {
+                if let Some(a) = try_select(cache, cl, ctx.params, fut, req, part, Some(avoid)) {
                     return Some((start, a));
                 }
             }
