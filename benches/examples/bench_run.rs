@@ -45,7 +45,7 @@ fn main() {
         return;
     }
     let scen = scenario_sized(jobs, load, nodes);
-    let policy = policy.unwrap_or_else(|| scen.policy.clone());
+    let policy = policy.unwrap_or_else(|| scen.policy.to_string());
     // Wall time of the benchmark itself: it never reaches simulation results.
     #[allow(clippy::disallowed_methods)]
     let t0 = std::time::Instant::now();

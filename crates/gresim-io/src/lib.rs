@@ -32,7 +32,7 @@ use std::sync::Arc;
 use gresim_engine::{JobSource, SimInput, TimedAction};
 use gresim_model::job::{JobSpec, Time};
 use gresim_model::Cluster;
-use gresim_sched::SchedParams;
+use gresim_sched::{PolicyKind, SchedParams};
 
 pub use error::InputError;
 use spec::{JobDef, ScenarioDef};
@@ -64,7 +64,7 @@ pub struct Scenario {
     pub seed: u64,
     pub cluster: Cluster,
     pub params: SchedParams,
-    pub policy: String,
+    pub policy: PolicyKind,
     pub workload: Workload,
     pub actions: Vec<TimedAction>,
     /// Random node failures (`failures`).
@@ -219,22 +219,16 @@ pub fn parse_scenario(path: &Path, text: &str) -> Result<Scenario, InputError> {
     };
     warnings.extend(build::mig_layout_warnings(path, &cluster));
     let params = sched_params(path, &def, &base)?;
-    let policy = def
+    let policy: PolicyKind = def
         .scheduler
         .policy
-        .clone()
-        .or_else(|| conf_policy.map(str::to_string))
-        .unwrap_or_else(|| "slurm".to_string());
-    if gresim_sched::policy_by_name(&policy).is_none() {
-        return Err(InputError::at(
-            path,
-            "scheduler.policy",
-            format!(
-                "unknown policy '{policy}'; expected one of {}",
-                gresim_sched::POLICY_NAMES.join(", ")
-            ),
-        ));
-    }
+        .as_deref()
+        .or(conf_policy)
+        .unwrap_or("slurm")
+        .parse()
+        .map_err(|e: gresim_sched::UnknownPolicy| {
+            InputError::at(path, "scheduler.policy", e.to_string())
+        })?;
     let w = &def.workload;
     let given = [
         w.jobs.is_some(),

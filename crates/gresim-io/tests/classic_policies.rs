@@ -18,7 +18,10 @@ fn run(policy: &str, text: &str) -> BTreeMap<String, (u64, String)> {
     let sc = gresim_io::parse_scenario(Path::new("classic.json"), text).expect("valid scenario");
     let out = gresim_engine::run(
         sc.sim_input(1),
-        gresim_sched::policy_by_name(policy).expect("known policy"),
+        policy
+            .parse::<gresim_sched::PolicyKind>()
+            .expect("known policy")
+            .build(),
     )
     .expect("run");
     out.jobs
@@ -155,7 +158,7 @@ fn impossible_jobs_do_not_block() {
         let sc = gresim_io::parse_scenario(Path::new("c.json"), text).expect("valid");
         let out = gresim_engine::run(
             sc.sim_input(1),
-            gresim_sched::policy_by_name(policy).unwrap(),
+            policy.parse::<gresim_sched::PolicyKind>().unwrap().build(),
         )
         .expect("run");
         let by_key = |k: &str| {
