@@ -130,7 +130,7 @@ pub struct Engine<'a> {
     applying_failure: bool,
     /// Called every [`PROGRESS_EVERY`] events, for display only.
     progress: Option<ProgressFn<'a>>,
-    /// `submission_rejection` by request shape (static configuration only).
+    /// `Policy::submission_rejection` by request shape (static configuration only).
     reject_memo: crate::memo::ShapeMemo<Option<String>>,
 }
 
