@@ -114,6 +114,11 @@ pub struct EnqueueCtx<'a> {
 ///
 /// A policy owns whatever it caches between calls (`gresim-sched`'s
 /// policies own their node-selection caches); nothing lives in the thread.
+///
+/// The admission questions (`submission_rejection`,
+/// `beyond_partition_limits`, `unavailable_at_submit`) are what slurmctld
+/// checks when a job is submitted; `gresim_sched::admission` answers them
+/// as Slurm does, for any policy that wants Slurm's admission.
 pub trait Policy: Send {
     /// The policy's name, as `--policy` and reports spell it.
     fn name(&self) -> &'static str;
