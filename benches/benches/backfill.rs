@@ -62,8 +62,12 @@ fn backfill(c: &mut Criterion) {
             .expect("the bench scenario is valid");
         g.bench_function(name, |b| {
             b.iter(|| {
-                let policy = gresim_sched::policy_by_name("slurm").expect("slurm exists");
-                let out = gresim_engine::run(scen.sim_input(1), policy).expect("the run succeeds");
+                let out = gresim::Simulation::new(&scen)
+                    .policy(gresim::PolicyKind::Slurm)
+                    .seed(1)
+                    .run()
+                    .expect("the run succeeds")
+                    .output;
                 // Every busy job runs.
                 let running = out.jobs.iter().filter(|j| !j.runs.is_empty()).count();
                 assert!(running >= 1_000);

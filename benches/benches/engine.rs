@@ -28,8 +28,12 @@ fn engine(c: &mut Criterion) {
     g.throughput(Throughput::Elements(JOBS));
     g.bench_function("fifo_100k_jobs_1000x8gpu", |b| {
         b.iter(|| {
-            let policy = gresim_sched::policy_by_name(&scen.policy).expect("fifo exists");
-            let out = gresim_engine::run(scen.sim_input(SEED), policy).expect("the run succeeds");
+            let out = gresim::Simulation::new(&scen)
+                .policy(scen.policy)
+                .seed(SEED)
+                .run()
+                .expect("the run succeeds")
+                .output;
             assert_eq!(out.jobs.len() as u64, JOBS);
             std::hint::black_box(out.events)
         })

@@ -59,8 +59,12 @@ fn main_pass(c: &mut Criterion) {
             .expect("the bench scenario is valid");
         g.bench_function(name, |b| {
             b.iter(|| {
-                let policy = gresim_sched::policy_by_name("fifo").expect("fifo exists");
-                let out = gresim_engine::run(scen.sim_input(1), policy).expect("the run succeeds");
+                let out = gresim::Simulation::new(&scen)
+                    .policy(gresim::PolicyKind::Fifo)
+                    .seed(1)
+                    .run()
+                    .expect("the run succeeds")
+                    .output;
                 let started = out.jobs.iter().filter(|j| !j.runs.is_empty()).count();
                 // The busy jobs, and with pending jobs some of those too, but not all.
                 assert!(started >= 600 && started < 600 + pending.max(1));

@@ -23,8 +23,12 @@ fn scenario(c: &mut Criterion) {
         b.iter(|| {
             let scen = gresim_io::parse_scenario(std::path::Path::new("bench.json"), &text)
                 .expect("the bench scenario is valid");
-            let policy = gresim_sched::policy_by_name("slurm").expect("slurm exists");
-            let out = gresim_engine::run(scen.sim_input(SEED), policy).expect("the run succeeds");
+            let out = gresim::Simulation::new(&scen)
+                .policy(gresim::PolicyKind::Slurm)
+                .seed(SEED)
+                .run()
+                .expect("the run succeeds")
+                .output;
             assert_eq!(out.jobs.len() as u64, JOBS);
             std::hint::black_box(out.events)
         })

@@ -84,11 +84,8 @@ fn main() {
         }
     }
     if let Some(p) = &policy {
-        if gresim_sched::policy_by_name(p).is_none() {
-            eprintln!(
-                "bench_run: --policy: unknown policy '{p}'; expected one of {}",
-                gresim_sched::POLICY_NAMES.join(", ")
-            );
+        if let Err(e) = p.parse::<gresim::PolicyKind>() {
+            eprintln!("bench_run: --policy: {e}");
             std::process::exit(2);
         }
     }
@@ -108,7 +105,7 @@ fn main() {
         return;
     }
     let scen = scenario_sized(jobs, load, nodes);
-    let policy = policy.unwrap_or_else(|| scen.policy.clone());
+    let policy = policy.unwrap_or_else(|| scen.policy.to_string());
     // Wall time of the benchmark itself: it never reaches simulation results.
     #[allow(clippy::disallowed_methods)]
     let t0 = std::time::Instant::now();

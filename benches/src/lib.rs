@@ -150,17 +150,29 @@ pub fn scenario_sized(jobs: u64, load: f64, nodes: u32) -> Scenario {
 
 /// Runs `scen` once with its policy and `seed`.
 pub fn run_once(scen: &Scenario, seed: u64) -> gresim_engine::SimOutput {
-    run_with(scen, seed, &scen.policy)
+    run_kind(scen, seed, scen.policy)
 }
 
 /// Runs `scen` once with the policy named `policy` and `seed`.
 pub fn run_with(scen: &Scenario, seed: u64, policy: &str) -> gresim_engine::SimOutput {
-    let policy = match gresim_sched::policy_by_name(policy) {
-        Some(p) => p,
-        None => panic!("unknown policy {policy}"),
-    };
-    match gresim_engine::run(scen.sim_input(seed), policy) {
-        Ok(out) => out,
+    match policy.parse() {
+        Ok(kind) => run_kind(scen, seed, kind),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// Runs `scen` once with `policy` and `seed`, through the library's entry point.
+pub fn run_kind(
+    scen: &Scenario,
+    seed: u64,
+    policy: gresim::PolicyKind,
+) -> gresim_engine::SimOutput {
+    match gresim::Simulation::new(scen)
+        .policy(policy)
+        .seed(seed)
+        .run()
+    {
+        Ok(outcome) => outcome.output,
         Err(e) => panic!("the benchmark run failed: {e}"),
     }
 }

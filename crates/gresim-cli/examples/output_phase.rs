@@ -123,8 +123,13 @@ fn main() {
             eprintln!("error: {e}");
             std::process::exit(2)
         });
-    let policy_name = policy.unwrap_or_else(|| scenario.policy.clone());
-    let pol = gresim_sched::policy_by_name(&policy_name).unwrap_or_else(|| usage());
+    let pol = match policy {
+        Some(p) => p
+            .parse::<gresim_sched::PolicyKind>()
+            .unwrap_or_else(|_| usage()),
+        None => scenario.policy,
+    }
+    .build();
     let seed = scenario.seed;
     let mut input = scenario.sim_input(seed);
     let submissions = match &scenario.workload {

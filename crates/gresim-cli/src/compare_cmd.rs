@@ -57,29 +57,19 @@ pub struct Row {
 /// Runs `scenario` once per policy, in parallel; each run is built exactly
 /// as `sim run --policy P` builds it.
 pub fn run_policies(
-    scenario: &gresim_io::Scenario,
+    scenario: &gresim::Scenario,
     policies: &[String],
     seed: u64,
-) -> Result<Vec<(String, SimOutput)>, Failure> {
-    for p in policies {
-        if gresim_sched::policy_by_name(p).is_none() {
-            return Err(Failure::input(format!(
-                "unknown policy '{p}'; expected one of {}",
-                gresim_sched::POLICY_NAMES.join(", ")
-            )));
-        }
-    }
-    policies
+) -> Result<Vec<gresim::Outcome>, Failure> {
+    let kinds = policies
+        .iter()
+        .map(|p| p.parse::<gresim::PolicyKind>().map_err(Failure::input))
+        .collect::<Result<Vec<_>, _>>()?;
+    kinds
         .par_iter()
-        .map(|p| {
-            let policy = gresim_sched::policy_by_name(p)
-                .ok_or_else(|| Failure::input(format!("unknown policy '{p}'")))?;
-            let out =
-                gresim_engine::run(scenario.sim_input(seed), policy).map_err(|e| match e {
-                    gresim_engine::EngineError::Internal(_) => Failure::internal(e),
-                    other => Failure::input(format!("{}: {other}", scenario.path.display())),
-                })?;
-            Ok((p.clone(), out))
+        .map(|&k| {
+            let sim = gresim::Simulation::new(scenario).policy(k).seed(seed);
+            Ok(sim.run()?)
         })
         .collect()
 }
@@ -162,15 +152,14 @@ pub fn cmd_compare(args: &CompareArgs) -> Result<(), Failure> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-compare", scenario.name)));
-    let meta = crate::views::run_meta(&scenario, seed);
     let mut rows = Vec::new();
     let mut sums = Vec::new();
-    for (name, out) in &runs {
+    for (name, run) in args.policies.iter().zip(&runs) {
         let sub = dir.join(name);
-        let summary = gresim_report::write_outputs_with(out, &meta, &sub).map_err(|e| {
+        let summary = run.write(&sub).map_err(|e| {
             Failure::internal(format!("cannot write outputs to {}: {e}", sub.display()))
         })?;
-        rows.push(row(name, out, &summary, &meta));
+        rows.push(row(name, &run.output, &summary, &run.meta));
         sums.push((name.clone(), summary));
     }
     let svg = gresim_report::charts::compare_bars_svg(&sums).map_err(Failure::internal)?;

@@ -117,6 +117,17 @@ struct Failure {
     msg: String,
 }
 
+/// A run that stopped: a bug (exit 1) or a problem of the input (exit 2).
+impl From<gresim::RunError> for Failure {
+    fn from(e: gresim::RunError) -> Self {
+        if e.is_internal() {
+            Failure::internal(e.source)
+        } else {
+            Failure::input(e)
+        }
+    }
+}
+
 impl Failure {
     fn input(msg: impl std::fmt::Display) -> Self {
         Failure {
@@ -197,35 +208,39 @@ fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
             eprintln!("warning: {w}");
         }
     }
-    let policy_name = args
-        .policy
-        .clone()
-        .unwrap_or_else(|| scenario.policy.clone());
-    let policy = gresim_sched::policy_by_name(&policy_name).ok_or_else(|| {
-        Failure::input(format!(
-            "unknown policy '{policy_name}'; expected one of {}",
-            gresim_sched::POLICY_NAMES.join(", ")
-        ))
-    })?;
+    let policy = match &args.policy {
+        Some(p) => p.parse::<gresim::PolicyKind>().map_err(Failure::input)?,
+        None => scenario.policy,
+    };
     let seed = args.seed.unwrap_or(scenario.seed);
-    let mut input = scenario.sim_input(seed);
-    input.record_reasons = args.views.record_reasons(views::submissions(&scenario));
     let mut bar = progress::Progress::new(progress::job_total(&scenario), "jobs done", args.quiet);
-    let out = progress::run_engine(input, policy, &bar).map_err(|e| match e {
-        gresim_engine::EngineError::Internal(_) => Failure::internal(e),
-        other => Failure::input(format!("{}: {other}", args.input.label().display())),
+    let mut sim = gresim::Simulation::new(&scenario)
+        .policy(policy)
+        .seed(seed)
+        .record_reasons(args.views.record_reasons(views::submissions(&scenario)));
+    if let Some(hook) = progress::hook(&bar) {
+        sim = sim.progress(hook);
+    }
+    // An input error is named after the file that names the run (a
+    // scenario, or the slurm.conf a `--cluster` run was composed from).
+    let outcome = sim.run().map_err(|e| {
+        if e.is_internal() {
+            Failure::from(e)
+        } else {
+            Failure::input(format!("{}: {}", args.input.label().display(), e.source))
+        }
     })?;
     bar.finish();
+    let out = &outcome.output;
     let dir = out_dir(args, &scenario);
-    let meta = views::run_meta(&scenario, seed);
-    let summary = gresim_report::write_outputs_with(&out, &meta, &dir).map_err(|e| {
+    let summary = outcome.write(&dir).map_err(|e| {
         Failure::internal(format!("cannot write outputs to {}: {e}", dir.display()))
     })?;
     views::after_run(&args.views, &dir).map_err(|(code, msg)| Failure { code, msg })?;
     let side_by_side = if variants.is_empty() {
         String::new()
     } else {
-        variants_cmd::run_variants(&scenario, &out, &summary, &variants, seed, &dir)?
+        variants_cmd::run_variants(&scenario, out, &summary, &variants, seed, &dir)?
     };
     if !args.quiet {
         let text = match args.format {
@@ -264,19 +279,22 @@ fn out_dir(args: &RunArgs, scenario: &gresim_io::Scenario) -> PathBuf {
 
 fn cmd_conformance(args: &ConformanceArgs) -> Result<(), Failure> {
     let case = gresim_io::conformance::load_case(&args.case).map_err(Failure::input)?;
-    let policy = gresim_sched::policy_by_name(&args.policy).ok_or_else(|| {
-        Failure::input(format!(
-            "unknown policy '{}'; expected one of {}",
-            args.policy,
-            gresim_sched::POLICY_NAMES.join(", ")
-        ))
-    })?;
-    let mut input = case.scenario.sim_input(case.scenario.seed);
-    input.record_reasons = true;
-    let out = gresim_engine::run(input, policy).map_err(|e| match e {
-        gresim_engine::EngineError::Internal(_) => Failure::internal(e),
-        other => Failure::input(format!("{}: {other}", args.case.display())),
-    })?;
+    let policy = args
+        .policy
+        .parse::<gresim::PolicyKind>()
+        .map_err(Failure::input)?;
+    let out = gresim::Simulation::new(&case.scenario)
+        .policy(policy)
+        .record_reasons(true)
+        .run()
+        .map_err(|e| {
+            if e.is_internal() {
+                Failure::internal(e.source)
+            } else {
+                Failure::input(format!("{}: {}", args.case.display(), e.source))
+            }
+        })?
+        .output;
     let rec = gresim_io::conformance::recording(&case, &out);
     let text = serde_json::to_string_pretty(&rec).map_err(Failure::internal)? + "\n";
     match &args.output {

@@ -13,7 +13,6 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use gresim_engine::{EngineError, SimInput, SimOutput};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// How long work runs before the bar appears.
@@ -143,26 +142,19 @@ pub fn job_total(s: &gresim_io::Scenario) -> Option<u64> {
     }
 }
 
-/// Runs the engine, feeding `bar` (jobs ended, simulated time) when it is on.
-pub fn run_engine<'a>(
-    input: SimInput<'a>,
-    policy: Box<dyn gresim_sched::Policy + 'a>,
-    bar: &'a Progress,
-) -> Result<SimOutput, EngineError> {
+/// The engine's progress hook feeding `bar` (jobs ended, simulated time),
+/// or `None` when the bar is off.
+pub fn hook(bar: &Progress) -> Option<gresim::ProgressFn<'_>> {
     if !bar.is_on() {
-        return gresim_engine::run(input, policy);
+        return None;
     }
-    gresim_engine::run_with_progress(
-        input,
-        policy,
-        Box::new(move |t, done| {
-            bar.set_position(done as u64);
-            bar.set_message(format!(
-                "at {}",
-                gresim_model::slurm_time::format_duration(t)
-            ));
-        }),
-    )
+    Some(Box::new(move |t, done| {
+        bar.set_position(done as u64);
+        bar.set_message(format!(
+            "at {}",
+            gresim_model::slurm_time::format_duration(t)
+        ));
+    }))
 }
 
 #[cfg(test)]
@@ -179,7 +171,7 @@ mod tests {
         if let gresim_io::Workload::Synthetic(s) = &mut sc.workload {
             s.jobs = 2000;
         }
-        let policy = || gresim_sched::policy_by_name("fifo").expect("fifo");
+        let policy = || gresim_sched::PolicyKind::Fifo.build();
         let plain = gresim_engine::run(sc.sim_input(3), policy()).expect("runs");
         let mut calls: Vec<(u64, usize)> = Vec::new();
         let hooked = gresim_engine::run_with_progress(

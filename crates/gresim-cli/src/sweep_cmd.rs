@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use gresim_io::{InputError, Scenario, Workload};
-use gresim_report::summary::{round6, Summary};
+use gresim_report::summary::round6;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -306,22 +306,15 @@ fn load_sweep(path: &Path) -> Result<Sweep, Failure> {
     let base = gresim_io::load_runnable_scenario(&scen_path)
         .map_err(|e| Failure::input(format!("{}: at scenario: {e}", path.display())))?;
     let policies = match &def.policies {
-        None => vec![base.policy.clone()],
+        None => vec![base.policy.to_string()],
         Some(v) if v.is_empty() => {
             return Err(at(path, "policies", "expected at least one policy"))
         }
         Some(v) => v.clone(),
     };
     for (i, p) in policies.iter().enumerate() {
-        if gresim_sched::policy_by_name(p).is_none() {
-            return Err(at(
-                path,
-                format!("policies[{i}]"),
-                format!(
-                    "unknown policy '{p}'; expected one of {}",
-                    gresim_sched::POLICY_NAMES.join(", ")
-                ),
-            ));
+        if let Err(e) = p.parse::<gresim::PolicyKind>() {
+            return Err(at(path, format!("policies[{i}]"), e.to_string()));
         }
         if policies[..i].contains(p) {
             return Err(at(
@@ -912,20 +905,20 @@ fn run_points(
 fn run_point(sweep: &Sweep, p: &Point, dir: &Path) -> Result<Row, Failure> {
     let scenario = &sweep.scenarios[p.combo];
     let runs = crate::compare_cmd::run_policies(scenario, std::slice::from_ref(&p.policy), p.seed)?;
-    let (name, out) = runs
+    let run = runs
         .into_iter()
         .next()
         .ok_or_else(|| Failure::internal("a run went missing"))?;
-    let meta = crate::views::run_meta(scenario, p.seed);
+    let (out, meta) = (&run.output, &run.meta);
     let sub = dir
         .join("points")
         .join(point_dir_name(sweep.points.len(), p.index));
     let summary = match sweep.per_point {
-        PerPoint::Full => gresim_report::write_outputs_with(&out, &meta, &sub).map_err(|e| {
+        PerPoint::Full => run.write(&sub).map_err(|e| {
             Failure::internal(format!("cannot write outputs to {}: {e}", sub.display()))
         })?,
         PerPoint::Summary | PerPoint::None => {
-            let s = Summary::compute(&out, &scenario.name);
+            let s = run.summary();
             if sweep.per_point == PerPoint::Summary {
                 gresim_report::write_files_atomic(&sub, &[("summary.json", s.to_json())]).map_err(
                     |e| Failure::internal(format!("cannot write to {}: {e}", sub.display())),
@@ -934,7 +927,7 @@ fn run_point(sweep: &Sweep, p: &Point, dir: &Path) -> Result<Row, Failure> {
             s
         }
     };
-    let c = crate::compare_cmd::row(&name, &out, &summary, &meta);
+    let c = crate::compare_cmd::row(&p.policy, out, &summary, meta);
     Ok(Row {
         point: p.index,
         policy: p.policy.clone(),

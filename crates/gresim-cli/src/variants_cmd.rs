@@ -185,26 +185,24 @@ pub fn run_variants(
     seed: u64,
     dir: &Path,
 ) -> Result<String, Failure> {
-    let runs: Vec<SimOutput> = variants
+    let runs: Vec<gresim::Outcome> = variants
         .par_iter()
         .map(|v| {
-            let sc = &v.scenario;
-            let policy = gresim_sched::policy_by_name(&sc.policy).ok_or_else(|| {
-                Failure::input(format!(
-                    "variant '{}': unknown policy '{}'",
-                    v.name, sc.policy
-                ))
-            })?;
-            gresim_engine::run(sc.sim_input(seed), policy).map_err(|e| match e {
-                gresim_engine::EngineError::Internal(_) => {
-                    Failure::internal(format!("variant '{}': {e}", v.name))
-                }
-                other => Failure::input(format!(
-                    "{}: variant '{}': {other}",
-                    base.path.display(),
-                    v.name
-                )),
-            })
+            gresim::Simulation::new(&v.scenario)
+                .seed(seed)
+                .run()
+                .map_err(|e| {
+                    if e.is_internal() {
+                        Failure::internal(format!("variant '{}': {}", v.name, e.source))
+                    } else {
+                        Failure::input(format!(
+                            "{}: variant '{}': {}",
+                            base.path.display(),
+                            v.name,
+                            e.source
+                        ))
+                    }
+                })
         })
         .collect::<Result<_, _>>()?;
     let small = job_needs(base_out);
@@ -213,13 +211,12 @@ pub fn run_variants(
         "  base: the scenario as written (policy {})\n",
         base_out.policy
     );
-    for (v, out) in variants.iter().zip(&runs) {
+    for (v, run) in variants.iter().zip(&runs) {
         let sub = dir.join(&v.name);
-        let meta = crate::views::run_meta(&v.scenario, seed);
-        let summary = gresim_report::write_outputs_with(out, &meta, &sub).map_err(|e| {
+        let summary = run.write(&sub).map_err(|e| {
             Failure::internal(format!("cannot write outputs to {}: {e}", sub.display()))
         })?;
-        rows.push(row(&v.name, out, &summary, &small));
+        rows.push(row(&v.name, &run.output, &summary, &small));
         let _ = writeln!(
             legend,
             "  {}: {} (outputs in {})",

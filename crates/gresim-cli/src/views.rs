@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use gresim_report::run_file::{RunFile, RunMeta};
+use gresim_report::run_file::RunFile;
 use gresim_report::slurmfmt::parse_at;
 
 /// An exit code and a message.
@@ -64,16 +64,6 @@ pub fn submissions(s: &gresim_io::Scenario) -> Option<u64> {
         // Streamed traces are read during the run: their length is unknown.
         #[allow(unreachable_patterns)]
         _ => None,
-    }
-}
-
-/// What run.json records beyond the engine output.
-pub fn run_meta(s: &gresim_io::Scenario, seed: u64) -> RunMeta {
-    RunMeta {
-        scenario: s.name.clone(),
-        scenario_text: Some(s.source.clone()),
-        actions: s.actions.clone(),
-        seed: Some(seed),
     }
 }
 

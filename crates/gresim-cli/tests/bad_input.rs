@@ -228,11 +228,8 @@ fn requests_no_node_can_hold_exit_2_with_slurms_message_unless_kept_as_rejected(
         let p = dir.path().join("s.json");
         fs::write(&p, v.to_string()).unwrap();
         let s = gresim_io::load_scenario(&p).unwrap();
-        let out = gresim_engine::run(
-            s.sim_input(1),
-            gresim_sched::policy_by_name("slurm").unwrap(),
-        )
-        .unwrap();
+        let out =
+            gresim_engine::run(s.sim_input(1), gresim_sched::PolicyKind::Slurm.build()).unwrap();
         assert_eq!(out.jobs[1].rejected(), Some(msg), "{job}");
     }
     let mut v = with_job(json!({"gres": "gpu:1"}));

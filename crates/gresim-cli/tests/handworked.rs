@@ -38,7 +38,7 @@ fn run_scenario(name: &str, text: &str) -> SimOutput {
         .unwrap_or_else(|e| panic!("{name}: the scenario does not parse: {e}"));
     let mut input = scenario.sim_input(scenario.seed);
     input.record_reasons = true;
-    gresim_engine::run(input, gresim_sched::policy_by_name("fifo").unwrap())
+    gresim_engine::run(input, gresim_sched::PolicyKind::Fifo.build())
         .unwrap_or_else(|e| panic!("{name}: the run failed: {e}"))
 }
 

@@ -17,7 +17,7 @@ fn load(name: &str, text: &str) -> Scenario {
 fn run(s: &Scenario) -> SimOutput {
     let mut input = s.sim_input(s.seed);
     input.record_reasons = true;
-    gresim_engine::run(input, gresim_sched::policy_by_name("fifo").unwrap())
+    gresim_engine::run(input, gresim_sched::PolicyKind::Fifo.build())
         .unwrap_or_else(|e| panic!("the run failed: {e}"))
 }
 

@@ -93,7 +93,7 @@ fn strict_fifo_reproduces_the_peers_average_wait_on_w10000() {
     // literature's strict FIFO where this gresim has it.
     let policies: Vec<&str> = ["fifo", "strict-fifo"]
         .into_iter()
-        .filter(|p| gresim_sched::POLICY_NAMES.contains(p))
+        .filter(|p| p.parse::<gresim_sched::PolicyKind>().is_ok())
         .collect();
     for policy in policies {
         let (s, records) = run(tmp.path(), &scen, policy);

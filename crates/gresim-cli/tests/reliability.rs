@@ -13,7 +13,7 @@ fn run(v: &Value) -> SimOutput {
     let scenario = gresim_io::parse_scenario(Path::new("reliability.json"), &v.to_string())
         .unwrap_or_else(|e| panic!("the scenario does not parse: {e}"));
     let input = scenario.sim_input(scenario.seed);
-    gresim_engine::run(input, gresim_sched::policy_by_name("fifo").unwrap())
+    gresim_engine::run(input, gresim_sched::PolicyKind::Fifo.build())
         .unwrap_or_else(|e| panic!("the run failed: {e}"))
 }
 

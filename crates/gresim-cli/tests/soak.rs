@@ -11,7 +11,7 @@ use gresim_model::job::JobState;
 fn soak_every_node_fails_and_no_job_is_lost() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/soak_failures.json");
     let scenario = gresim_io::load_scenario(&path).expect("the soak scenario loads");
-    let policy = gresim_sched::policy_by_name(&scenario.policy).expect("its policy");
+    let policy = scenario.policy.build();
     let out = gresim_engine::run(scenario.sim_input(scenario.seed), policy).expect("the soak runs");
 
     // Every submission has its job, and every job ended: none is left

@@ -15,14 +15,20 @@ fn root() -> PathBuf {
 fn run_text(text: &str, policy: &str) -> SimOutput {
     let sc = gresim_io::parse_scenario(&root().join("scenarios/inline.json"), text)
         .expect("valid scenario");
-    let p = gresim_sched::policy_by_name(policy).expect("policy");
+    let p = policy
+        .parse::<gresim_sched::PolicyKind>()
+        .expect("policy")
+        .build();
     gresim_engine::run(sc.sim_input(sc.seed), p).expect("runs")
 }
 
 fn run_file(name: &str, policy: &str) -> SimOutput {
     let sc =
         gresim_io::load_scenario(&root().join("scenarios").join(name)).expect("valid scenario");
-    let p = gresim_sched::policy_by_name(policy).expect("policy");
+    let p = policy
+        .parse::<gresim_sched::PolicyKind>()
+        .expect("policy")
+        .build();
     gresim_engine::run(sc.sim_input(sc.seed), p).expect("runs")
 }
 

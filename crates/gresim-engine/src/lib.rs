@@ -2,7 +2,8 @@
 //!
 //! The engine owns simulated time, the job table and the job lifecycle
 //! (submission, eligibility, start, end, requeue, timed admin actions). It
-//! knows schedulers only through [`gresim_sched::Policy`]. See
+//! knows schedulers only through [`gresim_policy::Policy`] (it depends on
+//! `gresim-policy` and the model, not on `gresim-sched`). See
 //! `docs/architecture.md` for the event-ordering contract.
 
 pub mod event;
@@ -10,12 +11,12 @@ mod memo;
 mod run;
 mod runtime;
 
-pub use run::{run, submission_rejection, Engine};
+pub use run::{run, Engine};
 pub use run::{run_with_progress, ProgressFn, PROGRESS_EVERY};
 
 use gresim_model::job::{Job, JobSpec, Time};
 use gresim_model::{Cluster, JobIdx, NodeId, Reason};
-use gresim_sched::SchedParams;
+use gresim_policy::SchedParams;
 
 /// An administrative action at a given time (`scontrol`-like).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -171,8 +172,8 @@ pub struct SimOutput {
     pub node_log: Vec<NodeChange>,
     /// Per node: how many times a failure model took it down.
     pub node_failures: Vec<u32>,
-    /// The policy's pass counters ([`gresim_sched::Policy::stats`]).
-    pub pass_stats: gresim_sched::PassStats,
+    /// The policy's pass counters ([`gresim_policy::Policy::stats`]).
+    pub pass_stats: gresim_policy::PassStats,
 }
 
 impl SimOutput {

@@ -9,7 +9,7 @@ use gresim_model::job::JobRequest;
 /// computes the rest every time (same answers, only slower).
 const MAX_SHAPES: usize = 1 << 16;
 
-/// The submission test (`submission_rejection`) by request shape: it depends
+/// The submission test (`Policy::submission_rejection`) by request shape: it depends
 /// only on the static configuration and the request without its time limit
 /// ([`JobRequest::same_shape`]), and on a 1,000-node partition it costs a
 /// full node selection per submission.

@@ -4,11 +4,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use gresim_model::job::{DepKind, Job, JobSpec, Run, RunTime, Time};
-use gresim_model::Cluster;
 use gresim_model::{
-    Allocation, ClusterState, JobId, JobIdx, JobState, NodeAdminState, NodeId, PartId, Reason,
+    Allocation, ClusterState, JobId, JobIdx, JobState, NodeAdminState, NodeId, Reason,
 };
-use gresim_sched::{select, PassCtx, Policy, SchedParams, Start};
+use gresim_policy::{PassCtx, Policy, Start};
 
 use crate::event::{EventKind, EventQueue, Phase};
 use crate::{
@@ -70,7 +69,7 @@ pub struct Engine<'a> {
     input_jobs: JobSource<'a>,
     next_spec: Option<JobSpec>,
     cluster: gresim_model::Cluster,
-    params: gresim_sched::SchedParams,
+    params: gresim_policy::SchedParams,
     policy: Box<dyn Policy + 'a>,
     actions: Vec<crate::TimedAction>,
     horizon: Option<Time>,
@@ -131,7 +130,7 @@ pub struct Engine<'a> {
     applying_failure: bool,
     /// Called every [`PROGRESS_EVERY`] events, for display only.
     progress: Option<ProgressFn<'a>>,
-    /// `submission_rejection` by request shape (static configuration only).
+    /// `Policy::submission_rejection` by request shape (static configuration only).
     reject_memo: crate::memo::ShapeMemo<Option<String>>,
 }
 
@@ -163,8 +162,6 @@ pub fn run_with_progress<'a>(
 
 impl<'a> Engine<'a> {
     pub fn new(input: SimInput<'a>, policy: Box<dyn Policy + 'a>) -> Self {
-        // Node evaluations cached for another cluster must not leak in.
-        gresim_sched::reset_caches();
         let cluster = input.cluster;
         let state = ClusterState::new(&cluster);
         let ntypes = cluster.gpu_types.len();
@@ -437,8 +434,8 @@ impl<'a> Engine<'a> {
                 EventKind::MigReady { gpu: r.gpu as u32 },
             );
         }
-        // Node evaluations cached under the old GRES types must go.
-        gresim_sched::reset_caches();
+        // What the policy knows of nodes under the old GRES types must go.
+        self.policy.cluster_changed();
         Ok(())
     }
 
@@ -459,7 +456,7 @@ impl<'a> Engine<'a> {
         if self.state.node(node).admin != NodeAdminState::Down {
             self.count_devices(node, mask, true);
         }
-        gresim_sched::reset_caches();
+        self.policy.cluster_changed();
         // New devices are like freed ones: a pass may use them at once.
         self.mark_dirty();
         self.request_main(self.now);
@@ -786,14 +783,9 @@ impl<'a> Engine<'a> {
     /// reason is ReqNodeNotAvail from the start.
     fn submit_test(&mut self, job: JobIdx) {
         let j = &self.jobs[job.idx()];
-        let parts: Vec<PartId> = gresim_sched::queue::job_partitions(&self.cluster, j).collect();
-        let mut unavailable: Option<Vec<NodeId>> = None;
-        for p in parts {
-            match select::classify(&self.cluster, &self.params, &self.state, &j.request, p) {
-                select::SelectFail::Unavailable(nodes) => unavailable = Some(nodes),
-                _ => return,
-            }
-        }
+        let unavailable =
+            self.policy
+                .unavailable_at_submit(&self.cluster, &self.params, &self.state, j);
         if let Some(nodes) = unavailable {
             let names = gresim_model::hostlist::compress(&self.cluster.node_names(&nodes));
             self.set_reason(
@@ -809,11 +801,13 @@ impl<'a> Engine<'a> {
         // The answer depends on the request's shape and the configuration,
         // which only dynamic MIG changes during a run.
         if self.cluster.dynamic_mig().is_some() {
-            return submission_rejection(&self.cluster, &self.params, spec);
+            return self
+                .policy
+                .submission_rejection(&self.cluster, &self.params, spec);
         }
-        let (cluster, params) = (&self.cluster, &self.params);
+        let (cluster, params, policy) = (&self.cluster, &self.params, &mut self.policy);
         self.reject_memo.get_or(&spec.request, || {
-            submission_rejection(cluster, params, spec)
+            policy.submission_rejection(cluster, params, spec)
         })
     }
 
@@ -976,7 +970,7 @@ impl<'a> Engine<'a> {
         ) {
             self.set_reason(job, Reason::None, None);
         }
-        let ectx = gresim_sched::EnqueueCtx {
+        let ectx = gresim_policy::EnqueueCtx {
             cluster: &self.cluster,
             params: &self.params,
             jobs: &self.jobs,
@@ -990,9 +984,7 @@ impl<'a> Engine<'a> {
             // Partition limits at submission show as PartitionConfig; the
             // scheduler's passes then name the limit.
             let j = &self.jobs[job.idx()];
-            let limited = gresim_sched::queue::job_partitions(&self.cluster, j)
-                .all(|p| gresim_sched::fifo::limit_reason(&self.cluster, j, p).is_some());
-            if limited {
+            if self.policy.beyond_partition_limits(&self.cluster, j) {
                 self.set_reason(job, Reason::PartitionConfig, None);
             }
         }
@@ -1088,7 +1080,7 @@ impl<'a> Engine<'a> {
         }
         let limit = {
             let j = &self.jobs[job.idx()];
-            gresim_sched::time_limit_in(&self.cluster, j, partition)
+            gresim_policy::time_limit_in(&self.cluster, j, partition)
         };
         let oom = self.runs_out_of_gpu_memory(job, &alloc);
         let work = self.run_secs(job);
@@ -1309,7 +1301,7 @@ impl<'a> Engine<'a> {
         }
         let r = &j.runs[run as usize];
         let ran = self.now - r.start;
-        let limit = gresim_sched::time_limit_in(&self.cluster, j, r.partition);
+        let limit = gresim_policy::time_limit_in(&self.cluster, j, r.partition);
         // Killed by the time-limit check, or ended on its own?
         let natural_end = j.natural_end;
         // A job that runs to its limit is killed by the check (an unlimited
@@ -1657,64 +1649,4 @@ impl<'a> Engine<'a> {
         j.set_work_saved(saved);
         j.add_lost(lost, lost * gpus);
     }
-}
-
-/// Why slurmctld would refuse `spec` at submission (`_valid_job_part`,
-/// `select_nodes` in test-only mode): no node of its partitions could ever
-/// run it. `None` when the submission is accepted, even if it must pend.
-/// Depends only on the configuration, so it can be checked before a run.
-pub fn submission_rejection(
-    cluster: &Cluster,
-    params: &SchedParams,
-    spec: &JobSpec,
-) -> Option<String> {
-    let req = &spec.request;
-    let parts: Vec<PartId> = if req.partitions.is_empty() {
-        match cluster.default_partition() {
-            Some(p) => vec![p],
-            None => return Some("No partition specified or system default partition".into()),
-        }
-    } else {
-        req.partitions.clone()
-    };
-    // Dynamic MIG: a slice type no GPU has now may come with a repartitioning.
-    if let Some(d) = cluster.dynamic_mig() {
-        let typed = [req.gpus_per_job.as_ref(), req.gpus_per_task.as_ref()]
-            .into_iter()
-            .flatten()
-            .chain(&req.gpus_per_node)
-            .filter_map(|g| g.ty)
-            .collect::<Vec<_>>();
-        if !typed.is_empty() && typed.iter().all(|&t| d.can_offer(t)) {
-            return None;
-        }
-    }
-    let mut mem_only = true;
-    for &p in &parts {
-        let part = cluster.partition(p);
-        // Limits of the partition as a whole make the job pend, not fail.
-        let min_cpus = u64::from(req.total_tasks(req.min_nodes)) * u64::from(req.cpus_per_task);
-        if req.min_nodes as usize > part.nodes.len()
-            || !gresim_sched::fifo::partition_has_cpus(cluster, p, min_cpus)
-        {
-            return None;
-        }
-        if select::runnable_ever(cluster, params, req, p) {
-            return None;
-        }
-        let mem_need = match req.mem {
-            gresim_model::job::MemReq::PerNode(m) => Some(m),
-            _ => None,
-        };
-        let any_mem = part
-            .nodes
-            .iter()
-            .any(|n| mem_need.is_none_or(|m| m <= cluster.node(*n).memory_mib));
-        mem_only &= !any_mem;
-    }
-    Some(if mem_only {
-        "Memory specification can not be satisfied".into()
-    } else {
-        "Requested node configuration is not available".into()
-    })
 }

@@ -793,7 +793,7 @@ fn simulate(s: &Scenario) -> Result<SimOutput, TestCaseError> {
         failures: (!s.failures.is_empty())
             .then(|| Box::new(s.failures.clone().into_iter()) as gresim_engine::FailureSource<'_>),
     };
-    let policy = gresim_sched::policy_by_name("fifo").expect("the fifo policy");
+    let policy = gresim_sched::PolicyKind::Fifo.build();
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         gresim_engine::run(input, policy)
     })) {

@@ -342,7 +342,7 @@ pub fn load_case(path: &Path) -> Result<Case, InputError> {
         seed: 1,
         cluster,
         params,
-        policy: "slurm".to_string(),
+        policy: gresim_sched::PolicyKind::Slurm,
         workload: Workload::Jobs(Arc::new(specs)),
         actions,
         failures: None,

@@ -34,7 +34,7 @@ use std::sync::Arc;
 use gresim_engine::{JobSource, SimInput, TimedAction};
 use gresim_model::job::{JobSpec, Time};
 use gresim_model::Cluster;
-use gresim_sched::SchedParams;
+use gresim_sched::{PolicyKind, SchedParams};
 
 pub use error::InputError;
 use spec::{JobDef, ScenarioDef};
@@ -66,7 +66,7 @@ pub struct Scenario {
     pub seed: u64,
     pub cluster: Cluster,
     pub params: SchedParams,
-    pub policy: String,
+    pub policy: PolicyKind,
     pub workload: Workload,
     pub actions: Vec<TimedAction>,
     /// Random node failures (`failures`).
@@ -221,22 +221,16 @@ pub fn parse_scenario(path: &Path, text: &str) -> Result<Scenario, InputError> {
     };
     warnings.extend(build::mig_layout_warnings(path, &cluster));
     let params = sched_params(path, &def, &base)?;
-    let policy = def
+    let policy: PolicyKind = def
         .scheduler
         .policy
-        .clone()
-        .or_else(|| conf_policy.map(str::to_string))
-        .unwrap_or_else(|| "slurm".to_string());
-    if gresim_sched::policy_by_name(&policy).is_none() {
-        return Err(InputError::at(
-            path,
-            "scheduler.policy",
-            format!(
-                "unknown policy '{policy}'; expected one of {}",
-                gresim_sched::POLICY_NAMES.join(", ")
-            ),
-        ));
-    }
+        .as_deref()
+        .or(conf_policy)
+        .unwrap_or("slurm")
+        .parse()
+        .map_err(|e: gresim_sched::UnknownPolicy| {
+            InputError::at(path, "scheduler.policy", e.to_string())
+        })?;
     let w = &def.workload;
     let given = [
         w.jobs.is_some(),
@@ -420,14 +414,12 @@ fn check_impossible(
             None => format!("{what} (job '{key}')"),
         }
     };
-    // The selector's per-thread cache knows nodes by id, not by cluster, and
-    // the thread may have simulated another cluster (a sweep's points).
-    gresim_sched::reset_caches();
+    // Node selection's caches, for this cluster only.
+    let mut cache = gresim_sched::select::SelectCache::new();
     for spec in specs.iter() {
-        let msg = spec
-            .reject()
-            .map(str::to_string)
-            .or_else(|| gresim_engine::submission_rejection(cluster, params, spec));
+        let msg = spec.reject().map(str::to_string).or_else(|| {
+            gresim_sched::admission::submission_rejection(&mut cache, cluster, params, spec)
+        });
         if let Some(msg) = msg {
             return Ok(Some(InputError::at(
                 path,

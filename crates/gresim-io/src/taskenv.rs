@@ -30,7 +30,7 @@ use gresim_model::hostlist;
 use gresim_model::job::{ArraySpec, JobRequest};
 use gresim_model::state::gpu_indices;
 use gresim_model::{Allocation, Cluster, ClusterState, PartId};
-use gresim_sched::select::{select, SelectFail};
+use gresim_sched::select::{select, SelectCache, SelectFail};
 use gresim_sched::SchedParams;
 use serde_json::{json, Value};
 
@@ -562,7 +562,8 @@ pub fn job_env(
     };
     let pname = cluster.partition(part).name.clone();
     let state = ClusterState::new(cluster);
-    let alloc = select(cluster, params, &state, req, part, None).map_err(|f| {
+    let mut cache = SelectCache::new();
+    let alloc = select(&mut cache, cluster, params, &state, req, part, None).map_err(|f| {
         let why = match f {
             SelectFail::Never => {
                 "it can never run there (sbatch: Requested node configuration is not available)"

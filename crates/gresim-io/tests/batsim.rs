@@ -83,7 +83,10 @@ fn run(dir: &Path, policy: &str) -> (Starts, usize) {
     std::fs::remove_dir_all(&tmp).ok();
     let out = gresim_engine::run(
         sc.sim_input(1),
-        gresim_sched::policy_by_name(policy).expect("known policy"),
+        policy
+            .parse::<gresim_sched::PolicyKind>()
+            .expect("known policy")
+            .build(),
     )
     .expect("run");
     let mut starts = BTreeMap::new();

@@ -18,7 +18,10 @@ fn run(policy: &str, text: &str) -> BTreeMap<String, (u64, String)> {
     let sc = gresim_io::parse_scenario(Path::new("classic.json"), text).expect("valid scenario");
     let out = gresim_engine::run(
         sc.sim_input(1),
-        gresim_sched::policy_by_name(policy).expect("known policy"),
+        policy
+            .parse::<gresim_sched::PolicyKind>()
+            .expect("known policy")
+            .build(),
     )
     .expect("run");
     out.jobs
@@ -155,7 +158,7 @@ fn impossible_jobs_do_not_block() {
         let sc = gresim_io::parse_scenario(Path::new("c.json"), text).expect("valid");
         let out = gresim_engine::run(
             sc.sim_input(1),
-            gresim_sched::policy_by_name(policy).unwrap(),
+            policy.parse::<gresim_sched::PolicyKind>().unwrap().build(),
         )
         .expect("run");
         let by_key = |k: &str| {
@@ -228,12 +231,15 @@ fn first_fit_is_placement_first_fit() {
         r
     };
     let (mut compared, mut fits) = (0, 0);
+    let mut cache = gresim_sched::select::SelectCache::new();
     for _ in 0..40 {
         // A random busy state: random jobs placed by cons_tres.
         let mut state = ClusterState::new(cluster);
         for _ in 0..rnd(12) {
             let r = request(&mut rnd);
-            if let Ok(a) = gresim_sched::select::select(cluster, params, &state, &r, part, None) {
+            if let Ok(a) =
+                gresim_sched::select::select(&mut cache, cluster, params, &state, &r, part, None)
+            {
                 state.allocate(cluster, &a).expect("a free allocation");
             }
         }
@@ -242,8 +248,19 @@ fn first_fit_is_placement_first_fit() {
             let avoid: Option<Vec<bool>> =
                 (rnd(2) == 0).then(|| (0..cluster.nodes.len()).map(|_| rnd(4) == 0).collect());
             let a = avoid.as_deref();
-            let fast = gresim_sched::classic::first_fit(cluster, params, &state, &r, part, a);
-            let slow = place(Placement::FirstFit, cluster, params, &state, &r, part, a).ok();
+            let fast =
+                gresim_sched::classic::first_fit(&mut cache, cluster, params, &state, &r, part, a);
+            let slow = place(
+                &mut cache,
+                Placement::FirstFit,
+                cluster,
+                params,
+                &state,
+                &r,
+                part,
+                a,
+            )
+            .ok();
             assert_eq!(fast, slow, "{r:?}");
             compared += 1;
             fits += usize::from(fast.is_some());

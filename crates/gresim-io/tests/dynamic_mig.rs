@@ -13,7 +13,10 @@ use gresim_model::JobState;
 
 fn run(text: &str, policy: &str) -> SimOutput {
     let sc = gresim_io::parse_scenario(Path::new("test.json"), text).expect("scenario parses");
-    let p = gresim_sched::policy_by_name(policy).expect("known policy");
+    let p = policy
+        .parse::<gresim_sched::PolicyKind>()
+        .expect("known policy")
+        .build();
     gresim_engine::run(sc.sim_input(sc.seed), p).expect("run succeeds")
 }
 

@@ -324,11 +324,7 @@ fn one_bad_script_per_rule() {
 #[test]
 fn scripts_workload_runs_and_rejects_mixed_requests() {
     let sc = cluster();
-    let out = gresim_engine::run(
-        sc.sim_input(1),
-        gresim_sched::policy_by_name("slurm").unwrap(),
-    )
-    .unwrap();
+    let out = gresim_engine::run(sc.sim_input(1), gresim_sched::PolicyKind::Slurm.build()).unwrap();
     let text = format!(
         "{:?}",
         out.jobs

@@ -119,7 +119,7 @@ fn site_scenario_uses_slurm_conf_with_overrides_and_warnings() {
         panic!("multifactor expected")
     };
     assert_eq!((m.weight_job_size, m.weight_tres_gpu), (1000, 100.0));
-    assert_eq!(sc.policy, "slurm");
+    assert_eq!(sc.policy, gresim_sched::PolicyKind::Slurm);
     // Warnings: the unknown key with its line, and the mps GRES.
     assert!(
         sc.warnings

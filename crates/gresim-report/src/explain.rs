@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 
 use gresim_model::hostlist;
 use gresim_model::slurm_time::{format_duration, format_time_limit};
-use gresim_sched::select::{runnable_ever, select};
+use gresim_sched::select::{runnable_ever, select, SelectCache};
 
 use crate::run_file::{describe_request, JobAt, JobRec, RunFile};
 
@@ -88,8 +88,8 @@ fn mig_multi_gpu_line(rf: &RunFile, j: &JobRec, t: u64) -> Option<String> {
 pub fn explain(rf: &RunFile, id: &str, at: Option<u64>) -> Result<String, String> {
     let j = find_job(rf, id).ok_or_else(|| format!("no job '{id}' in this run"))?;
     let t = at.unwrap_or_else(|| default_at(rf, j));
-    // The selector's per-thread cache knows nodes by id, not by cluster.
-    gresim_sched::reset_caches();
+    // Node selection's caches, for this run file's cluster only.
+    let mut cache = SelectCache::new();
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -200,7 +200,7 @@ pub fn explain(rf: &RunFile, id: &str, at: Option<u64>) -> Result<String, String
         let Some(pid) = c.partition_id(p) else {
             continue;
         };
-        ever |= runnable_ever(&c, &params, &req, pid);
+        ever |= runnable_ever(&mut cache, &c, &params, &req, pid);
         for n in &c.partition(pid).nodes {
             let name = &c.node(*n).name;
             let ok = (j.request.nodelist.is_empty() || j.request.nodelist.contains(name))
@@ -323,10 +323,10 @@ pub fn explain(rf: &RunFile, id: &str, at: Option<u64>) -> Result<String, String
         reason.as_str(),
         "JobHeldUser" | "JobHeldAdmin" | "Dependency" | "DependencyNeverSatisfied" | "BeginTime"
     );
-    let fits = |st: &gresim_model::ClusterState| -> Option<String> {
+    let mut fits = |st: &gresim_model::ClusterState| -> Option<String> {
         for p in &parts {
             let pid = c.partition_id(p)?;
-            if let Ok(a) = select(&c, &params, st, &req, pid, None) {
+            if let Ok(a) = select(&mut cache, &c, &params, st, &req, pid, None) {
                 return Some(hostlist::compress(
                     &c.node_names(a.nodes.iter().map(|n| &n.node)),
                 ));

@@ -34,7 +34,7 @@ use gresim_model::{Allocation, ClusterState, JobIdx, NodeId, PartId};
 use crate::bf_map::{self, BfMap};
 use crate::fifo::partition_limit_reason;
 use crate::queue::QueueKey;
-use crate::select::try_select;
+use crate::select::{try_select, SelectCache};
 use crate::PassCtx;
 
 /// The planning time limit of a job in a partition: its limit, capped by the
@@ -208,6 +208,7 @@ pub fn backfill_pass(
     queue: &BTreeSet<QueueKey>,
     ctx: &mut PassCtx<'_>,
     placement: crate::placement::Placement,
+    cache: &mut SelectCache,
     tested_count: &mut u64,
 ) -> Vec<JobIdx> {
     let now = ctx.now;
@@ -344,6 +345,7 @@ pub fn backfill_pass(
             // Can it start now (or at start_res) on those nodes?
             if start_res <= now {
                 if let Ok(alloc) = crate::placement::place(
+                    cache,
                     placement,
                     ctx.cluster,
                     ctx.params,
@@ -375,6 +377,7 @@ pub fn backfill_pass(
             }
             let found = if start_res > now && counts_fit(&req, counts) {
                 try_select(
+                    cache,
                     ctx.cluster,
                     ctx.params,
                     ctx.state,
@@ -394,6 +397,7 @@ pub fn backfill_pass(
                 }
                 will_run_release(
                     ctx,
+                    cache,
                     &req,
                     (part, &mut avoid, &blocked, &ub),
                     &ends,
@@ -658,6 +662,7 @@ impl FitChanges {
 #[allow(clippy::too_many_arguments)]
 fn will_run_release(
     ctx: &PassCtx<'_>,
+    cache: &mut SelectCache,
     req: &gresim_model::job::JobRequest,
     (part, avoid, blocked, ub): (PartId, &mut Avoid, &[u64], &[u64]),
     ends: &[Running<'_>],
@@ -769,9 +774,15 @@ fn will_run_release(
             }
             if counts_fit(req, counts) {
                 let fut = sweep.state_at(ctx, ends, i);
-                if let Some(a) =
-                    try_select(cl, ctx.params, fut, req, part, Some(avoid.get(blocked)))
-                {
+                if let Some(a) = try_select(
+                    cache,
+                    cl,
+                    ctx.params,
+                    fut,
+                    req,
+                    part,
+                    Some(avoid.get(blocked)),
+                ) {
                     return Some((start, a));
                 }
             }

@@ -56,7 +56,7 @@ use gresim_model::{Allocation, Cluster, ClusterState, JobIdx, NodeId, PartId, Re
 use crate::fifo::limit_reason;
 use crate::placement::{place, Placement};
 use crate::queue::job_partitions;
-use crate::select::{node_may_fit, try_select, SelectFail};
+use crate::select::{node_may_fit, try_select, SelectCache, SelectFail};
 use crate::{EnqueueCtx, PassCtx, Policy};
 
 /// Which classic policy.
@@ -117,6 +117,8 @@ pub struct Classic {
     stats: crate::PassStats,
     /// Jobs planned or tried in the current pass.
     tested: u64,
+    /// Node selection's caches, for this policy's passes and admission checks.
+    cache: SelectCache,
 }
 
 impl Classic {
@@ -135,6 +137,7 @@ impl Classic {
             dirty: false,
             stats: crate::PassStats::default(),
             tested: 0,
+            cache: SelectCache::new(),
         }
     }
 
@@ -164,11 +167,12 @@ impl Classic {
         &mut self,
         ctx: &mut PassCtx<'_>,
         plan: &mut Planner,
+        cache: &mut SelectCache,
         job: JobIdx,
         part: PartId,
     ) -> Option<bool> {
         let w = plan_limit(ctx, job, part);
-        match plan.earliest(ctx, self, job, part, w) {
+        match plan.earliest(ctx, cache, self, job, part, w) {
             Some((t, alloc)) if t == ctx.now => {
                 if plan.start(ctx, job, part, alloc, w) {
                     self.remove_job(job);
@@ -189,7 +193,7 @@ impl Classic {
                 Some(false)
             }
             None => {
-                unplannable(ctx, job, part);
+                unplannable(ctx, cache, job, part);
                 None
             }
         }
@@ -262,7 +266,7 @@ impl Classic {
         }
     }
 
-    fn strict_fifo_pass(&mut self, ctx: &mut PassCtx<'_>) {
+    fn strict_fifo_pass(&mut self, ctx: &mut PassCtx<'_>, cache: &mut SelectCache) {
         let fresh = std::mem::take(&mut self.fresh);
         let mut blocked = false;
         // Walk the queue from its head only as far as the pass gets.
@@ -281,6 +285,7 @@ impl Classic {
             }
             let req = std::sync::Arc::clone(&ctx.jobs[job.idx()].request);
             match place(
+                cache,
                 Placement::FirstFit,
                 ctx.cluster,
                 ctx.params,
@@ -322,7 +327,7 @@ impl Classic {
         }
     }
 
-    fn easy_pass(&mut self, ctx: &mut PassCtx<'_>) {
+    fn easy_pass(&mut self, ctx: &mut PassCtx<'_>, cache: &mut SelectCache) {
         let released = self.released(ctx);
         let fresh = std::mem::take(&mut self.fresh);
         let mut plan = Planner::new(ctx);
@@ -343,7 +348,7 @@ impl Classic {
                     continue;
                 }
                 self.tested += 1;
-                if self.start_or_reserve(ctx, &mut plan, job, part) == Some(false) {
+                if self.start_or_reserve(ctx, &mut plan, cache, job, part) == Some(false) {
                     ctx.set_reason(job, Reason::Resources, None);
                     head = Some(job);
                     break;
@@ -376,9 +381,9 @@ impl Classic {
                 Some(r) if ctx.now.saturating_add(w) > r.start && ctx.now < r.end => {
                     let st = claimed.get_or_insert_with(|| claim(ctx.cluster, ctx.state, &r.alloc));
                     let req = &ctx.jobs[job.idx()].request;
-                    first_fit(ctx.cluster, ctx.params, st, req, part, None)
+                    first_fit(cache, ctx.cluster, ctx.params, st, req, part, None)
                 }
-                _ => fit_now(ctx, job, part, None),
+                _ => fit_now(ctx, cache, job, part, None),
             };
             match fit {
                 Some(alloc) => {
@@ -396,7 +401,7 @@ impl Classic {
         self.expect_running = ctx.running.len() + ctx.started.len();
     }
 
-    fn conservative_pass(&mut self, ctx: &mut PassCtx<'_>) {
+    fn conservative_pass(&mut self, ctx: &mut PassCtx<'_>, cache: &mut SelectCache) {
         let released = self.released(ctx);
         let fresh = std::mem::take(&mut self.fresh);
         let mut plan = Planner::new(ctx);
@@ -414,7 +419,7 @@ impl Classic {
             }
             self.unreserve(job);
             self.tested += 1;
-            if self.start_or_reserve(ctx, &mut plan, job, part) == Some(false) {
+            if self.start_or_reserve(ctx, &mut plan, cache, job, part) == Some(false) {
                 let r = self.waiting_reason(job);
                 ctx.set_reason(job, r, None);
             }
@@ -425,9 +430,9 @@ impl Classic {
 
 /// A job that fits at no time (it needs nodes that are down, or more than
 /// the partition has): no reservation, and a reason saying why.
-fn unplannable(ctx: &mut PassCtx<'_>, job: JobIdx, part: PartId) {
+fn unplannable(ctx: &mut PassCtx<'_>, cache: &mut SelectCache, job: JobIdx, part: PartId) {
     let req = &ctx.jobs[job.idx()].request;
-    match crate::select::classify(ctx.cluster, ctx.params, ctx.state, req, part) {
+    match crate::select::classify(cache, ctx.cluster, ctx.params, ctx.state, req, part) {
         SelectFail::Unavailable(nodes) => {
             let names = gresim_model::hostlist::compress(&ctx.cluster.node_names(&nodes));
             ctx.set_reason(
@@ -491,12 +496,13 @@ pub fn plan_limit(ctx: &PassCtx<'_>, job: JobIdx, part: PartId) -> Time {
 /// First-fit nodes for `job` now, avoiding `avoid`.
 fn fit_now(
     ctx: &PassCtx<'_>,
+    cache: &mut SelectCache,
     job: JobIdx,
     part: PartId,
     avoid: Option<&[bool]>,
 ) -> Option<Allocation> {
     let req = &ctx.jobs[job.idx()].request;
-    first_fit(ctx.cluster, ctx.params, ctx.state, req, part, avoid)
+    first_fit(cache, ctx.cluster, ctx.params, ctx.state, req, part, avoid)
 }
 
 /// [`Placement::FirstFit`]'s choice for `req` in `state`, avoiding `avoid`,
@@ -504,6 +510,7 @@ fn fit_now(
 /// could hold them by counts, one cons_tres evaluation; the rest go through
 /// the placement's full search.
 pub fn first_fit(
+    cache: &mut SelectCache,
     cluster: &Cluster,
     params: &crate::SchedParams,
     state: &ClusterState,
@@ -546,6 +553,7 @@ pub fn first_fit(
             mask[id.idx()] = false;
         }
         if let Some(a) = crate::cons_tres::job_test(
+            cache,
             cluster,
             params,
             req,
@@ -555,8 +563,9 @@ pub fn first_fit(
             return Some(a);
         }
     }
-    try_select(cluster, params, state, req, part, avoid)?;
+    try_select(cache, cluster, params, state, req, part, avoid)?;
     place(
+        cache,
         Placement::FirstFit,
         cluster,
         params,
@@ -614,6 +623,7 @@ impl Planner {
     fn earliest(
         &mut self,
         ctx: &PassCtx<'_>,
+        cache: &mut SelectCache,
         policy: &Classic,
         job: JobIdx,
         part: PartId,
@@ -727,7 +737,15 @@ impl Planner {
                 || (n_fit >= need_nodes && req.gpus_per_job.is_none_or(|pj| g_fit >= pj.count));
             if may {
                 let st = future.as_ref().unwrap_or(&*ctx.state);
-                if let Some(a) = first_fit(cluster, ctx.params, st, &req, part, Some(&self.avoid)) {
+                if let Some(a) = first_fit(
+                    cache,
+                    cluster,
+                    ctx.params,
+                    st,
+                    &req,
+                    part,
+                    Some(&self.avoid),
+                ) {
                     break Some((t, a));
                 }
             }
@@ -775,6 +793,29 @@ impl Policy for Classic {
         self.kind.name()
     }
 
+    fn submission_rejection(
+        &mut self,
+        cluster: &Cluster,
+        params: &crate::SchedParams,
+        spec: &gresim_model::job::JobSpec,
+    ) -> Option<String> {
+        crate::admission::submission_rejection(&mut self.cache, cluster, params, spec)
+    }
+
+    fn beyond_partition_limits(&self, cluster: &Cluster, job: &Job) -> bool {
+        crate::admission::beyond_partition_limits(cluster, job)
+    }
+
+    fn unavailable_at_submit(
+        &mut self,
+        cluster: &Cluster,
+        params: &crate::SchedParams,
+        state: &ClusterState,
+        job: &Job,
+    ) -> Option<Vec<NodeId>> {
+        crate::admission::unavailable_at_submit(&mut self.cache, cluster, params, state, job)
+    }
+
     fn enqueue(&mut self, job: JobIdx, ctx: &EnqueueCtx<'_>) -> bool {
         self.ensure(job);
         let j: &Job = &ctx.jobs[job.idx()];
@@ -813,10 +854,12 @@ impl Policy for Classic {
         self.stats.main_passes += 1;
         let queued = self.queue.len();
         self.tested = 0;
+        // Out of `self` for the pass, which also lends `self` to the planner.
+        let mut cache = std::mem::take(&mut self.cache);
         match self.kind {
-            ClassicKind::StrictFifo => self.strict_fifo_pass(ctx),
-            ClassicKind::Easy => self.easy_pass(ctx),
-            ClassicKind::Conservative => self.conservative_pass(ctx),
+            ClassicKind::StrictFifo => self.strict_fifo_pass(ctx, &mut cache),
+            ClassicKind::Easy => self.easy_pass(ctx, &mut cache),
+            ClassicKind::Conservative => self.conservative_pass(ctx, &mut cache),
         }
         if self.kind != ClassicKind::StrictFifo {
             self.stats.add_backfill_pass(queued, self.tested);
@@ -825,6 +868,10 @@ impl Policy for Classic {
 
     fn stats(&self) -> crate::PassStats {
         self.stats
+    }
+
+    fn cluster_changed(&mut self) {
+        self.cache.clear();
     }
 
     fn queued(&self) -> usize {

@@ -720,8 +720,40 @@ struct Scratch {
     ev: EvalScratch,
 }
 
-thread_local! {
-    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+/// What node selection keeps between calls: the buffers of [`job_test`],
+/// the node evaluations by job shape ([`EvalCache`]) and the per-shape node-set
+/// trees (`fit_tree`). Each policy owns one, and its passes and its admission
+/// checks share it; nothing lives in the thread. The caches are pure
+/// shortcuts: a fresh one gives the same selections, only slower. They know
+/// nodes by id and GRES type, not by cluster: one cache serves one cluster,
+/// and must be [`SelectCache::clear`]ed when its GRES types change (a MIG
+/// repartitioning).
+#[derive(Default)]
+pub struct SelectCache {
+    scratch: Scratch,
+    eval: EvalCache,
+    trees: fit_tree::Trees,
+}
+
+impl SelectCache {
+    pub fn new() -> Self {
+        SelectCache::default()
+    }
+
+    /// Forgets every cached node evaluation and node-set tree.
+    pub fn clear(&mut self) {
+        self.eval = EvalCache::default();
+        self.trees.clear();
+    }
+}
+
+impl std::fmt::Debug for SelectCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SelectCache")
+            .field("shapes", &self.eval.shapes.len())
+            .field("trees", &self.trees.len())
+            .finish_non_exhaustive()
+    }
 }
 
 fn enough_nodes(avail: i64, rem: i64, min: i64, req: i64) -> bool {
@@ -1125,35 +1157,21 @@ impl Quick {
 }
 
 /// Evaluates every candidate for one pass.
-fn eval_all(j: &JobCtx<'_>, cands: &mut [Cand], first_pass: bool) {
-    EVAL_CACHE.with(|cache| {
-        let mut cache = cache.borrow_mut();
-        let shape = cache.shape_id(j);
-        let q = Quick::of(j);
-        for c in cands.iter_mut() {
-            if cannot_fit(j, &q, c.id, &c.usage) {
-                c.eval = None;
-                continue;
-            }
-            c.eval = match shape {
-                Some(sh) => cache.get_or(sh, c.id, &c.usage, first_pass, || {
-                    eval_node(j, c.id, &c.usage, first_pass)
-                }),
-                None => eval_node(j, c.id, &c.usage, first_pass),
-            };
+fn eval_all(j: &JobCtx<'_>, cands: &mut [Cand], first_pass: bool, cache: &mut EvalCache) {
+    let shape = cache.shape_id(j);
+    let q = Quick::of(j);
+    for c in cands.iter_mut() {
+        if cannot_fit(j, &q, c.id, &c.usage) {
+            c.eval = None;
+            continue;
         }
-    });
-}
-
-/// Forgets every cached node evaluation. The engine calls it when a run
-/// starts, since the cache is keyed by node id and shape, not by cluster.
-pub fn reset_eval_cache() {
-    EVAL_CACHE.with(|c| *c.borrow_mut() = EvalCache::default());
-    fit_tree::reset();
-}
-
-thread_local! {
-    static EVAL_CACHE: std::cell::RefCell<EvalCache> = std::cell::RefCell::new(EvalCache::default());
+        c.eval = match shape {
+            Some(sh) => cache.get_or(sh, c.id, &c.usage, first_pass, || {
+                eval_node(j, c.id, &c.usage, first_pass)
+            }),
+            None => eval_node(j, c.id, &c.usage, first_pass),
+        };
+    }
 }
 
 /// Node evaluations keyed by the job's shape (its request without the
@@ -1310,18 +1328,14 @@ impl EvalCache {
 
 /// `choose_nodes` + the final resource pick. The engine entry point.
 pub(crate) fn job_test(
+    cache: &mut SelectCache,
     cluster: &Cluster,
     params: &SchedParams,
     req: &JobRequest,
     part: PartId,
     view: View<'_>,
 ) -> Option<Allocation> {
-    // The buffers are taken out for the call (a nested call would simply
-    // start with empty ones) and put back after it.
-    let mut sc = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
-    let r = job_test_with(cluster, params, req, part, view, &mut sc, true);
-    SCRATCH.with(|s| *s.borrow_mut() = sc);
-    r
+    job_test_with(cluster, params, req, part, view, cache, true)
 }
 
 fn job_test_with(
@@ -1330,15 +1344,20 @@ fn job_test_with(
     req: &JobRequest,
     part: PartId,
     view: View<'_>,
-    sc: &mut Scratch,
+    cache: &mut SelectCache,
     fast: bool,
 ) -> Option<Allocation> {
-    let Scratch {
-        cands,
-        usable,
-        orig,
-        ev,
-    } = sc;
+    let SelectCache {
+        scratch:
+            Scratch {
+                cands,
+                usable,
+                orig,
+                ev,
+            },
+        eval: eval_cache,
+        trees,
+    } = cache;
     let p = cluster.partition(part);
     let min_nodes = req.min_nodes.max(1);
     let mut max_nodes = req.max_nodes.max(min_nodes);
@@ -1392,15 +1411,15 @@ fn job_test_with(
                 }
             };
             if fit_tree::applies(&j, min_nodes, req_nodes) {
-                if let Some(id) = fit_tree::pick(&j, state, part) {
+                if let Some(id) = fit_tree::pick(&j, state, part, trees, eval_cache) {
                     return finish(&j, &[cand(id)], &[0]);
                 }
             } else if fit_tree::applies_many(&j) {
                 // Several nodes: the tree's sets, and only the chosen
                 // sets' nodes visited.
-                if let Some(ids) =
-                    fit_tree::pick_nodes(&j, state, part, min_nodes, max_nodes, req_nodes)
-                {
+                if let Some(ids) = fit_tree::pick_nodes(
+                    &j, state, part, min_nodes, max_nodes, req_nodes, trees, eval_cache,
+                ) {
                     let picked: Vec<Cand> = ids.into_iter().map(cand).collect();
                     let all: Vec<usize> = (0..picked.len()).collect();
                     return finish(&j, &picked, &all);
@@ -1484,7 +1503,7 @@ fn job_test_with(
     usable.clear();
     usable.resize(cands.len(), true);
 
-    eval_all(&j, cands, true);
+    eval_all(&j, cands, true, eval_cache);
     if let Some(sr) = req.shared {
         // gres/shard, gres/mps: nodes without a GPU that can host them.
         for c in cands.iter_mut().filter(|c| c.eval.is_some()) {
@@ -1501,7 +1520,7 @@ fn job_test_with(
     let mut picked = eval_nodes(&j, cands, usable, min_nodes, max_nodes, req_nodes, ev);
     if picked.is_none() {
         if !j.gres.is_empty() {
-            eval_all(&j, cands, false);
+            eval_all(&j, cands, false, eval_cache);
         }
         orig.clear();
         orig.extend(cands.iter().map(|c| c.eval.is_some()));
@@ -2263,11 +2282,11 @@ mod tests {
         let p = test_params();
         let part = PartId::from_idx(0);
         let (mut fits, mut fails) = (0, 0);
+        // One cache for the whole churn, as a policy keeps it.
+        let mut sc = SelectCache::default();
         churn(&c, 0x2545_F491_4F6C_DD1D, 3_000, |s, r| {
-            let test = |fast: bool| {
-                let mut sc = Scratch::default();
-                job_test_with(&c, &p, r, part, View::Now(s, None), &mut sc, fast)
-            };
+            let mut test =
+                |fast: bool| job_test_with(&c, &p, r, part, View::Now(s, None), &mut sc, fast);
             let (fast, full) = (test(true), test(false));
             assert_eq!(fast, full, "request {r:?}");
             if fast.is_some() {
@@ -2296,7 +2315,15 @@ mod tests {
         let mut s = ClusterState::new(&c);
         let node = NodeId::from_idx(0);
         let place = |s: &mut ClusterState, r: &JobRequest| {
-            let a = job_test(&c, &p, r, part, View::Now(s, None)).expect("fits");
+            let a = job_test(
+                &mut SelectCache::default(),
+                &c,
+                &p,
+                r,
+                part,
+                View::Now(s, None),
+            )
+            .expect("fits");
             s.allocate(&c, &a).expect("free");
             let na = &a.nodes[0];
             (
@@ -2341,6 +2368,7 @@ mod tests {
         let p = test_params();
         let part = PartId::from_idx(0);
         let (mut shared, mut apart) = (0, 0);
+        let mut sc = SelectCache::default();
         churn(&c, 0x9E37_79B9_7F4A_7C15, 400, |s, base| {
             let mut variants = Vec::new();
             for nodes in [1, 2, 3] {
@@ -2382,7 +2410,6 @@ mod tests {
                     }
                 }
             }
-            let mut sc = Scratch::default();
             job_test_with(&c, &p, base, part, View::Now(s, None), &mut sc, true)
         });
         // Both kinds of pairs occur: node counts alone share a shape,
@@ -2450,7 +2477,15 @@ mod tests {
             cpus_per_task: 2,
             ..JobRequest::default()
         };
-        let a = job_test(c, &p, &r, PartId::from_idx(0), View::Now(&s, avoid)).expect("fits");
+        let a = job_test(
+            &mut SelectCache::default(),
+            c,
+            &p,
+            &r,
+            PartId::from_idx(0),
+            View::Now(&s, avoid),
+        )
+        .expect("fits");
         c.node(a.nodes[0].node).name.clone()
     }
 

@@ -25,12 +25,12 @@
 
 use std::collections::BTreeSet;
 
-use gresim_model::job::Job;
+use gresim_model::job::{Job, JobSpec};
 use gresim_model::mig_dynamic::{is_published, legal_layouts, DynamicMig, MigLayout};
 use gresim_model::state::gpu_indices;
-use gresim_model::{Cluster, GpuModelId, GpuTypeId, JobIdx};
+use gresim_model::{Cluster, ClusterState, GpuModelId, GpuTypeId, JobIdx, NodeId};
 
-use crate::{EnqueueCtx, Fifo, MigReconfig, PassCtx, Policy};
+use crate::{EnqueueCtx, Fifo, MigReconfig, PassCtx, Policy, SchedParams};
 
 /// Slurm's scheduler plus repartitioning of idle MIG GPUs.
 #[derive(Debug)]
@@ -238,6 +238,34 @@ fn typed_gpus(j: &Job) -> impl Iterator<Item = (GpuTypeId, u64)> + '_ {
 impl Policy for DynamicMigPolicy {
     fn name(&self) -> &'static str {
         "dynamic-mig"
+    }
+
+    fn submission_rejection(
+        &mut self,
+        cluster: &Cluster,
+        params: &SchedParams,
+        spec: &JobSpec,
+    ) -> Option<String> {
+        self.inner.submission_rejection(cluster, params, spec)
+    }
+
+    fn beyond_partition_limits(&self, cluster: &Cluster, job: &Job) -> bool {
+        self.inner.beyond_partition_limits(cluster, job)
+    }
+
+    fn unavailable_at_submit(
+        &mut self,
+        cluster: &Cluster,
+        params: &SchedParams,
+        state: &ClusterState,
+        job: &Job,
+    ) -> Option<Vec<NodeId>> {
+        self.inner
+            .unavailable_at_submit(cluster, params, state, job)
+    }
+
+    fn cluster_changed(&mut self) {
+        self.inner.cluster_changed();
     }
 
     fn enqueue(&mut self, job: JobIdx, ctx: &EnqueueCtx<'_>) -> bool {

@@ -9,13 +9,13 @@
 
 use std::collections::BTreeSet;
 
-use gresim_model::job::Job;
-use gresim_model::{Cluster, JobIdx, PartId, Reason};
+use gresim_model::job::{Job, JobSpec};
+use gresim_model::{Cluster, ClusterState, JobIdx, NodeId, PartId, Reason};
 
 use crate::placement::Placement;
 use crate::queue::{job_partitions, QueueKey};
-use crate::select::SelectFail;
-use crate::{EnqueueCtx, PassCtx, Policy};
+use crate::select::{SelectCache, SelectFail};
+use crate::{EnqueueCtx, PassCtx, Policy, SchedParams};
 
 /// The main scheduler: priority order with strict per-partition blocking,
 /// with or without Slurm's backfill pass.
@@ -38,6 +38,8 @@ pub struct Fifo {
     placement: Placement,
     /// Pass counters for benchmarks (decision-neutral).
     stats: crate::PassStats,
+    /// Node selection's caches, for this policy's passes and admission checks.
+    cache: SelectCache,
 }
 
 impl Fifo {
@@ -171,6 +173,33 @@ impl Policy for Fifo {
         }
     }
 
+    fn submission_rejection(
+        &mut self,
+        cluster: &Cluster,
+        params: &SchedParams,
+        spec: &JobSpec,
+    ) -> Option<String> {
+        crate::admission::submission_rejection(&mut self.cache, cluster, params, spec)
+    }
+
+    fn beyond_partition_limits(&self, cluster: &Cluster, job: &Job) -> bool {
+        crate::admission::beyond_partition_limits(cluster, job)
+    }
+
+    fn unavailable_at_submit(
+        &mut self,
+        cluster: &Cluster,
+        params: &SchedParams,
+        state: &ClusterState,
+        job: &Job,
+    ) -> Option<Vec<NodeId>> {
+        crate::admission::unavailable_at_submit(&mut self.cache, cluster, params, state, job)
+    }
+
+    fn cluster_changed(&mut self) {
+        self.cache.clear();
+    }
+
     fn has_backfill(&self) -> bool {
         self.backfill
     }
@@ -180,7 +209,13 @@ impl Policy for Fifo {
             return;
         }
         let (queued, mut tested) = (self.queue.len(), 0);
-        for job in crate::backfill::backfill_pass(&self.queue, ctx, self.placement, &mut tested) {
+        for job in crate::backfill::backfill_pass(
+            &self.queue,
+            ctx,
+            self.placement,
+            &mut self.cache,
+            &mut tested,
+        ) {
             self.remove_job(job);
         }
         self.stats.add_backfill_pass(queued, tested);
@@ -293,6 +328,7 @@ impl Policy for Fifo {
                 }
             }
             match crate::placement::place(
+                &mut self.cache,
                 self.placement,
                 ctx.cluster,
                 ctx.params,

@@ -21,7 +21,7 @@ use gresim_model::job::JobRequest;
 use gresim_model::state::gpu_indices;
 use gresim_model::{Allocation, Cluster, ClusterState, GpuTypeId, NodeId, PartId};
 
-use crate::select::{node_may_fit, select, SelectFail, View};
+use crate::select::{node_may_fit, select, SelectCache, SelectFail, View};
 use crate::SchedParams;
 
 /// A placement strategy.
@@ -86,7 +86,9 @@ fn whole_gpus(cluster: &Cluster, id: NodeId) -> bool {
 }
 
 /// cons_tres on the nodes in `allowed` only (plus the caller's `avoid`).
+#[allow(clippy::too_many_arguments)]
 fn test_on(
+    cache: &mut SelectCache,
     cluster: &Cluster,
     params: &SchedParams,
     state: &ClusterState,
@@ -99,12 +101,21 @@ fn test_on(
     for id in allowed {
         mask[id.idx()] = avoid.is_some_and(|a| a[id.idx()]);
     }
-    crate::cons_tres::job_test(cluster, params, req, part, View::Now(state, Some(&mask)))
+    crate::cons_tres::job_test(
+        cache,
+        cluster,
+        params,
+        req,
+        part,
+        View::Now(state, Some(&mask)),
+    )
 }
 
 /// The shortest prefix of `order` cons_tres can place the job on (by
 /// galloping then bisection), and that placement.
+#[allow(clippy::too_many_arguments)]
 fn prefix_search(
+    cache: &mut SelectCache,
     cluster: &Cluster,
     params: &SchedParams,
     state: &ClusterState,
@@ -118,7 +129,8 @@ fn prefix_search(
     if n == 0 {
         return None;
     }
-    let try_len = |l: usize| test_on(cluster, params, state, req, part, avoid, &order[..l]);
+    let mut try_len =
+        |l: usize| test_on(cache, cluster, params, state, req, part, avoid, &order[..l]);
     let mut lo = min.saturating_sub(1); // known to fail (or below the minimum)
     let mut hi = min;
     let mut found = loop {
@@ -146,7 +158,9 @@ fn prefix_search(
 
 /// Chooses resources for `req` with `placement`. Fails exactly when
 /// [`select`] does, with the same reason.
+#[allow(clippy::too_many_arguments)]
 pub fn place(
+    cache: &mut SelectCache,
     placement: Placement,
     cluster: &Cluster,
     params: &SchedParams,
@@ -155,7 +169,7 @@ pub fn place(
     part: PartId,
     avoid: Option<&[bool]>,
 ) -> Result<Allocation, SelectFail> {
-    let base = select(cluster, params, state, req, part, avoid)?;
+    let base = select(cache, cluster, params, state, req, part, avoid)?;
     if placement == Placement::Slurm {
         return Ok(base);
     }
@@ -179,20 +193,20 @@ pub fn place(
         Placement::Slurm => None,
         Placement::FirstFit => {
             let order: Vec<NodeId> = cands.iter().map(|c| c.0).collect();
-            prefix_search(cluster, params, state, req, part, avoid, &order)
+            prefix_search(cache, cluster, params, state, req, part, avoid, &order)
         }
         Placement::BestFit => {
             cands.sort_by_key(|c| (c.1, c.2, c.0));
             let order: Vec<NodeId> = cands.iter().map(|c| c.0).collect();
-            prefix_search(cluster, params, state, req, part, avoid, &order)
+            prefix_search(cache, cluster, params, state, req, part, avoid, &order)
         }
         Placement::Spread => {
             cands.sort_by_key(|c| (std::cmp::Reverse(c.1), std::cmp::Reverse(c.2), c.0));
             let order: Vec<NodeId> = cands.iter().map(|c| c.0).collect();
-            prefix_search(cluster, params, state, req, part, avoid, &order)
+            prefix_search(cache, cluster, params, state, req, part, avoid, &order)
         }
         Placement::TopologyAware => topology_choice(
-            cluster, params, state, req, part, avoid, &base, &types, &cands,
+            cache, cluster, params, state, req, part, avoid, &base, &types, &cands,
         ),
     };
     Ok(repick(
@@ -206,6 +220,7 @@ pub fn place(
 
 #[allow(clippy::too_many_arguments)]
 fn topology_choice(
+    cache: &mut SelectCache,
     cluster: &Cluster,
     params: &SchedParams,
     state: &ClusterState,
@@ -260,7 +275,7 @@ fn topology_choice(
                 .then(a.5.cmp(&b.5))
         });
         for &(_, _, _, _, _, id) in &scored {
-            if let Some(a) = test_on(cluster, params, state, req, part, avoid, &[id]) {
+            if let Some(a) = test_on(cache, cluster, params, state, req, part, avoid, &[id]) {
                 return Some(a);
             }
         }
@@ -287,14 +302,14 @@ fn topology_choice(
         if nodes.len() < req.min_nodes.max(1) as usize {
             continue;
         }
-        if let Some(a) = test_on(cluster, params, state, req, part, avoid, nodes) {
+        if let Some(a) = test_on(cache, cluster, params, state, req, part, avoid, nodes) {
             return Some(a);
         }
     }
     // No leaf holds it: span as few leaves as possible, the emptiest first.
     leaves.sort_by_key(|x| (std::cmp::Reverse(x.1), x.0));
     let order: Vec<NodeId> = leaves.iter().flat_map(|x| x.2.iter().copied()).collect();
-    prefix_search(cluster, params, state, req, part, avoid, &order)
+    prefix_search(cache, cluster, params, state, req, part, avoid, &order)
 }
 
 /// The widest pair ring the free GPUs `free` still offer (0 with fewer than two).
@@ -409,6 +424,7 @@ mod tests {
 
     fn start(c: &Cluster, s: &mut ClusterState, p: Placement, r: &JobRequest) -> Allocation {
         let a = place(
+            &mut SelectCache::default(),
             p,
             c,
             &SchedParams::default(),
@@ -447,6 +463,7 @@ mod tests {
         let mut s = ClusterState::new(&c);
         // Occupy GPUs 0,1 (switch 0) and 4,5 on n1 by hand: free 2,3,6,7 — a 4-ring crosses sockets.
         let mut a = place(
+            &mut SelectCache::default(),
             Placement::Slurm,
             &c,
             &SchedParams::default(),
@@ -500,6 +517,7 @@ mod tests {
             Placement::TopologyAware,
         ] {
             let r = place(
+                &mut SelectCache::default(),
                 p,
                 &c,
                 &SchedParams::default(),
@@ -511,6 +529,7 @@ mod tests {
             assert_eq!(
                 r,
                 select(
+                    &mut SelectCache::default(),
                     &c,
                     &SchedParams::default(),
                     &s,

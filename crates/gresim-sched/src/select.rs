@@ -14,6 +14,9 @@
 //!   job's cores, then NVLink `Links` counts);
 //! - memory as `--mem`, `--mem-per-cpu`, `--mem-per-gpu`, DefMemPerCPU, or the
 //!   whole node when none applies (Slurm's `pn_min_memory = 0`).
+//!
+//! Every entry point takes the caller's [`SelectCache`] (a policy owns one):
+//! the caches are shortcuts that change no answer.
 
 use gresim_model::job::JobRequest;
 use gresim_model::job::MemReq;
@@ -21,6 +24,7 @@ use gresim_model::state::{CoreSet, NodeUsage};
 use gresim_model::{Allocation, Cluster, ClusterState, Node, NodeAdminState, NodeId, PartId};
 
 use crate::cons_tres;
+pub use crate::cons_tres::SelectCache;
 use crate::SchedParams;
 
 /// Why a job cannot start now.
@@ -80,6 +84,7 @@ fn idle_usage(node: &Node) -> NodeUsage {
 /// Chooses resources for `req` in partition `part` now. `avoid` marks nodes
 /// the current pass has taken away (strict partition blocking).
 pub fn select(
+    cache: &mut SelectCache,
     cluster: &Cluster,
     params: &SchedParams,
     state: &ClusterState,
@@ -87,13 +92,14 @@ pub fn select(
     part: PartId,
     avoid: Option<&[bool]>,
 ) -> Result<Allocation, SelectFail> {
-    try_select(cluster, params, state, req, part, avoid)
-        .ok_or_else(|| classify(cluster, params, state, req, part))
+    try_select(cache, cluster, params, state, req, part, avoid)
+        .ok_or_else(|| classify(cache, cluster, params, state, req, part))
 }
 
 /// [`select`] without saying why not: for callers that only need the
 /// allocation (backfill's planning), skipping the classification.
 pub fn try_select(
+    cache: &mut SelectCache,
     cluster: &Cluster,
     params: &SchedParams,
     state: &ClusterState,
@@ -104,7 +110,7 @@ pub fn try_select(
     // `may_fit_now` is a necessary condition that `job_test` checks itself,
     // node by node, while it builds its candidates (`cons_tres::cannot_fit`),
     // so it no longer runs first; debug builds check that it never disagrees.
-    let r = select_in(cluster, params, req, part, View::Now(state, avoid));
+    let r = select_in(cache, cluster, params, req, part, View::Now(state, avoid));
     debug_assert!(r.is_none() || may_fit_now(cluster, params, state, req, part, avoid));
     r
 }
@@ -192,6 +198,7 @@ pub fn node_may_fit(
 
 /// Why `req` does not fit in `part` now: busy, waiting for unavailable nodes, or never.
 pub fn classify(
+    cache: &mut SelectCache,
     cluster: &Cluster,
     params: &SchedParams,
     state: &ClusterState,
@@ -215,10 +222,10 @@ pub fn classify(
     if all_up && req.partitions.len() <= 1 {
         return SelectFail::Busy;
     }
-    if !all_up && select_in(cluster, params, req, part, View::IdleAvail(state)).is_some() {
+    if !all_up && select_in(cache, cluster, params, req, part, View::IdleAvail(state)).is_some() {
         return SelectFail::Busy;
     }
-    if select_in(cluster, params, req, part, View::IdleAll).is_none() {
+    if select_in(cache, cluster, params, req, part, View::IdleAll).is_none() {
         return SelectFail::Never;
     }
     // A job of several partitions that can run in this one, every node up:
@@ -240,22 +247,24 @@ pub fn classify(
 
 /// Whether `req` could ever run in `part`: on the whole partition, idle and up.
 pub fn runnable_ever(
+    cache: &mut SelectCache,
     cluster: &Cluster,
     params: &SchedParams,
     req: &JobRequest,
     part: PartId,
 ) -> bool {
-    select_in(cluster, params, req, part, View::IdleAll).is_some()
+    select_in(cache, cluster, params, req, part, View::IdleAll).is_some()
 }
 
 fn select_in(
+    cache: &mut SelectCache,
     cluster: &Cluster,
     params: &SchedParams,
     req: &JobRequest,
     part: PartId,
     view: View<'_>,
 ) -> Option<Allocation> {
-    cons_tres::job_test(cluster, params, req, part, view)
+    cons_tres::job_test(cache, cluster, params, req, part, view)
 }
 
 #[cfg(test)]
@@ -324,7 +333,16 @@ mod tests {
 
     fn run(c: &Cluster, s: &mut ClusterState, r: &JobRequest) -> Allocation {
         let p = SchedParams::default();
-        let a = select(c, &p, s, r, PartId::from_idx(0), None).expect("fits");
+        let a = select(
+            &mut SelectCache::default(),
+            c,
+            &p,
+            s,
+            r,
+            PartId::from_idx(0),
+            None,
+        )
+        .expect("fits");
         s.allocate(c, &a).expect("consistent");
         a
     }
@@ -451,7 +469,15 @@ mod tests {
         // Nothing else fits there now.
         let p = SchedParams::default();
         assert_eq!(
-            select(&c, &p, &s, &gres(1), PartId::from_idx(0), None),
+            select(
+                &mut SelectCache::default(),
+                &c,
+                &p,
+                &s,
+                &gres(1),
+                PartId::from_idx(0),
+                None
+            ),
             Err(SelectFail::Busy)
         );
     }
@@ -469,7 +495,15 @@ mod tests {
         };
         let p = SchedParams::default();
         assert_eq!(
-            select(&c, &p, &s, &r, PartId::from_idx(0), None),
+            select(
+                &mut SelectCache::default(),
+                &c,
+                &p,
+                &s,
+                &r,
+                PartId::from_idx(0),
+                None
+            ),
             Err(SelectFail::Busy)
         );
     }

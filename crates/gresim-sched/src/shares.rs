@@ -116,7 +116,7 @@ pub(crate) fn assign(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::select::{runnable_ever, select, SelectFail};
+    use crate::select::{runnable_ever, select, SelectCache, SelectFail};
     use crate::SchedParams;
     use gresim_model::catalog::model_by_name;
     use gresim_model::job::{GpuReq, JobRequest, MemReq};
@@ -192,7 +192,15 @@ mod tests {
     }
 
     fn start(c: &Cluster, s: &mut ClusterState, r: &JobRequest) -> Result<Allocation, SelectFail> {
-        let a = select(c, &SchedParams::default(), s, r, PartId::from_idx(0), None)?;
+        let a = select(
+            &mut SelectCache::default(),
+            c,
+            &SchedParams::default(),
+            s,
+            r,
+            PartId::from_idx(0),
+            None,
+        )?;
         s.allocate(c, &a)
             .expect("the selection is consistent with the state");
         Ok(a)
@@ -283,14 +291,40 @@ mod tests {
         let c = cluster(1, ShareKind::Shard, &[8, 8, 8, 8], false);
         let p = SchedParams::default();
         let part = PartId::from_idx(0);
-        assert!(runnable_ever(&c, &p, &shared(ShareKind::Shard, 12), part));
+        assert!(runnable_ever(
+            &mut SelectCache::default(),
+            &c,
+            &p,
+            &shared(ShareKind::Shard, 12),
+            part
+        ));
         let s = ClusterState::new(&c);
         assert_eq!(
-            select(&c, &p, &s, &shared(ShareKind::Shard, 12), part, None),
+            select(
+                &mut SelectCache::default(),
+                &c,
+                &p,
+                &s,
+                &shared(ShareKind::Shard, 12),
+                part,
+                None
+            ),
             Err(SelectFail::Busy)
         );
-        assert!(!runnable_ever(&c, &p, &shared(ShareKind::Shard, 33), part));
-        assert!(!runnable_ever(&c, &p, &shared(ShareKind::Mps, 1), part));
+        assert!(!runnable_ever(
+            &mut SelectCache::default(),
+            &c,
+            &p,
+            &shared(ShareKind::Shard, 33),
+            part
+        ));
+        assert!(!runnable_ever(
+            &mut SelectCache::default(),
+            &c,
+            &p,
+            &shared(ShareKind::Mps, 1),
+            part
+        ));
     }
 
     /// The GPU is taken near the job's cores: with socket 0's cores all

@@ -16,7 +16,7 @@
 //! over them. When either finds nothing, the caller does the full selection
 //! (second pass, knapsack), which gives the same answer as without the tree.
 
-use super::{cannot_fit, eval_node, JobCtx, Quick, EVAL_CACHE};
+use super::{cannot_fit, eval_node, EvalCache, JobCtx, Quick};
 use gresim_model::{Cluster, ClusterState, NodeId, PartId};
 
 /// A consecutive node set: weight, CPU total, first position, and its
@@ -158,7 +158,7 @@ fn merge(l: &Sum, r: &Sum) -> Sum {
 }
 
 /// One shape's tree over one partition.
-struct Tree {
+pub(super) struct Tree {
     shape: u32,
     part: PartId,
     /// The state position the leaves describe (`None`: not built).
@@ -185,14 +185,9 @@ struct Tree {
 /// (Tests use a small budget, so that dropping trees is exercised.)
 const MAX_SUMS: usize = if cfg!(test) { 1 << 10 } else { 1 << 18 };
 
-thread_local! {
-    static TREES: std::cell::RefCell<Vec<Tree>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// Forgets every tree (with the evaluation cache, whose shape ids they use).
-pub(super) fn reset() {
-    TREES.with(|t| t.borrow_mut().clear());
-}
+/// The trees kept, in a [`super::SelectCache`] beside the evaluation cache,
+/// whose shape ids they use (both are cleared together).
+pub(super) type Trees = Vec<Tree>;
 
 /// True when `eval_nodes`' first call reduces to the tree's answer: no
 /// per-job GPU count, one node wanted (`rem_nodes` = 1) and at most one CPU
@@ -292,100 +287,100 @@ fn with_tree<R>(
     j: &JobCtx<'_>,
     state: &ClusterState,
     part: PartId,
+    trees: &mut Trees,
+    cache: &mut EvalCache,
     f: impl FnOnce(&Tree) -> Option<R>,
 ) -> Option<R> {
-    TREES.with(|t| {
-        let mut trees = t.borrow_mut();
-        EVAL_CACHE.with(|c| {
-            let mut cache = c.borrow_mut();
-            let shape = cache.shape_id(j)?;
-            let ti = match trees
-                .iter()
-                .position(|t| t.shape == shape && t.part == part)
-            {
-                Some(ti) => ti,
-                None => {
-                    let new = Tree::new(j.cluster, part, shape);
-                    if new.sums.len() > MAX_SUMS {
-                        return None;
-                    }
-                    // Room for it: drop the least recently used trees.
-                    while trees.iter().map(|t| t.sums.len()).sum::<usize>() + new.sums.len()
-                        > MAX_SUMS
-                    {
-                        let lru = (0..trees.len()).min_by_key(|&i| trees[i].used)?;
-                        trees.swap_remove(lru);
-                    }
-                    trees.push(new);
-                    trees.len() - 1
-                }
-            };
-            let clock = trees.iter().map(|t| t.used).max().unwrap_or(0) + 1;
-            let tree = &mut trees[ti];
-            tree.used = clock;
-            let q = Quick::of(j);
-            let ix = state.fit_index();
-            let changes = tree.at.and_then(|at| ix.changes_since(at));
-            if changes.is_none() {
-                // Another state (perhaps of another cluster): start afresh.
-                *tree = Tree::new(j.cluster, part, shape);
+    let shape = cache.shape_id(j)?;
+    let ti = match trees
+        .iter()
+        .position(|t| t.shape == shape && t.part == part)
+    {
+        Some(ti) => ti,
+        None => {
+            let new = Tree::new(j.cluster, part, shape);
+            if new.sums.len() > MAX_SUMS {
+                return None;
             }
-            match changes {
-                Some(ch) => {
-                    // Each changed node once, then each summary above the
-                    // changed ones once per level, up to the root or to the
-                    // summaries that stay the same (then so do all above).
-                    let mut dirty = std::mem::take(&mut tree.dirty);
-                    dirty.clear();
-                    dirty.extend(
-                        ch.iter()
-                            .filter_map(|&i| tree.pos_of.get(i as usize).copied())
-                            .filter(|&k| k != u32::MAX)
-                            .map(|k| tree.size + k as usize),
-                    );
-                    dirty.sort_unstable();
-                    dirty.dedup();
-                    dirty.retain(|&x| {
-                        let leaf = tree.leaf(j, &q, &mut cache, state, x - tree.size);
-                        let changed = tree.sums[x] != leaf;
-                        tree.sums[x] = leaf;
-                        changed
-                    });
-                    while !dirty.is_empty() && dirty[0] > 1 {
-                        for x in dirty.iter_mut() {
-                            *x /= 2;
-                        }
-                        dirty.dedup();
-                        dirty.retain(|&x| {
-                            let m = merge(&tree.sums[2 * x], &tree.sums[2 * x + 1]);
-                            let changed = tree.sums[x] != m;
-                            tree.sums[x] = m;
-                            changed
-                        });
-                    }
-                    tree.dirty = dirty;
-                }
-                None => {
-                    for k in 0..tree.nodes.len() {
-                        tree.sums[tree.size + k] = tree.leaf(j, &q, &mut cache, state, k);
-                    }
-                    for x in (1..tree.size).rev() {
-                        tree.sums[x] = merge(&tree.sums[2 * x], &tree.sums[2 * x + 1]);
-                    }
-                }
+            // Room for it: drop the least recently used trees.
+            while trees.iter().map(|t| t.sums.len()).sum::<usize>() + new.sums.len() > MAX_SUMS {
+                let lru = (0..trees.len()).min_by_key(|&i| trees[i].used)?;
+                trees.swap_remove(lru);
             }
-            tree.at = Some(ix.position());
-            f(tree)
-        })
-    })
+            trees.push(new);
+            trees.len() - 1
+        }
+    };
+    let clock = trees.iter().map(|t| t.used).max().unwrap_or(0) + 1;
+    let tree = &mut trees[ti];
+    tree.used = clock;
+    let q = Quick::of(j);
+    let ix = state.fit_index();
+    let changes = tree.at.and_then(|at| ix.changes_since(at));
+    if changes.is_none() {
+        // Another state (perhaps of another cluster): start afresh.
+        *tree = Tree::new(j.cluster, part, shape);
+    }
+    match changes {
+        Some(ch) => {
+            // Each changed node once, then each summary above the
+            // changed ones once per level, up to the root or to the
+            // summaries that stay the same (then so do all above).
+            let mut dirty = std::mem::take(&mut tree.dirty);
+            dirty.clear();
+            dirty.extend(
+                ch.iter()
+                    .filter_map(|&i| tree.pos_of.get(i as usize).copied())
+                    .filter(|&k| k != u32::MAX)
+                    .map(|k| tree.size + k as usize),
+            );
+            dirty.sort_unstable();
+            dirty.dedup();
+            dirty.retain(|&x| {
+                let leaf = tree.leaf(j, &q, cache, state, x - tree.size);
+                let changed = tree.sums[x] != leaf;
+                tree.sums[x] = leaf;
+                changed
+            });
+            while !dirty.is_empty() && dirty[0] > 1 {
+                for x in dirty.iter_mut() {
+                    *x /= 2;
+                }
+                dirty.dedup();
+                dirty.retain(|&x| {
+                    let m = merge(&tree.sums[2 * x], &tree.sums[2 * x + 1]);
+                    let changed = tree.sums[x] != m;
+                    tree.sums[x] = m;
+                    changed
+                });
+            }
+            tree.dirty = dirty;
+        }
+        None => {
+            for k in 0..tree.nodes.len() {
+                tree.sums[tree.size + k] = tree.leaf(j, &q, cache, state, k);
+            }
+            for x in (1..tree.size).rev() {
+                tree.sums[x] = merge(&tree.sums[2 * x], &tree.sums[2 * x + 1]);
+            }
+        }
+    }
+    tree.at = Some(ix.position());
+    f(tree)
 }
 
 /// The node `eval_nodes`' first call would pick for `j` in `part` on the
 /// live `state` when [`applies`] holds, or `None` when the tree cannot say
 /// (no set at all, or too many shapes): then the caller selects as without
 /// the tree.
-pub(super) fn pick(j: &JobCtx<'_>, state: &ClusterState, part: PartId) -> Option<NodeId> {
-    with_tree(j, state, part, |tree| {
+pub(super) fn pick(
+    j: &JobCtx<'_>,
+    state: &ClusterState,
+    part: PartId,
+    trees: &mut Trees,
+    cache: &mut EvalCache,
+) -> Option<NodeId> {
+    with_tree(j, state, part, trees, cache, |tree| {
         let root = &tree.sums[1];
         let best = min_run(min_run(root.pre.get(), root.best.get()), root.suf.get())?;
         Some(tree.nodes[best.min_pos as usize])
@@ -453,8 +448,10 @@ pub(super) fn pick_nodes(
     min_nodes: u32,
     max_nodes: u32,
     req_nodes: u32,
+    trees: &mut Trees,
+    cache: &mut EvalCache,
 ) -> Option<Vec<NodeId>> {
-    with_tree(j, state, part, |tree| {
+    with_tree(j, state, part, trees, cache, |tree| {
         let mut runs = Vec::new();
         tree.sets(&mut runs);
         let usable_cnt: u64 = runs.iter().map(|r| u64::from(r.nodes)).sum();
@@ -564,7 +561,7 @@ pub(super) fn pick_nodes(
 
 #[cfg(test)]
 mod tests {
-    use super::super::{job_test_with, reset_eval_cache, Scratch};
+    use super::super::{job_test_with, SelectCache};
     use crate::select::View;
     use crate::SchedParams;
     use gresim_model::catalog::model_by_name;
@@ -686,7 +683,9 @@ mod tests {
             members in any::<u64>(),
             seed in 1u64..u64::MAX,
         ) {
-            reset_eval_cache();
+            // One cache for the whole case, as a policy keeps it: the trees
+            // are brought up to date from the state's change log.
+            let mut cache = SelectCache::default();
             let c = cluster(&shapes, members);
             let p = SchedParams {
                 def_mem_per_cpu: Some(1_000),
@@ -717,10 +716,9 @@ mod tests {
                     .then(|| (0..n).map(|i| (r >> (i % 60)) & 1 == 1 && i % 3 == 0).collect());
                 // Sometimes on a clone (not tracked: no tree).
                 let copy = (r % 7 == 4).then(|| s.clone());
-                let test = |fast: bool| {
-                    let mut sc = Scratch::default();
+                let mut test = |fast: bool| {
                     let view = View::Now(copy.as_ref().unwrap_or(&s), avoid.as_deref());
-                    job_test_with(&c, &p, &req, part, view, &mut sc, fast)
+                    job_test_with(&c, &p, &req, part, view, &mut cache, fast)
                 };
                 let (fast, full) = (test(true), test(false));
                 prop_assert_eq!(&fast, &full, "request {:?} in {:?}", req, part);

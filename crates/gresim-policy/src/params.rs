@@ -1,0 +1,91 @@
+//! Slurm's scheduler settings (`slurm.conf`'s SchedulerParameters and
+//! friends), read by the policies and by the engine's cadence.
+
+use gresim_model::job::Time;
+
+/// Slurm settings the schedulers and the engine honour. Defaults are Slurm's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchedParams {
+    /// `sched_interval` in seconds: period of the full main pass.
+    pub sched_interval: u64,
+    /// `bf_interval` in seconds: period of the backfill pass.
+    pub bf_interval: u64,
+    /// Run a main pass right after a job is submitted.
+    pub pass_on_submit: bool,
+    /// Run a main pass right after a job ends.
+    pub pass_on_end: bool,
+    /// Period of the time-limit check (Slurm's PERIODIC_TIMEOUT, 30 s). 0 kills exactly at the limit.
+    pub timelimit_check_interval: u64,
+    /// Offset of the controller's periodic work (the recording's `ctld_start`).
+    pub ctld_phase: u64,
+    /// `DefMemPerCPU` in MiB; `None` means a job without a memory option takes the whole node.
+    pub def_mem_per_cpu: Option<u64>,
+    /// `JobRequeue`: whether jobs without `--requeue`/`--no-requeue` are requeued on node failure.
+    pub job_requeue: bool,
+    /// AuthInfo `cred_expire`: a requeued job is eligible again `cred_expire + 1` s later.
+    pub cred_expire: u64,
+    /// Seconds a job killed while running (`scancel`) stays COMPLETING:
+    /// its nodes take no new job (`cg_node_bitmap`) and jobs depending on
+    /// it wait (`IS_JOB_COMPLETED`) until slurmd reports the kill done.
+    /// 0 frees them at once.
+    pub kill_completing: u64,
+    /// Seconds between `scontrol requeue` of a running job and slurmd
+    /// reporting the kill done (`batch_requeue_fini()`), which is when
+    /// Slurm sets the job's begin time to `now + cred_expire + 1`. 0 counts
+    /// from the requeue itself. A requeue by node failure has no such wait.
+    pub requeue_completing: u64,
+    /// From this time on, the main pass of a second runs after the jobs
+    /// that backfill started end in that second, so the jobs the main pass
+    /// starts from then on end after the main pass of their last second. slurmctld's main
+    /// loop (`_slurmctld_background()`: ten 0.1-s sleeps plus its work) drifts
+    /// later against the backfill loop (one 1-s sleep), so with 1-s loops the
+    /// main pass starts just behind backfill and falls behind the ends of the
+    /// jobs backfill started after a while (docs/slurm-fidelity.md). Before
+    /// this time, and with `None`, every job ends before the next second's
+    /// passes.
+    pub main_after_ends_from: Option<Time>,
+    /// `bf_window` in seconds.
+    pub bf_window: u64,
+    /// `bf_resolution` in seconds.
+    pub bf_resolution: u64,
+    /// `bf_max_job_test`.
+    pub bf_max_job_test: u32,
+    /// `_will_run_test()`'s grouping of running jobs' planned ends, in
+    /// seconds (Slurm's fixed `time_window` of 30): backfill releases the
+    /// jobs ending up to 30 s past the first end rounded up to a multiple of
+    /// 30 s, tests, then doubles the reach. 0 tests after every end.
+    pub bf_will_run_window: u64,
+    /// Wall-clock second of simulated time 0, modulo `bf_will_run_window`
+    /// (Slurm aligns the groups on epoch time).
+    pub bf_epoch_phase: u64,
+    /// DependencyParameters=kill_invalid_depend: cancel a job whose dependency can never be met.
+    pub kill_invalid_depend: bool,
+    /// PriorityType and its weights.
+    pub priority: crate::priority::PriorityConfig,
+}
+
+impl Default for SchedParams {
+    fn default() -> Self {
+        SchedParams {
+            sched_interval: 60,
+            bf_interval: 30,
+            pass_on_submit: true,
+            pass_on_end: true,
+            timelimit_check_interval: 30,
+            ctld_phase: 0,
+            def_mem_per_cpu: None,
+            job_requeue: true,
+            cred_expire: 120,
+            kill_completing: 0,
+            requeue_completing: 0,
+            main_after_ends_from: None,
+            bf_window: 1440 * 60,
+            bf_resolution: 60,
+            bf_max_job_test: 500,
+            bf_will_run_window: 30,
+            bf_epoch_phase: 0,
+            kill_invalid_depend: false,
+            priority: crate::priority::PriorityConfig::Basic,
+        }
+    }
+}
