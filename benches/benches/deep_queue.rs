@@ -40,8 +40,7 @@ fn run_all(g: &mut BenchmarkGroup<'_, WallTime>, scen: &Scenario, jobs: u64, id:
     for &policy in POLICIES {
         g.bench_function(format!("{policy}/{id}"), |b| {
             b.iter(|| {
-                let p = gresim_sched::policy_by_name(policy).expect("a known policy");
-                let out = gresim_engine::run(scen.sim_input(SEED), p).expect("the run succeeds");
+                let out = gresim_benches::run_with(scen, SEED, policy);
                 assert_eq!(out.jobs.len() as u64, jobs);
                 std::hint::black_box(out.pass_stats.tested)
             })

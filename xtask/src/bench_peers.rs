@@ -115,10 +115,10 @@ fn parse(args: &[String]) -> Result<Opts> {
             "--policies" => {
                 o.policies = list(flag, value)?;
                 for p in &o.policies {
-                    if gresim_sched::policy_by_name(p).is_none() {
+                    if p.parse::<gresim_sched::PolicyKind>().is_err() {
                         bail!(
                             "--policies: unknown policy '{p}'; expected some of {}",
-                            gresim_sched::POLICY_NAMES.join(", ")
+                            gresim_sched::PolicyKind::names()
                         );
                     }
                 }
