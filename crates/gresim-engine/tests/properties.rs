@@ -783,6 +783,13 @@ fn singleton_scenario() -> impl Strategy<Value = Scenario> {
 }
 
 fn simulate(s: &Scenario) -> Result<SimOutput, TestCaseError> {
+    simulate_with(s, gresim_sched::PolicyKind::Fifo.build())
+}
+
+fn simulate_with(
+    s: &Scenario,
+    policy: Box<dyn gresim_sched::Policy>,
+) -> Result<SimOutput, TestCaseError> {
     let input = SimInput {
         cluster: s.cluster.clone(),
         params: s.params.clone(),
@@ -793,7 +800,6 @@ fn simulate(s: &Scenario) -> Result<SimOutput, TestCaseError> {
         failures: (!s.failures.is_empty())
             .then(|| Box::new(s.failures.clone().into_iter()) as gresim_engine::FailureSource<'_>),
     };
-    let policy = gresim_sched::PolicyKind::Fifo.build();
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         gresim_engine::run(input, policy)
     })) {
@@ -2281,4 +2287,33 @@ fn failure_generator_reaches_failures_checkpoints_and_oom() {
          checkpoint, {oom} OOM, {fallback} CPU fallbacks completed, {lost} GPU-s lost"
     );
     assert!(node_fail_runs > 50 && saved > 10 && oom > 10 && fallback > 5 && lost > 0);
+}
+
+/// Every job's state, reason and runs (start, end, nodes, cores, GPUs), as
+/// one comparable text per job.
+fn decisions(out: &SimOutput) -> Vec<String> {
+    out.jobs
+        .iter()
+        .map(|j| format!("{:?} {:?} {:?}", j.state, j.reason, &j.runs[..]))
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(config(400))]
+
+    /// The backfill pass's shortcuts (the slot map of reservations, the
+    /// release sweep shared by a pass, the per-shape fit changes, the
+    /// free-CPU count) change no decision: random clusters, queues, limits
+    /// and admin actions give the same starts, ends and allocations as the
+    /// plain pass kept in `gresim_sched::backfill_plain`.
+    #[test]
+    fn fast_backfill_decides_as_the_plain_pass(s in scenario()) {
+        let fast = simulate_with(&s, Box::new(gresim_sched::Fifo::with_backfill()))?;
+        let plain = simulate_with(&s, Box::new(gresim_sched::Fifo::with_plain_backfill()))?;
+        let (f, p) = (decisions(&fast), decisions(&plain));
+        for (i, (a, b)) in f.iter().zip(&p).enumerate() {
+            prop_assert_eq!(a, b, "job {} differs\nin {:?}", i, s);
+        }
+        prop_assert_eq!(f.len(), p.len());
+    }
 }

@@ -40,6 +40,8 @@ pub struct Fifo {
     stats: crate::PassStats,
     /// Node selection's caches, for this policy's passes and admission checks.
     cache: SelectCache,
+    /// Backfill through the plain reference pass (`reference` feature only).
+    plain_backfill: bool,
 }
 
 impl Fifo {
@@ -52,6 +54,17 @@ impl Fifo {
     pub fn with_backfill() -> Self {
         Fifo {
             backfill: true,
+            ..Fifo::default()
+        }
+    }
+
+    /// `slurm` with the plain backfill pass the fast one is checked against
+    /// ([`crate::backfill_plain`]).
+    #[cfg(feature = "reference")]
+    pub fn with_plain_backfill() -> Self {
+        Fifo {
+            backfill: true,
+            plain_backfill: true,
             ..Fifo::default()
         }
     }
@@ -209,6 +222,18 @@ impl Policy for Fifo {
             return;
         }
         let (queued, mut tested) = (self.queue.len(), 0);
+        #[cfg(feature = "reference")]
+        if self.plain_backfill {
+            for job in crate::backfill_plain::backfill_pass(
+                &self.queue,
+                ctx,
+                self.placement,
+                &mut self.cache,
+            ) {
+                self.remove_job(job);
+            }
+            return;
+        }
         for job in crate::backfill::backfill_pass(
             &self.queue,
             ctx,

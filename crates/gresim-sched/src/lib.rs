@@ -13,6 +13,8 @@
 
 pub mod admission;
 pub mod backfill;
+#[cfg(feature = "reference")]
+pub mod backfill_plain;
 mod bf_map;
 pub mod classic;
 pub mod cons_tres;
