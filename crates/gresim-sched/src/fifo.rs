@@ -41,6 +41,7 @@ pub struct Fifo {
     /// Node selection's caches, for this policy's passes and admission checks.
     cache: SelectCache,
     /// Backfill through the plain reference pass (`reference` feature only).
+    #[cfg(feature = "reference")]
     plain_backfill: bool,
 }
 
