@@ -250,59 +250,55 @@ pub fn backfill_pass(
     let mut ub = bf_map::bitmap(words);
     let mut parts = PartMasks::new(ctx.cluster.partitions.len());
 
-    for k in queue.iter() {
-        if tested >= ctx.params.bf_max_job_test {
-            break;
-        }
-        let (job, part) = (k.job, k.part);
-        if started.contains(&job) {
-            continue;
-        }
-        if partition_limit_reason(ctx, job, part).is_some() {
-            continue;
-        }
-        // `job_array_start_test()` names the throttle in backfill too.
-        if !ctx.throttle_allows(job) {
-            ctx.set_reason(job, gresim_model::Reason::JobArrayTaskLimit, None);
-            continue;
-        }
-        tested += 1;
-        *tested_count += 1;
-        let limit = plan_limit(ctx, job, part);
-        let req = std::sync::Arc::clone(&ctx.jobs[job.idx()].request);
-        let pnodes = &ctx.cluster.partition(part).nodes;
-        let need_nodes = req.min_nodes.max(1);
-
-        let memo = match fits_memo
-            .iter()
-            .position(|m| m.part == part && m.req.same_shape(&req))
-        {
-            Some(i) => i,
+    // Tested jobs that cannot start now, whatever the reservations, wait
+    // here unplanned: their reservations matter only to a later job that
+    // could start now, and are made, in queue order, before it is planned.
+    // Jobs still waiting when the pass ends would have changed nothing.
+    let mut deferred: Vec<(JobIdx, PartId)> = Vec::new();
+    let mut ready: std::collections::VecDeque<(JobIdx, PartId)> = Default::default();
+    let mut records = queue.iter();
+    loop {
+        let (job, part) = match ready.pop_front() {
+            Some(x) => x,
             None => {
-                let mut f: Vec<Option<Fit>> = vec![None; nnodes];
-                let mut bits = bf_map::bitmap(words);
-                let mut base = Counts::default();
-                for &id in pnodes {
-                    f[id.idx()] = node_fit(ctx, ctx.state.node(id), id, &req);
-                    if let Some(x) = f[id.idx()] {
-                        bf_map::set_bit(&mut bits, id);
-                        base.add(x);
-                    }
+                let Some(k) = records.next() else { break };
+                if tested >= ctx.params.bf_max_job_test {
+                    break;
                 }
-                if fits_memo.len() >= FITS_MEMO_MAX {
-                    fits_memo.remove(0);
+                let (job, part) = (k.job, k.part);
+                if started.contains(&job) {
+                    continue;
                 }
-                fits_memo.push(FitsMemo {
-                    req: std::sync::Arc::clone(&req),
-                    part,
-                    fits: f,
-                    bits,
-                    base,
-                    changes: FitChanges::default(),
-                });
-                fits_memo.len() - 1
+                if partition_limit_reason(ctx, job, part).is_some() {
+                    continue;
+                }
+                // `job_array_start_test()` names the throttle in backfill too.
+                if !ctx.throttle_allows(job) {
+                    ctx.set_reason(job, gresim_model::Reason::JobArrayTaskLimit, None);
+                    continue;
+                }
+                tested += 1;
+                *tested_count += 1;
+                // Starting needs a selection on nodes no reservation blocks,
+                // which needs the counts of all the nodes to fit.
+                let req = &ctx.jobs[job.idx()].request;
+                let slurm = placement == crate::placement::Placement::Slurm;
+                if slurm && req.nodelist.is_empty() && {
+                    let m = memo_for(&mut fits_memo, ctx, req, part);
+                    !counts_fit(req, fits_memo[m].base)
+                } {
+                    deferred.push((job, part));
+                } else {
+                    ready.extend(deferred.drain(..));
+                    ready.push_back((job, part));
+                }
+                continue;
             }
         };
+        let limit = plan_limit(ctx, job, part);
+        let req = std::sync::Arc::clone(&ctx.jobs[job.idx()].request);
+        let need_nodes = req.min_nodes.max(1);
+        let memo = memo_for(&mut fits_memo, ctx, &req, part);
 
         let mut start_res = now;
         // Usable partition nodes (schedulable, not excluded), before any mask.
@@ -446,6 +442,45 @@ pub fn backfill_pass(
         }
     }
     started
+}
+
+/// The index in `memo` of the fits of `req`'s shape in `part`, computed on
+/// the current state if absent.
+fn memo_for(
+    memo: &mut Vec<FitsMemo>,
+    ctx: &PassCtx<'_>,
+    req: &std::sync::Arc<gresim_model::job::JobRequest>,
+    part: PartId,
+) -> usize {
+    if let Some(i) = memo
+        .iter()
+        .position(|m| m.part == part && m.req.same_shape(req))
+    {
+        return i;
+    }
+    let nnodes = ctx.cluster.nodes.len();
+    let mut fits: Vec<Option<Fit>> = vec![None; nnodes];
+    let mut bits = bf_map::bitmap(bf_map::words_for(nnodes));
+    let mut base = Counts::default();
+    for &id in &ctx.cluster.partition(part).nodes {
+        fits[id.idx()] = node_fit(ctx, ctx.state.node(id), id, req);
+        if let Some(x) = fits[id.idx()] {
+            bf_map::set_bit(&mut bits, id);
+            base.add(x);
+        }
+    }
+    if memo.len() >= FITS_MEMO_MAX {
+        memo.remove(0);
+    }
+    memo.push(FitsMemo {
+        req: std::sync::Arc::clone(req),
+        part,
+        fits,
+        bits,
+        base,
+        changes: FitChanges::default(),
+    });
+    memo.len() - 1
 }
 
 /// The blocked nodes as node selection takes them (a flag per node), built
