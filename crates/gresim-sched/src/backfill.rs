@@ -39,7 +39,7 @@ use crate::PassCtx;
 
 /// The planning time limit of a job in a partition: its limit, capped by the
 /// partition's MaxTime; unlimited plans as MaxTime, or a year.
-fn plan_limit(ctx: &PassCtx<'_>, job: JobIdx, part: PartId) -> Time {
+pub(crate) fn plan_limit(ctx: &PassCtx<'_>, job: JobIdx, part: PartId) -> Time {
     const YEAR: Time = 365 * 86400;
     let max = ctx.cluster.partition(part).max_time;
     match (ctx.time_limit(job, part), max) {

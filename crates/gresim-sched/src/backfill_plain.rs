@@ -2,8 +2,10 @@
 //! f32fc72): reservations as a list walked node by node, and a fresh copy of
 //! the state per tested job released end by end. Kept, behind the
 //! `reference` feature, as the plain path the fast one in [`crate::backfill`]
-//! must agree with: `crates/gresim-engine/tests/backfill_reference.rs` runs
-//! random clusters and queues through both and compares every decision.
+//! must agree with: `fast_backfill_decides_as_the_plain_pass` in
+//! `crates/gresim-engine/tests/properties.rs` runs random clusters and queues
+//! through both and compares every decision, and `crate::bf_map`'s tests
+//! check the slot map against the reservation-list functions here.
 //!
 //! Backfill in the manner of sched/backfill (`_attempt_backfill()`).
 //!
@@ -37,6 +39,7 @@ use std::collections::BTreeSet;
 use gresim_model::job::Time;
 use gresim_model::{Allocation, ClusterState, JobIdx, NodeId, PartId};
 
+use crate::backfill::plan_limit;
 use crate::fifo::partition_limit_reason;
 use crate::queue::QueueKey;
 use crate::select::{try_select, SelectCache};
@@ -44,31 +47,23 @@ use crate::PassCtx;
 
 /// Nodes held for a pending job over `[start, end)`.
 #[derive(Debug, Clone)]
-struct Reservation {
-    start: Time,
-    end: Time,
-    nodes: Vec<NodeId>,
-}
-
-/// The planning time limit of a job in a partition: its limit, capped by the
-/// partition's MaxTime; unlimited plans as MaxTime, or a year.
-fn plan_limit(ctx: &PassCtx<'_>, job: JobIdx, part: PartId) -> Time {
-    const YEAR: Time = 365 * 86400;
-    let max = ctx.cluster.partition(part).max_time;
-    match (ctx.time_limit(job, part), max) {
-        (Some(l), Some(m)) => l.min(m),
-        (Some(l), None) => l,
-        (None, Some(m)) => m,
-        (None, None) => YEAR,
-    }
-    .max(1)
+pub(crate) struct Reservation {
+    pub(crate) start: Time,
+    pub(crate) end: Time,
+    pub(crate) nodes: Vec<NodeId>,
 }
 
 /// Marks, in `m`, the nodes reserved in any slot of the backfill map that
 /// overlaps `[a, b]`: a slot overlaps when it ends after `a` and begins no
 /// later than `b`, so a reservation beginning exactly at `b` counts. `list`
 /// gets the marked nodes, each once.
-fn blocked_into(res: &[Reservation], a: Time, b: Time, m: &mut [bool], list: &mut Vec<NodeId>) {
+pub(crate) fn blocked_into(
+    res: &[Reservation],
+    a: Time,
+    b: Time,
+    m: &mut [bool],
+    list: &mut Vec<NodeId>,
+) {
     for id in list.drain(..) {
         m[id.idx()] = false;
     }
@@ -86,7 +81,7 @@ fn blocked_into(res: &[Reservation], a: Time, b: Time, m: &mut [bool], list: &mu
 
 /// Whether `nodes` (marked) are reserved anywhere in `[s, e)`
 /// (`_test_resv_overlap()`: slots ending after `s` and beginning before `e`).
-fn resv_overlap(res: &[Reservation], on: &[bool], s: Time, e: Time) -> bool {
+pub(crate) fn resv_overlap(res: &[Reservation], on: &[bool], s: Time, e: Time) -> bool {
     res.iter()
         .any(|r| r.end > s && r.start < e && r.nodes.iter().any(|n| on[n.idx()]))
 }
@@ -96,7 +91,7 @@ fn resv_overlap(res: &[Reservation], on: &[bool], s: Time, e: Time) -> bool {
 /// the first slot after which a node of the partition that was reserved in it
 /// is free. The map ends at `map_end`; its last slot has no successor.
 /// `events` are the reservations' starts and ends, sorted (see [`reserve`]).
-fn later_start(
+pub(crate) fn later_start(
     res: &[Reservation],
     events: &[(Time, bool, usize)],
     start_res: Time,
@@ -157,7 +152,11 @@ fn later_start(
 /// Adds `r` to the backfill map: to `res`, and its start and end to
 /// `events`, kept sorted by (time, ends before starts, reservation) so a node
 /// handed from one reservation to the next is never seen free.
-fn reserve(res: &mut Vec<Reservation>, events: &mut Vec<(Time, bool, usize)>, r: Reservation) {
+pub(crate) fn reserve(
+    res: &mut Vec<Reservation>,
+    events: &mut Vec<(Time, bool, usize)>,
+    r: Reservation,
+) {
     let i = res.len();
     for e in [(r.end, false, i), (r.start, true, i)] {
         let at = events.partition_point(|x| *x < e);

@@ -13,7 +13,7 @@
 
 pub mod admission;
 pub mod backfill;
-#[cfg(feature = "reference")]
+#[cfg(any(test, feature = "reference"))]
 pub mod backfill_plain;
 mod bf_map;
 pub mod classic;

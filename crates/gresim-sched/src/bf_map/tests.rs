@@ -1,44 +1,28 @@
 //! The slot map against the reservation-list definitions it replaced
-//! (sched/backfill's `_attempt_backfill()` as backfill.rs first wrote it).
+//! (sched/backfill's `_attempt_backfill()` as backfill.rs first wrote it,
+//! kept in `backfill_plain`).
 
 use proptest::prelude::*;
 
 use super::*;
 
-/// Nodes held for a pending job over `[start, end)`.
-#[derive(Debug, Clone)]
-struct Reservation {
-    start: Time,
-    end: Time,
-    nodes: Vec<NodeId>,
-}
+use crate::backfill_plain::{self as old, Reservation};
 
-/// The plain definitions, on a list of reservations.
+/// The plain definitions, on a list of reservations, as the pass before the
+/// slot map asked them ([`crate::backfill_plain`]).
 mod plain {
     use super::*;
 
-    /// Nodes reserved in any reservation ending after `a` and beginning no
-    /// later than `b`.
     pub fn blocked(res: &[Reservation], a: Time, b: Time, n: usize) -> Vec<bool> {
-        let mut m = vec![false; n];
-        for r in res {
-            if r.start <= b && a < r.end {
-                for id in &r.nodes {
-                    m[id.idx()] = true;
-                }
-            }
-        }
+        let (mut m, mut list) = (vec![false; n], Vec::new());
+        old::blocked_into(res, a, b, &mut m, &mut list);
         m
     }
 
-    /// `_test_resv_overlap()`.
     pub fn overlap(res: &[Reservation], on: &[bool], s: Time, e: Time) -> bool {
-        res.iter()
-            .any(|r| r.end > s && r.start < e && r.nodes.iter().any(|n| on[n.idx()]))
+        old::resv_overlap(res, on, s, e)
     }
 
-    /// `later_start` over the reservations' sorted starts and ends, with a
-    /// cover count per node.
     pub fn later_start(
         res: &[Reservation],
         start_res: Time,
@@ -47,54 +31,14 @@ mod plain {
         in_part: &dyn Fn(NodeId) -> bool,
         n: usize,
     ) -> Option<Time> {
-        // (time, is a start, reservation): ends before starts at one time.
-        let mut events: Vec<(Time, bool, usize)> = Vec::new();
-        for (i, r) in res.iter().enumerate() {
-            events.push((r.end, false, i));
-            events.push((r.start, true, i));
+        let (mut rs, mut events) = (Vec::new(), Vec::new());
+        for x in res {
+            old::reserve(&mut rs, &mut events, x.clone());
         }
-        events.sort();
         let mut cover = vec![0u32; n];
-        let mut k = 0usize;
-        let mut slot_begin: Option<Time> = None;
-        while k < events.len() {
-            let t = events[k].0;
-            if t >= map_end {
-                break;
-            }
-            let check = slot_begin.is_some() && t > start_res;
-            let mut k2 = k;
-            while k2 < events.len() && events[k2].0 == t && !events[k2].1 {
-                for id in &res[events[k2].2].nodes {
-                    cover[id.idx()] -= 1;
-                }
-                k2 += 1;
-            }
-            let mut k3 = k2;
-            while k3 < events.len() && events[k3].0 == t {
-                for id in &res[events[k3].2].nodes {
-                    cover[id.idx()] += 1;
-                }
-                k3 += 1;
-            }
-            if check {
-                let freed = events[k..k2].iter().any(|e| {
-                    res[e.2]
-                        .nodes
-                        .iter()
-                        .any(|&id| cover[id.idx()] == 0 && in_part(id))
-                });
-                if freed {
-                    return Some(t);
-                }
-                if slot_begin.is_some_and(|b| b > end_time) {
-                    return None;
-                }
-            }
-            slot_begin = Some(t);
-            k = k3;
-        }
-        None
+        old::later_start(
+            &rs, &events, start_res, end_time, map_end, in_part, &mut cover,
+        )
     }
 }
 
