@@ -107,30 +107,15 @@ fn main() {
     let scen = scenario_sized(jobs, load, nodes);
     let policy = policy.unwrap_or_else(|| scen.policy.to_string());
     // Wall time of the benchmark itself: it never reaches simulation results.
-    #[allow(clippy::disallowed_methods)]
-    let t0 = std::time::Instant::now();
-    let out = run_with(&scen, SEED, &policy);
-    let wall = t0.elapsed().as_secs_f64();
-
+    let (out, wall) = timed_run(&scen, &policy);
     let gpu_alloc: u128 = out.usage.gpu_alloc_secs.iter().sum();
     let gpu_avail: u128 = out.usage.gpu_avail_secs.iter().sum();
-    let mut waits: Vec<u64> = out
-        .jobs
-        .iter()
-        .filter_map(|j| j.runs.first().map(|r| r.start - j.first_submit))
-        .collect();
-    waits.sort_unstable();
-    let mean_wait = waits.iter().sum::<u64>() as f64 / waits.len().max(1) as f64;
+    let (waits, mean_wait, completed) = wait_stats(&out);
     let p = |q: f64| {
         waits
             .get(((waits.len() as f64 - 1.0) * q) as usize)
             .copied()
     };
-    let completed = out
-        .jobs
-        .iter()
-        .filter(|j| j.state == JobState::Completed)
-        .count();
     let last_submit = out.jobs.last().map_or(0, |j| j.first_submit);
     println!("jobs                {jobs}");
     println!("policy              {policy}");
@@ -215,28 +200,14 @@ fn run_swf(
         return;
     }
     // Wall time of the benchmark itself: it never reaches simulation results.
-    #[allow(clippy::disallowed_methods)]
-    let t0 = std::time::Instant::now();
-    let out = run_with(&scen, SEED, policy);
-    let wall = t0.elapsed().as_secs_f64();
+    let (out, wall) = timed_run(&scen, policy);
     let jobs = out.jobs.len() as u64;
-    let mut waits: Vec<u64> = out
-        .jobs
-        .iter()
-        .filter_map(|j| j.runs.first().map(|r| r.start - j.first_submit))
-        .collect();
-    waits.sort_unstable();
-    let mean_wait = waits.iter().sum::<u64>() as f64 / waits.len().max(1) as f64;
+    let (waits, mean_wait, completed) = wait_stats(&out);
     let p = |q: f64| {
         waits
             .get(((waits.len() as f64 - 1.0) * q) as usize)
             .copied()
     };
-    let completed = out
-        .jobs
-        .iter()
-        .filter(|j| j.state == JobState::Completed)
-        .count();
     println!("jobs                {jobs}");
     println!("policy              {policy}");
     match file {
@@ -284,6 +255,32 @@ fn run_swf(
 }
 
 /// The policy's pass counters and the queue depth over the run.
+/// One run of `scen` with `policy`, and its wall time. Measuring wall time
+/// is this program's purpose; no simulation result depends on it.
+fn timed_run(scen: &gresim_io::Scenario, policy: &str) -> (gresim_engine::SimOutput, f64) {
+    #[allow(clippy::disallowed_methods)]
+    let t0 = std::time::Instant::now();
+    let out = run_with(scen, SEED, policy);
+    (out, t0.elapsed().as_secs_f64())
+}
+
+/// Every started job's first wait, sorted; their mean; the jobs completed.
+fn wait_stats(out: &gresim_engine::SimOutput) -> (Vec<u64>, f64, usize) {
+    let mut waits: Vec<u64> = out
+        .jobs
+        .iter()
+        .filter_map(|j| j.runs.first().map(|r| r.start - j.first_submit))
+        .collect();
+    waits.sort_unstable();
+    let mean = waits.iter().sum::<u64>() as f64 / waits.len().max(1) as f64;
+    let completed = out
+        .jobs
+        .iter()
+        .filter(|j| j.state == JobState::Completed)
+        .count();
+    (waits, mean, completed)
+}
+
 fn print_pass_stats(out: &gresim_engine::SimOutput, wall: f64) {
     let st = out.pass_stats;
     let (depth_mean, depth_max) = queue_depth(&out.timeline);
