@@ -83,6 +83,8 @@ pub enum EventKind {
     },
     /// A job killed while running leaves the COMPLETING state
     /// (`SchedParams::kill_completing`).
+    /// The accounting tick (`PriorityCalcPeriod`).
+    AcctTick,
     Completed {
         job: JobIdx,
     },

@@ -132,6 +132,13 @@ pub struct Engine<'a> {
     progress: Option<ProgressFn<'a>>,
     /// `Policy::submission_rejection` by request shape (static configuration only).
     reject_memo: crate::memo::ShapeMemo<Option<String>>,
+    /// Use of associations and QOS, when the cluster has accounting.
+    acct: Option<gresim_model::accounting::AcctUsage>,
+    /// Running jobs under accounting: TRES held, seconds of their time
+    /// limit not yet run down, and when they were last run down.
+    acct_running: BTreeMap<JobIdx, (gresim_model::accounting::TresArray, u64, Time)>,
+    /// The next accounting tick (the priority plugin's decay thread), if any.
+    acct_tick_at: Option<Time>,
 }
 
 /// Runs a simulation to its end.
@@ -216,6 +223,11 @@ impl<'a> Engine<'a> {
             applying_failure: false,
             progress: None,
             reject_memo: Default::default(),
+            acct: cluster
+                .accounting()
+                .map(gresim_model::accounting::AcctUsage::new),
+            acct_running: BTreeMap::new(),
+            acct_tick_at: None,
             cluster,
         };
         for i in 0..e.cluster.nodes.len() {
@@ -338,6 +350,7 @@ impl<'a> Engine<'a> {
                 EventKind::Failure => self.on_failure()?,
                 EventKind::MigReady { gpu } => self.on_mig_ready(gpu as usize)?,
                 EventKind::Completed { job } => self.on_completed(job)?,
+                EventKind::AcctTick => self.on_acct_tick(),
                 EventKind::Requeue { job, run } => {
                     let j = &self.jobs[job.idx()];
                     if j.state == JobState::Running && j.runs.len() as u32 == run + 1 {
@@ -480,6 +493,7 @@ impl<'a> Engine<'a> {
             | EventKind::Submit
             | EventKind::Failure
             | EventKind::MigReady { .. }
+            | EventKind::AcctTick
             | EventKind::Completed { .. } => false,
         }
     }
@@ -579,6 +593,7 @@ impl<'a> Engine<'a> {
             running: &self.running_ends,
             started: Vec::new(),
             reasons: Vec::new(),
+            acct: self.acct.as_mut(),
         };
         if backfill {
             self.policy.backfill_pass(&mut ctx);
@@ -660,10 +675,23 @@ impl<'a> Engine<'a> {
             Some(a) => a.indices.iter().map(|&i| Some(i)).collect(),
             None => vec![None],
         };
-        let reject = spec
+        let mut reject = spec
             .reject()
             .map(str::to_string)
             .or_else(|| self.reject_reason(&spec));
+        let mut reject_reason = Reason::BadConstraints;
+        if reject.is_none() {
+            if let Some(usage) = self.acct.as_ref() {
+                let n = spec.array().map_or(1, |a| a.indices.len() as u32);
+                if let Some((r, msg)) =
+                    self.policy
+                        .accounting_rejection(&self.cluster, usage, &spec, n)
+                {
+                    reject = Some(msg);
+                    reject_reason = r;
+                }
+            }
+        }
         // priority/basic (`priority_p_set()`): one less than the last job,
         // minus the nice value; nice does not move the base for later jobs.
         let priority = {
@@ -757,12 +785,20 @@ impl<'a> Engine<'a> {
             for j in first..first + n {
                 let job = &mut self.jobs[j as usize];
                 job.state = JobState::Rejected;
-                job.reason = Reason::BadConstraints;
+                job.reason = reject_reason;
                 job.set_rejected(Some(msg.clone()));
             }
             self.notify_dependents(sub);
         } else {
             self.pending += n;
+            if let (Some(a), Some(u)) = (self.cluster.accounting(), self.acct.as_mut()) {
+                let spec = &self.specs[sub as usize];
+                if let Some(ja) = spec.acct() {
+                    for _ in 0..n {
+                        u.add_submit(a, ja, &spec.user);
+                    }
+                }
+            }
             let g = &mut self.groups[group as usize];
             g.live.extend((first..first + n).map(JobIdx));
             if singleton {
@@ -1143,6 +1179,23 @@ impl<'a> Engine<'a> {
             };
             self.queue.push(t, phase, EventKind::RunEnd { job, run });
         }
+        if let Some(a) = self.cluster.accounting() {
+            if self.specs[sub].acct().is_some() {
+                let j = &self.jobs[job.idx()];
+                let alloc = &j.runs.last().map(|r| &r.alloc);
+                if let Some(alloc) = alloc {
+                    let tres = a.alloc_tres(&self.cluster, alloc);
+                    let left = limit.unwrap_or(gresim_policy::ACCT_UNLIMITED);
+                    self.acct_running.insert(job, (tres, left, now));
+                }
+                if self.acct_tick_at.is_none() {
+                    let iv = self.params.priority_calc_period.max(1);
+                    let t = (now / iv + 1) * iv;
+                    self.acct_tick_at = Some(t);
+                    self.queue.push(t, Phase::JobEnd, EventKind::AcctTick);
+                }
+            }
+        }
         let planned_end = now.saturating_add(limit.unwrap_or(UNLIMITED_PLAN));
         self.jobs[job.idx()].planned_end = planned_end;
         self.running_ends.insert((planned_end, job));
@@ -1184,10 +1237,54 @@ impl<'a> Engine<'a> {
                 v.swap_remove(p);
             }
         }
+        self.acct_fini(job);
         self.subs[sub].running -= 1;
         self.array_running[sub] -= 1;
         self.running -= 1;
         Ok(())
+    }
+
+    /// A running job under accounting stops holding its TRES (`acct_policy_job_fini`).
+    fn acct_fini(&mut self, job: JobIdx) {
+        let Some((tres, left, last)) = self.acct_running.remove(&job) else {
+            return;
+        };
+        let (Some(a), Some(u)) = (self.cluster.accounting(), self.acct.as_mut()) else {
+            return;
+        };
+        let _ = last;
+        let spec = &self.specs[self.jobs[job.idx()].sub as usize];
+        if let Some(ja) = spec.acct() {
+            let mut run_left = [0u64; gresim_model::accounting::MAX_TRES];
+            for (r, t) in run_left.iter_mut().zip(&tres) {
+                *r = t.saturating_mul(left);
+            }
+            u.job_fini(a, ja, &spec.user, &tres, &run_left);
+        }
+    }
+
+    /// The priority plugin's periodic work (`PriorityCalcPeriod`): running
+    /// jobs' TRES-seconds still to run shrink by the time they ran.
+    fn on_acct_tick(&mut self) {
+        self.acct_tick_at = None;
+        let now = self.now;
+        let (Some(a), Some(u)) = (self.cluster.accounting(), self.acct.as_mut()) else {
+            return;
+        };
+        for (job, (tres, left, last)) in self.acct_running.iter_mut() {
+            let d = now.saturating_sub(*last).min(*left);
+            *left -= d;
+            *last = now;
+            let spec = &self.specs[self.jobs[job.idx()].sub as usize];
+            if let Some(ja) = spec.acct() {
+                u.run_down(a, ja, &spec.user, tres, d);
+            }
+        }
+        if !self.acct_running.is_empty() {
+            let t = now + self.params.priority_calc_period.max(1);
+            self.acct_tick_at = Some(t);
+            self.queue.push(t, Phase::JobEnd, EventKind::AcctTick);
+        }
     }
 
     /// A running job is killed (`scancel`): its run ends now, but like
@@ -1242,6 +1339,7 @@ impl<'a> Engine<'a> {
             .allocate(&self.cluster, &hold)
             .map_err(|e| EngineError::Internal(e.to_string()))?;
         self.completing.push((job, hold));
+        self.acct_fini(job);
         self.subs[sub].running -= 1;
         self.array_running[sub] -= 1;
         self.running -= 1;
@@ -1281,6 +1379,12 @@ impl<'a> Engine<'a> {
             self.pending -= 1;
             if j.runs.is_empty() {
                 self.subs[sub as usize].unstarted -= 1;
+            }
+        }
+        if let (Some(a), Some(u)) = (self.cluster.accounting(), self.acct.as_mut()) {
+            let spec = &self.specs[sub as usize];
+            if let Some(ja) = spec.acct() {
+                u.remove_submit(a, ja, &spec.user);
             }
         }
         let s = &mut self.subs[sub as usize];

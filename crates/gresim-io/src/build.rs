@@ -893,7 +893,38 @@ pub fn build_job(
     spec.set_array(array);
     spec.set_dependency(dependency);
     spec.set_behavior(behavior);
+    apply_accounting(&mut spec, cluster, d.account.as_deref(), d.qos.as_deref());
     Ok(spec)
+}
+
+/// The job's association and QOS under the cluster's accounting (`-A`,
+/// `--qos`). An unknown account or QOS, or one the user may not use, makes
+/// it a submission slurmctld refuses, with sbatch's message. Without
+/// accounting, `-A` and `--qos` change nothing, as in Slurm.
+pub fn apply_accounting(
+    spec: &mut JobSpec,
+    cluster: &Cluster,
+    account: Option<&str>,
+    qos: Option<&str>,
+) {
+    let Some(acct) = cluster.accounting() else {
+        return;
+    };
+    let part = spec
+        .request
+        .partitions
+        .first()
+        .copied()
+        .or_else(|| cluster.default_partition())
+        .map(|p| cluster.partition(p).name.clone());
+    match acct.resolve(&spec.user, account, qos, part.as_deref()) {
+        Ok(j) => spec.set_acct(Some(j)),
+        Err(msg) => {
+            if spec.reject().is_none() {
+                spec.set_reject(Some(msg.to_string()));
+            }
+        }
+    }
 }
 
 /// Default run-time factor of a job that expects a GPU but runs on the CPU.

@@ -53,6 +53,22 @@ pub struct CaseDef {
     /// from the recordings, which are only the answers.
     #[serde(default)]
     pub t0_epoch: Option<f64>,
+    /// slurmdbd with MariaDB: enforcement, tracked TRES and the `sacctmgr`
+    /// commands the harness applies before the jobs.
+    #[serde(default)]
+    pub accounting: Option<CaseAccounting>,
+}
+
+/// A case's `accounting` block (the harness's `dbd.sh`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseAccounting {
+    #[serde(default)]
+    pub enforce: Option<String>,
+    #[serde(default)]
+    pub tres: Option<String>,
+    #[serde(default)]
+    pub sacctmgr: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -153,6 +169,13 @@ pub enum Duration {
 #[serde(deny_unknown_fields)]
 pub struct CaseJob {
     pub id: String,
+    /// The Unix user the harness submits as (`runuser -u`; root by default).
+    #[serde(default)]
+    pub user: Option<String>,
+    #[serde(default)]
+    pub account: Option<String>,
+    #[serde(default)]
+    pub qos: Option<String>,
     #[serde(default)]
     pub comment: Option<String>,
     #[serde(default)]
@@ -248,7 +271,16 @@ pub fn load_case(path: &Path) -> Result<Case, InputError> {
     let de = &mut serde_json::Deserializer::from_str(&text);
     let def: CaseDef =
         serde_path_to_error::deserialize(de).map_err(|e| error::from_json(path, e))?;
-    let cluster = case_cluster(path, &def)?;
+    let mut cluster = case_cluster(path, &def)?;
+    if let Some(a) = &def.accounting {
+        let d = crate::spec::AccountingDef {
+            enforce: a.enforce.clone(),
+            tres: Some(a.tres.clone().unwrap_or_else(|| "gres/gpu".into())),
+            sacctmgr: a.sacctmgr.clone(),
+            ..Default::default()
+        };
+        cluster.set_accounting(Some(crate::sacctmgr::build(path, &d, &cluster)?));
+    }
     let mut params = case_params(path, &def)?;
     if let Some(t0) = def.t0_epoch {
         if !t0.is_finite() || t0 < 0.0 {
@@ -400,7 +432,9 @@ fn job_def(j: &CaseJob, cluster: &Cluster) -> (JobDef, Option<String>) {
     let jd = JobDef {
         id: Some(j.id.clone()),
         name: Some(name.unwrap_or_else(|| j.id.clone())),
-        user: Some("root".into()),
+        user: Some(j.user.clone().unwrap_or_else(|| "root".into())),
+        account: j.account.clone(),
+        qos: j.qos.clone(),
         submit: whole(j.submit),
         run_time,
         task_run_times,

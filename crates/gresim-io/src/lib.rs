@@ -15,6 +15,7 @@ pub mod fuzzing;
 pub mod gresconf;
 pub mod lint;
 pub mod mig_policy;
+pub mod sacctmgr;
 pub mod sbatch;
 mod shares_conf;
 pub mod slurm_opts;
@@ -219,6 +220,10 @@ pub fn parse_scenario(path: &Path, text: &str) -> Result<Scenario, InputError> {
             ))
         }
     };
+    let mut cluster = cluster;
+    if let Some(a) = &def.accounting {
+        cluster.set_accounting(Some(sacctmgr::build(path, a, &cluster)?));
+    }
     warnings.extend(build::mig_layout_warnings(path, &cluster));
     let params = sched_params(path, &def, &base)?;
     let policy: PolicyKind = def
@@ -523,6 +528,7 @@ fn sched_params(
         kill_completing: d.kill_completing,
         requeue_completing: d.requeue_completing,
         main_after_ends_from: d.main_after_ends_from,
+        priority_calc_period: d.priority_calc_period,
         bf_window: s.bf_window.map_or(d.bf_window, |m| m * 60),
         bf_resolution: positive(s.bf_resolution, "bf_resolution", d.bf_resolution)?,
         bf_max_job_test: s.bf_max_job_test.unwrap_or(d.bf_max_job_test),

@@ -55,6 +55,40 @@ pub struct ScenarioDef {
     /// side (docs/scenario-format.md, "Variants").
     #[serde(default)]
     pub variants: Option<Vec<VariantDef>>,
+    /// Accounts, users, QOS and limits (docs/accounting.md): slurmdbd's
+    /// associations as `sacctmgr` sets them.
+    #[serde(default)]
+    pub accounting: Option<AccountingDef>,
+}
+
+/// The accounting section: `sacctmgr` commands, a `sacctmgr dump` file, and
+/// objects with sacctmgr's field names, applied in that order (QOS, then
+/// accounts, then users).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AccountingDef {
+    /// `AccountingStorageEnforce` (default `associations,limits,qos,safe`).
+    #[serde(default)]
+    pub enforce: Option<String>,
+    /// `AccountingStorageTRES` beyond cpu, mem, node and billing (default:
+    /// `gres/gpu` and `gres/gpu:TYPE` for each GPU type of the cluster).
+    #[serde(default)]
+    pub tres: Option<String>,
+    /// `sacctmgr` commands, applied in order.
+    #[serde(default)]
+    pub sacctmgr: Vec<String>,
+    /// A file `sacctmgr dump CLUSTER` wrote, relative to the scenario.
+    #[serde(default)]
+    pub dump: Option<String>,
+    /// `{"name": "high", "Priority": 100, "MaxTRESPerUser": "gres/gpu=8"}`.
+    #[serde(default)]
+    pub qos: Vec<BTreeMap<String, serde_json::Value>>,
+    /// `{"name": "ml", "parent": "root", "Fairshare": 2, "GrpTRES": "gres/gpu=16"}`.
+    #[serde(default)]
+    pub accounts: Vec<BTreeMap<String, serde_json::Value>>,
+    /// `{"name": "alice", "account": "ml", "QOS": "normal,high", "MaxJobs": 4}`.
+    #[serde(default)]
+    pub users: Vec<BTreeMap<String, serde_json::Value>>,
 }
 
 /// A named variant: the same workload and seed on a changed cluster or policy.
@@ -405,6 +439,12 @@ pub struct JobDef {
     pub name: Option<String>,
     #[serde(default)]
     pub user: Option<String>,
+    /// `-A`: the account (with accounting; default: the user's default account).
+    #[serde(default)]
+    pub account: Option<String>,
+    /// `--qos` (with accounting; default: the association's default QOS).
+    #[serde(default)]
+    pub qos: Option<String>,
     /// Submit time in seconds.
     #[serde(default)]
     pub submit: u64,

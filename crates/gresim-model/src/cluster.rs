@@ -201,6 +201,8 @@ pub struct Cluster {
     shares: Vec<Option<Arc<crate::shares::NodeShares>>>,
     /// GPUs whose MIG layout may change during a run (docs/mig.md).
     dynamic_mig: Option<Box<DynamicMig>>,
+    /// Accounts, users, associations and QOS (`None`: no accounting database).
+    accounting: Option<Arc<crate::accounting::Accounting>>,
 }
 
 impl Cluster {
@@ -239,7 +241,19 @@ impl Cluster {
             fabric: None,
             shares: Vec::new(),
             dynamic_mig: None,
+            accounting: None,
         }
+    }
+
+    /// Sets the accounting configuration (slurmdbd's associations and QOS).
+    pub fn set_accounting(&mut self, a: Option<crate::accounting::Accounting>) {
+        self.accounting = a.map(Arc::new);
+    }
+
+    /// The accounting configuration, when the cluster has an accounting database.
+    #[inline]
+    pub fn accounting(&self) -> Option<&crate::accounting::Accounting> {
+        self.accounting.as_deref()
     }
 
     /// Declares the GPUs whose MIG layout may change during a run. Their

@@ -346,6 +346,8 @@ struct RareSpec {
     /// What the job's program does that Slurm does not see: checkpoints,
     /// GPU memory, CPU fallback (docs/reliability.md).
     behavior: JobBehavior,
+    /// The association and QOS the job runs under (with accounting).
+    acct: Option<crate::accounting::JobAcct>,
 }
 
 /// The behaviour of a job whose spec sets none.
@@ -486,6 +488,13 @@ impl JobSpec {
     pub fn set_dependency(&mut self, v: Option<Dependency>) {
         self.with_rare(|r| r.dependency = v);
     }
+    /// The association and QOS the job runs under, when the cluster has accounting.
+    pub fn acct(&self) -> Option<crate::accounting::JobAcct> {
+        self.rare.as_ref().and_then(|r| r.acct)
+    }
+    pub fn set_acct(&mut self, v: Option<crate::accounting::JobAcct>) {
+        self.with_rare(|r| r.acct = v);
+    }
     pub fn set_reject(&mut self, v: Option<String>) {
         self.with_rare(|r| r.reject = v);
     }
@@ -604,9 +613,181 @@ pub enum Reason {
     NodeDown,
     TimeLimit,
     NonZeroExitCode,
+    /// A TRES limit of the job's association (or an ancestor's).
+    AssocLimit(LimitKind, TresClass),
+    /// A TRES limit of the job's QOS or partition QOS.
+    QosLimit(LimitKind, TresClass),
+    AssocGrpJobs,
+    AssocMaxJobs,
+    AssocGrpWall,
+    AssocMaxWall,
+    AssocGrpSubmitJobs,
+    AssocMaxSubmitJobs,
+    QosGrpJobs,
+    QosMaxJobsPerUser,
+    QosMaxJobsPerAccount,
+    QosGrpWall,
+    QosMaxWall,
+    QosGrpSubmitJobs,
+    QosMaxSubmitJobsPerUser,
+    QosMaxSubmitJobsPerAccount,
+    InvalidAccount,
+    InvalidQos,
+}
+
+/// Which TRES limit of an association or QOS holds a job (with the TRES
+/// class, it names Slurm's reason: `QOSMaxGRESPerUser`, `AssocGrpCpuLimit` …).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LimitKind {
+    Grp,
+    GrpMins,
+    GrpRunMins,
+    MaxPerJob,
+    MaxPerNode,
+    MaxMinsPerJob,
+    MaxPerUser,
+    MaxPerAccount,
+    MinPerJob,
+}
+
+/// The class of TRES a limit counts, as Slurm's reason strings name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TresClass {
+    Cpu,
+    Mem,
+    Node,
+    Billing,
+    Gres,
+    Unknown,
+}
+
+/// Slurm's reason string for a TRES limit (`job_reason_string()` of the
+/// state `_get_tres_state_reason()` picks).
+fn limit_str(qos: bool, k: LimitKind, c: TresClass) -> &'static str {
+    use LimitKind as K;
+    use TresClass as C;
+    if !qos {
+        return match (k, c) {
+            (K::Grp, C::Cpu) => "AssocGrpCpuLimit",
+            (K::Grp, C::Mem) => "AssocGrpMemLimit",
+            (K::Grp, C::Node) => "AssocGrpNodeLimit",
+            (K::Grp, C::Billing) => "AssocGrpBilling",
+            (K::Grp, C::Gres) => "AssocGrpGRES",
+            (K::Grp, C::Unknown) => "AssocGrpUnknown",
+            (K::GrpMins, C::Cpu) => "AssocGrpCPUMinutesLimit",
+            (K::GrpMins, C::Mem) => "AssocGrpMemMinutes",
+            (K::GrpMins, C::Node) => "AssocGrpNodeMinutes",
+            (K::GrpMins, C::Billing) => "AssocGrpBillingMinutes",
+            (K::GrpMins, C::Gres) => "AssocGrpGRESMinutes",
+            (K::GrpMins, C::Unknown) => "AssocGrpUnknownMinutes",
+            (K::GrpRunMins, C::Cpu) => "AssocGrpCPURunMinutesLimit",
+            (K::GrpRunMins, C::Mem) => "AssocGrpMemRunMinutes",
+            (K::GrpRunMins, C::Node) => "AssocGrpNodeRunMinutes",
+            (K::GrpRunMins, C::Billing) => "AssocGrpBillingRunMinutes",
+            (K::GrpRunMins, C::Gres) => "AssocGrpGRESRunMinutes",
+            (K::GrpRunMins, C::Unknown) => "AssocGrpUnknownRunMinutes",
+            (K::MaxPerJob, C::Cpu) => "AssocMaxCpuPerJobLimit",
+            (K::MaxPerJob, C::Mem) => "AssocMaxMemPerJob",
+            (K::MaxPerJob, C::Node) => "AssocMaxNodePerJobLimit",
+            (K::MaxPerJob, C::Billing) => "AssocMaxBillingPerJob",
+            (K::MaxPerJob, C::Gres) => "AssocMaxGRESPerJob",
+            (K::MaxPerJob, C::Unknown) => "AssocMaxUnknownPerJob",
+            (K::MaxPerNode, C::Cpu) => "AssocMaxCpuPerNode",
+            (K::MaxPerNode, C::Mem) => "AssocMaxMemPerNode",
+            (K::MaxPerNode, C::Billing) => "AssocMaxBillingPerNode",
+            (K::MaxPerNode, C::Gres) => "AssocMaxGRESPerNode",
+            (K::MaxPerNode, _) => "AssocMaxUnknownPerNode",
+            (K::MaxMinsPerJob, C::Cpu) => "AssocMaxCpuMinutesPerJobLimit",
+            (K::MaxMinsPerJob, C::Mem) => "AssocMaxMemMinutesPerJob",
+            (K::MaxMinsPerJob, C::Node) => "AssocMaxNodeMinutesPerJob",
+            (K::MaxMinsPerJob, C::Billing) => "AssocMaxBillingMinutesPerJob",
+            (K::MaxMinsPerJob, C::Gres) => "AssocMaxGRESMinutesPerJob",
+            (K::MaxMinsPerJob, C::Unknown) => "AssocMaxUnknownMinutesPerJob",
+            // Associations have no per-user, per-account or minimum TRES limits.
+            (K::MaxPerUser | K::MaxPerAccount | K::MinPerJob, _) => "AssocMaxUnknownPerJob",
+        };
+    }
+    match (k, c) {
+        (K::Grp, C::Cpu) => "QOSGrpCpuLimit",
+        (K::Grp, C::Mem) => "QOSGrpMemLimit",
+        (K::Grp, C::Node) => "QOSGrpNodeLimit",
+        (K::Grp, C::Billing) => "QOSGrpBilling",
+        (K::Grp, C::Gres) => "QOSGrpGRES",
+        (K::Grp, C::Unknown) => "QOSGrpUnknown",
+        (K::GrpMins, C::Cpu) => "QOSGrpCPUMinutesLimit",
+        (K::GrpMins, C::Mem) => "QOSGrpMemoryMinutes",
+        (K::GrpMins, C::Node) => "QOSGrpNodeMinutes",
+        (K::GrpMins, C::Billing) => "QOSGrpBillingMinutes",
+        (K::GrpMins, C::Gres) => "QOSGrpGRESMinutes",
+        (K::GrpMins, C::Unknown) => "QOSGrpUnknownMinutes",
+        (K::GrpRunMins, C::Cpu) => "QOSGrpCPURunMinutesLimit",
+        (K::GrpRunMins, C::Mem) => "QOSGrpMemoryRunMinutes",
+        (K::GrpRunMins, C::Node) => "QOSGrpNodeRunMinutes",
+        (K::GrpRunMins, C::Billing) => "QOSGrpBillingRunMinutes",
+        (K::GrpRunMins, C::Gres) => "QOSGrpGRESRunMinutes",
+        (K::GrpRunMins, C::Unknown) => "QOSGrpUnknownRunMinutes",
+        (K::MaxPerJob, C::Cpu) => "QOSMaxCpuPerJobLimit",
+        (K::MaxPerJob, C::Mem) => "QOSMaxMemoryPerJob",
+        (K::MaxPerJob, C::Node) => "QOSMaxNodePerJobLimit",
+        (K::MaxPerJob, C::Billing) => "QOSMaxBillingPerJob",
+        (K::MaxPerJob, C::Gres) => "QOSMaxGRESPerJob",
+        (K::MaxPerJob, C::Unknown) => "QOSMaxUnknownPerJob",
+        (K::MaxPerNode, C::Cpu) => "QOSMaxCpuPerNode",
+        (K::MaxPerNode, C::Mem) => "QOSMaxMemoryPerNode",
+        (K::MaxPerNode, C::Billing) => "QOSMaxBillingPerNode",
+        (K::MaxPerNode, C::Gres) => "QOSMaxGRESPerNode",
+        (K::MaxPerNode, _) => "QOSMaxUnknownPerNode",
+        (K::MaxMinsPerJob, C::Cpu) => "QOSMaxCpuMinutesPerJobLimit",
+        (K::MaxMinsPerJob, C::Mem) => "QOSMaxMemoryMinutesPerJob",
+        (K::MaxMinsPerJob, C::Node) => "QOSMaxNodeMinutesPerJob",
+        (K::MaxMinsPerJob, C::Billing) => "QOSMaxBillingMinutesPerJob",
+        (K::MaxMinsPerJob, C::Gres) => "QOSMaxGRESMinutesPerJob",
+        (K::MaxMinsPerJob, C::Unknown) => "QOSMaxUnknownMinutesPerJob",
+        (K::MaxPerUser, C::Cpu) => "QOSMaxCpuPerUserLimit",
+        (K::MaxPerUser, C::Mem) => "QOSMaxMemoryPerUser",
+        (K::MaxPerUser, C::Node) => "QOSMaxNodePerUserLimit",
+        (K::MaxPerUser, C::Billing) => "QOSMaxBillingPerUser",
+        (K::MaxPerUser, C::Gres) => "QOSMaxGRESPerUser",
+        (K::MaxPerUser, C::Unknown) => "QOSMaxUnknownPerUser",
+        (K::MaxPerAccount, C::Cpu) => "MaxCpuPerAccount",
+        (K::MaxPerAccount, C::Mem) => "MaxMemoryPerAccount",
+        (K::MaxPerAccount, C::Node) => "MaxNodePerAccount",
+        (K::MaxPerAccount, C::Billing) => "MaxBillingPerAccount",
+        (K::MaxPerAccount, C::Gres) => "MaxGRESPerAccount",
+        (K::MaxPerAccount, C::Unknown) => "MaxUnknownPerAccount",
+        (K::MinPerJob, C::Cpu) => "QOSMinCpuNotSatisfied",
+        (K::MinPerJob, C::Mem) => "QOSMinMemory",
+        (K::MinPerJob, C::Node) => "QOSMinNode",
+        (K::MinPerJob, C::Billing) => "QOSMinBilling",
+        (K::MinPerJob, C::Gres) => "QOSMinGRES",
+        (K::MinPerJob, C::Unknown) => "QOSMinUnknown",
+    }
 }
 
 impl Reason {
+    /// Whether this is an accounting limit (Slurm's `acct_policy_job_runnable_state()` is false).
+    pub fn is_acct_limit(self) -> bool {
+        matches!(
+            self,
+            Reason::AssocLimit(..)
+                | Reason::QosLimit(..)
+                | Reason::AssocGrpJobs
+                | Reason::AssocMaxJobs
+                | Reason::AssocGrpWall
+                | Reason::AssocMaxWall
+                | Reason::AssocGrpSubmitJobs
+                | Reason::AssocMaxSubmitJobs
+                | Reason::QosGrpJobs
+                | Reason::QosMaxJobsPerUser
+                | Reason::QosMaxJobsPerAccount
+                | Reason::QosGrpWall
+                | Reason::QosMaxWall
+                | Reason::QosGrpSubmitJobs
+                | Reason::QosMaxSubmitJobsPerUser
+                | Reason::QosMaxSubmitJobsPerAccount
+        )
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Reason::None => "None",
@@ -628,6 +809,24 @@ impl Reason {
             Reason::NodeDown => "NodeDown",
             Reason::TimeLimit => "TimeLimit",
             Reason::NonZeroExitCode => "NonZeroExitCode",
+            Reason::AssocLimit(k, c) => limit_str(false, k, c),
+            Reason::QosLimit(k, c) => limit_str(true, k, c),
+            Reason::AssocGrpJobs => "AssocGrpJobsLimit",
+            Reason::AssocMaxJobs => "AssocMaxJobsLimit",
+            Reason::AssocGrpWall => "AssocGrpWallLimit",
+            Reason::AssocMaxWall => "AssocMaxWallDurationPerJobLimit",
+            Reason::AssocGrpSubmitJobs => "AssocGrpSubmitJobsLimit",
+            Reason::AssocMaxSubmitJobs => "AssocMaxSubmitJobLimit",
+            Reason::QosGrpJobs => "QOSGrpJobsLimit",
+            Reason::QosMaxJobsPerUser => "QOSMaxJobsPerUserLimit",
+            Reason::QosMaxJobsPerAccount => "MaxJobsPerAccount",
+            Reason::QosGrpWall => "QOSGrpWallLimit",
+            Reason::QosMaxWall => "QOSMaxWallDurationPerJobLimit",
+            Reason::QosGrpSubmitJobs => "QOSGrpSubmitJobsLimit",
+            Reason::QosMaxSubmitJobsPerUser => "QOSMaxSubmitJobPerUserLimit",
+            Reason::QosMaxSubmitJobsPerAccount => "MaxSubmitJobsPerAccount",
+            Reason::InvalidAccount => "InvalidAccount",
+            Reason::InvalidQos => "InvalidQOS",
         }
     }
 }

@@ -4,6 +4,7 @@
 //! scheduler and the engine need to describe a Slurm GPU cluster and to keep
 //! exact account of what is allocated lives here.
 
+pub mod accounting;
 pub mod catalog;
 pub mod cluster;
 pub mod comm;

@@ -41,6 +41,10 @@ pub struct PassCtx<'a> {
     pub started: Vec<Start>,
     /// Reason changes decided in this pass.
     pub reasons: Vec<(JobIdx, Reason, Option<String>)>,
+    /// Use of associations and QOS, when the cluster has accounting:
+    /// [`PassCtx::start`] counts the jobs a pass starts, so that later jobs
+    /// of the same pass see them.
+    pub acct: Option<&'a mut gresim_model::accounting::AcctUsage>,
 }
 
 impl<'a> PassCtx<'a> {
@@ -54,6 +58,15 @@ impl<'a> PassCtx<'a> {
         by_backfill: bool,
     ) -> Result<(), gresim_model::state::AllocError> {
         self.state.allocate(self.cluster, &alloc)?;
+        if let (Some(a), Some(u)) = (self.cluster.accounting(), self.acct.as_deref_mut()) {
+            let j = &self.jobs[job.idx()];
+            let spec = &self.specs[j.sub as usize];
+            if let Some(ja) = spec.acct() {
+                let tres = a.alloc_tres(self.cluster, &alloc);
+                let limit = time_limit_in(self.cluster, j, partition).unwrap_or(ACCT_UNLIMITED);
+                u.job_begin(a, ja, &spec.user, &tres, limit);
+            }
+        }
         self.started.push(Start {
             job,
             partition,
@@ -93,6 +106,9 @@ impl<'a> PassCtx<'a> {
         }
     }
 }
+
+/// The seconds an unlimited job counts for in TRES-run-minute limits (a year).
+pub const ACCT_UNLIMITED: Seconds = 365 * 86400;
 
 /// The time limit a job gets in a partition (its `--time`, else the partition's DefaultTime).
 pub fn time_limit_in(cluster: &Cluster, job: &Job, part: PartId) -> Option<Seconds> {
@@ -152,6 +168,20 @@ pub trait Policy: Send {
         state: &ClusterState,
         job: &Job,
     ) -> Option<Vec<NodeId>>;
+
+    /// With accounting (`AccountingStorageEnforce=limits`): the limit that
+    /// refuses a submission of `job_cnt` jobs, and slurmctld's error
+    /// (`acct_policy_validate()`). `gresim_sched::acct_policy` answers it as
+    /// Slurm does; a policy that ignores accounting keeps the default, `None`.
+    fn accounting_rejection(
+        &mut self,
+        _cluster: &Cluster,
+        _usage: &gresim_model::accounting::AcctUsage,
+        _spec: &JobSpec,
+        _job_cnt: u32,
+    ) -> Option<(Reason, String)> {
+        None
+    }
 
     /// The cluster's GRES types changed (a MIG repartitioning began or
     /// ended): anything the policy remembers about nodes must go.

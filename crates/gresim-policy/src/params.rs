@@ -44,6 +44,9 @@ pub struct SchedParams {
     /// this time, and with `None`, every job ends before the next second's
     /// passes.
     pub main_after_ends_from: Option<Time>,
+    /// `PriorityCalcPeriod` in seconds (default 5 minutes): how often the
+    /// priority plugin runs down running jobs' TRES-minutes and decays usage.
+    pub priority_calc_period: u64,
     /// `bf_window` in seconds.
     pub bf_window: u64,
     /// `bf_resolution` in seconds.
@@ -79,6 +82,7 @@ impl Default for SchedParams {
             kill_completing: 0,
             requeue_completing: 0,
             main_after_ends_from: None,
+            priority_calc_period: 300,
             bf_window: 1440 * 60,
             bf_resolution: 60,
             bf_max_job_test: 500,

@@ -277,6 +277,11 @@ pub fn backfill_pass(
                     ctx.set_reason(job, gresim_model::Reason::JobArrayTaskLimit, None);
                     continue;
                 }
+                // An accounting limit holds the job: no reservation (`acct_policy_job_runnable_*`).
+                if let Some(r) = crate::acct_policy::runnable(ctx, job, part) {
+                    ctx.set_reason(job, r, None);
+                    continue;
+                }
                 tested += 1;
                 *tested_count += 1;
                 // Starting needs a selection on nodes no reservation blocks,

@@ -261,6 +261,11 @@ pub fn backfill_pass(
             ctx.set_reason(job, gresim_model::Reason::JobArrayTaskLimit, None);
             continue;
         }
+        // An accounting limit holds the job: no reservation (`acct_policy_job_runnable_*`).
+        if let Some(r) = crate::acct_policy::runnable(ctx, job, part) {
+            ctx.set_reason(job, r, None);
+            continue;
+        }
         tested += 1;
         let limit = plan_limit(ctx, job, part);
         let req = std::sync::Arc::clone(&ctx.jobs[job.idx()].request);

@@ -789,6 +789,16 @@ fn count(f: Option<u32>, n: &mut u32, g: &mut u32, add: bool) {
 }
 
 impl Policy for Classic {
+    fn accounting_rejection(
+        &mut self,
+        cluster: &Cluster,
+        usage: &gresim_model::accounting::AcctUsage,
+        spec: &gresim_model::JobSpec,
+        job_cnt: u32,
+    ) -> Option<(gresim_model::Reason, String)> {
+        crate::acct_policy::submit_rejection(cluster, usage, spec, job_cnt)
+    }
+
     fn name(&self) -> &'static str {
         self.kind.name()
     }

@@ -236,6 +236,16 @@ fn typed_gpus(j: &Job) -> impl Iterator<Item = (GpuTypeId, u64)> + '_ {
 }
 
 impl Policy for DynamicMigPolicy {
+    fn accounting_rejection(
+        &mut self,
+        cluster: &Cluster,
+        usage: &gresim_model::accounting::AcctUsage,
+        spec: &gresim_model::JobSpec,
+        job_cnt: u32,
+    ) -> Option<(gresim_model::Reason, String)> {
+        crate::acct_policy::submit_rejection(cluster, usage, spec, job_cnt)
+    }
+
     fn name(&self) -> &'static str {
         "dynamic-mig"
     }

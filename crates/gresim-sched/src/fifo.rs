@@ -177,6 +177,16 @@ fn resources_to_priority(ctx: &mut PassCtx<'_>, job: JobIdx) {
 }
 
 impl Policy for Fifo {
+    fn accounting_rejection(
+        &mut self,
+        cluster: &Cluster,
+        usage: &gresim_model::accounting::AcctUsage,
+        spec: &gresim_model::JobSpec,
+        job_cnt: u32,
+    ) -> Option<(gresim_model::Reason, String)> {
+        crate::acct_policy::submit_rejection(cluster, usage, spec, job_cnt)
+    }
+
     fn name(&self) -> &'static str {
         if self.placement != Placement::Slurm {
             self.placement.name()
@@ -331,6 +341,12 @@ impl Policy for Fifo {
                 } else if matches!(r, Reason::None | Reason::Resources) {
                     ctx.set_reason(job, Reason::Priority, None);
                 }
+                continue;
+            }
+            // `acct_policy_job_runnable_pre_select()` and `_post_select()`:
+            // a job an accounting limit holds does not block its partition.
+            if let Some(r) = crate::acct_policy::runnable(ctx, job, part) {
+                ctx.set_reason(job, r, None);
                 continue;
             }
             let req = &ctx.jobs[job.idx()].request;

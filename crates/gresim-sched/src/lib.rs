@@ -11,6 +11,7 @@
 //! Node and GPU choice ([`select`]) and queue order ([`queue`]) are shared by
 //! every policy.
 
+pub mod acct_policy;
 pub mod admission;
 pub mod backfill;
 #[cfg(any(test, feature = "reference"))]

@@ -1,0 +1,400 @@
+//! Accounting limits, as slurmctld's `acct_policy.c` enforces them with
+//! `AccountingStorageEnforce=limits` (and `safe`).
+//!
+//! - [`validate`]: at submission (`acct_policy_validate()`): QOS with
+//!   `DenyOnLimit` refuse a job beyond a per-job, per-user or per-account
+//!   size or time limit; submit-count limits refuse always.
+//! - [`runnable`]: in the main pass and in backfill, before nodes are chosen
+//!   (`acct_policy_job_runnable_pre_select()`, then `_post_select()` with the
+//!   job's requested counts): the first limit that holds the job, as its
+//!   pending reason. A held job does not block its partition and gets no
+//!   backfill reservation, as in Slurm.
+//!
+//! Every check reads the counters of [`AcctUsage`], which the engine keeps
+//! per association and per QOS: no running job is visited.
+//!
+//! Not modelled yet: partition QOS (`qos_ptr_2`), `GrpWall`, the node-count
+//! adjustment for nodes a QOS or user already uses
+//! (`_get_unique_job_node_cnt`), and admin-set limits.
+
+use gresim_model::accounting::{
+    Accounting, AcctUsage, JobAcct, TresArray, TresGpu, Used, NO_LIMIT, TRES_BILLING, TRES_CPU,
+    TRES_MEM, TRES_NODE,
+};
+use gresim_model::job::Job;
+use gresim_model::job::{LimitKind, TresClass};
+use gresim_model::{Cluster, JobSpec, PartId, Reason};
+
+use crate::PassCtx;
+
+/// How Slurm's reason strings name TRES `i`.
+fn class(acct: &Accounting, i: usize) -> TresClass {
+    match i {
+        TRES_CPU => TresClass::Cpu,
+        TRES_MEM => TresClass::Mem,
+        TRES_NODE => TresClass::Node,
+        TRES_BILLING => TresClass::Billing,
+        _ => match acct.tres_gpu.get(i) {
+            Some(TresGpu::AnyGpu | TresGpu::Typed(_)) => TresClass::Gres,
+            _ => TresClass::Unknown,
+        },
+    }
+}
+
+fn set(v: u64) -> bool {
+    v != NO_LIMIT
+}
+
+/// `_validate_tres_usage_limits()` with `safe`: the first TRES whose limit
+/// the request alone, or the request on top of `used`, exceeds. TRES the
+/// QOS already limits (`skip`) are left to it.
+fn over_usage(
+    nt: usize,
+    limit: &TresArray,
+    skip: Option<&TresArray>,
+    req: &TresArray,
+    used: &TresArray,
+) -> Option<usize> {
+    (0..nt).find(|&i| {
+        set(limit[i])
+            && !skip.is_some_and(|s| set(s[i]))
+            && (req[i] > limit[i] || (req[i] > 0 && req[i].saturating_add(used[i]) > limit[i]))
+    })
+}
+
+/// `_validate_tres_limits_for_*()`: the first TRES whose per-job (or, with
+/// `per_node`, per-node) request is beyond `limit` (below it for minimums).
+fn over_max(
+    nt: usize,
+    limit: &TresArray,
+    skip: Option<&TresArray>,
+    req: &TresArray,
+    per_node: bool,
+    minimum: bool,
+) -> Option<usize> {
+    let nodes = req[TRES_NODE].max(1);
+    (0..nt).find(|&i| {
+        if !set(limit[i]) || skip.is_some_and(|s| set(s[i])) || (!minimum && req[i] == 0) {
+            return false;
+        }
+        let r = if per_node { req[i] / nodes } else { req[i] };
+        if minimum {
+            r < limit[i]
+        } else {
+            r > limit[i]
+        }
+    })
+}
+
+fn mins(t: &TresArray, minutes: u64) -> TresArray {
+    t.map(|x| x.saturating_mul(minutes))
+}
+
+fn run_mins(u: &Used) -> TresArray {
+    u.tres_run_secs.map(|s| s / 60)
+}
+
+static ZERO: std::sync::OnceLock<Used> = std::sync::OnceLock::new();
+fn zero() -> &'static Used {
+    ZERO.get_or_init(Used::default)
+}
+
+/// The job's limits to check: its association, QOS and user.
+pub struct JobLimits<'a> {
+    pub acct: &'a Accounting,
+    pub usage: &'a AcctUsage,
+    pub ja: JobAcct,
+    pub user: &'a str,
+}
+
+impl<'a> JobLimits<'a> {
+    fn user_used(&self) -> &'a Used {
+        self.usage
+            .qos_user(self.ja.qos, self.user)
+            .unwrap_or(zero())
+    }
+    fn account_used(&self) -> &'a Used {
+        let account = &self.acct.assocs[self.ja.assoc as usize].account;
+        self.usage
+            .qos_account(self.ja.qos, account)
+            .unwrap_or(zero())
+    }
+
+    /// `acct_policy_job_runnable_pre_select()`: job counts and wall time.
+    /// `time_min`: the job's time limit in minutes.
+    pub fn pre_select(&self, time_min: u64) -> Option<Reason> {
+        let q = &self.acct.qos[self.ja.qos as usize];
+        let ql = &q.limits;
+        let qu = &self.usage.qos[self.ja.qos as usize];
+        if ql.grp_jobs != u32::MAX && qu.jobs >= ql.grp_jobs {
+            return Some(Reason::QosGrpJobs);
+        }
+        if ql.max_jobs_pa != u32::MAX && self.account_used().jobs >= ql.max_jobs_pa {
+            return Some(Reason::QosMaxJobsPerAccount);
+        }
+        if ql.max_jobs_pu != u32::MAX && self.user_used().jobs >= ql.max_jobs_pu {
+            return Some(Reason::QosMaxJobsPerUser);
+        }
+        if set(ql.max_wall_pj) && time_min > ql.max_wall_pj {
+            return Some(Reason::QosMaxWall);
+        }
+        for (depth, a) in self.acct.lineage(self.ja.assoc).enumerate() {
+            let l = &self.acct.assocs[a as usize].limits;
+            let u = &self.usage.assoc[a as usize];
+            if ql.grp_jobs == u32::MAX && l.grp_jobs != u32::MAX && u.jobs >= l.grp_jobs {
+                return Some(Reason::AssocGrpJobs);
+            }
+            // Max limits were propagated to the job's own association.
+            if depth > 0 {
+                continue;
+            }
+            if ql.max_jobs_pa == u32::MAX
+                && ql.max_jobs_pu == u32::MAX
+                && l.max_jobs != u32::MAX
+                && u.jobs >= l.max_jobs
+            {
+                return Some(Reason::AssocMaxJobs);
+            }
+            if !set(ql.max_wall_pj) && set(l.max_wall_pj) && time_min > l.max_wall_pj {
+                return Some(Reason::AssocMaxWall);
+            }
+        }
+        None
+    }
+
+    /// `acct_policy_job_runnable_post_select()` with the job's TRES `req`.
+    pub fn post_select(&self, req: &TresArray, time_min: u64) -> Option<Reason> {
+        let nt = self.acct.tres_names.len();
+        let q = &self.acct.qos[self.ja.qos as usize];
+        let ql = &q.limits;
+        let qu = &self.usage.qos[self.ja.qos as usize];
+        let req_mins = mins(req, time_min);
+        let ql_ = |k, i| Some(Reason::QosLimit(k, class(self.acct, i)));
+        if let Some(i) = over_usage(nt, &ql.grp_tres, None, req, &qu.tres) {
+            return ql_(LimitKind::Grp, i);
+        }
+        if let Some(i) = over_usage(nt, &ql.grp_tres_run_mins, None, &req_mins, &run_mins(qu)) {
+            return ql_(LimitKind::GrpRunMins, i);
+        }
+        if let Some(i) = over_max(nt, &ql.max_tres_mins_pj, None, &req_mins, false, false) {
+            return ql_(LimitKind::MaxMinsPerJob, i);
+        }
+        if let Some(i) = over_max(nt, &ql.max_tres_pj, None, req, false, false) {
+            return ql_(LimitKind::MaxPerJob, i);
+        }
+        if let Some(i) = over_max(nt, &ql.max_tres_pn, None, req, true, false) {
+            return ql_(LimitKind::MaxPerNode, i);
+        }
+        if let Some(i) = over_max(nt, &ql.min_tres_pj, None, req, false, true) {
+            return ql_(LimitKind::MinPerJob, i);
+        }
+        if let Some(i) = over_usage(nt, &ql.max_tres_pa, None, req, &self.account_used().tres) {
+            return ql_(LimitKind::MaxPerAccount, i);
+        }
+        if let Some(i) = over_usage(nt, &ql.max_tres_pu, None, req, &self.user_used().tres) {
+            return ql_(LimitKind::MaxPerUser, i);
+        }
+        let al = |k, i| Some(Reason::AssocLimit(k, class(self.acct, i)));
+        for (depth, a) in self.acct.lineage(self.ja.assoc).enumerate() {
+            let l = &self.acct.assocs[a as usize].limits;
+            let u = &self.usage.assoc[a as usize];
+            if let Some(i) = over_usage(nt, &l.grp_tres, Some(&ql.grp_tres), req, &u.tres) {
+                return al(LimitKind::Grp, i);
+            }
+            if let Some(i) = over_usage(
+                nt,
+                &l.grp_tres_run_mins,
+                Some(&ql.grp_tres_run_mins),
+                &req_mins,
+                &run_mins(u),
+            ) {
+                return al(LimitKind::GrpRunMins, i);
+            }
+            if depth > 0 {
+                continue;
+            }
+            if let Some(i) = over_max(
+                nt,
+                &l.max_tres_mins_pj,
+                Some(&ql.max_tres_mins_pj),
+                &req_mins,
+                false,
+                false,
+            ) {
+                return al(LimitKind::MaxMinsPerJob, i);
+            }
+            if let Some(i) = over_max(nt, &l.max_tres_pj, Some(&ql.max_tres_pj), req, false, false)
+            {
+                return al(LimitKind::MaxPerJob, i);
+            }
+            if let Some(i) = over_max(nt, &l.max_tres_pn, Some(&ql.max_tres_pn), req, true, false) {
+                return al(LimitKind::MaxPerNode, i);
+            }
+        }
+        None
+    }
+
+    /// `acct_policy_validate()` at submission for `job_cnt` jobs: the limit
+    /// that refuses the job, if any.
+    pub fn validate(&self, req: &TresArray, time_min: u64, job_cnt: u32) -> Option<Reason> {
+        let nt = self.acct.tres_names.len();
+        let q = &self.acct.qos[self.ja.qos as usize];
+        let ql = &q.limits;
+        let strict = q.flags.deny_on_limit;
+        let qu = &self.usage.qos[self.ja.qos as usize];
+        let ql_ = |k, i| Some(Reason::QosLimit(k, class(self.acct, i)));
+        if strict {
+            if let Some(i) = over_max(nt, &ql.max_tres_pa, None, req, false, false) {
+                return ql_(LimitKind::MaxPerAccount, i);
+            }
+            if let Some(i) = over_max(nt, &ql.max_tres_pu, None, req, false, false) {
+                return ql_(LimitKind::MaxPerUser, i);
+            }
+            if let Some(i) = over_max(nt, &ql.grp_tres, None, req, false, false) {
+                return ql_(LimitKind::Grp, i);
+            }
+        }
+        if ql.grp_submit_jobs != u32::MAX && qu.submit_jobs + job_cnt > ql.grp_submit_jobs {
+            return Some(Reason::QosGrpSubmitJobs);
+        }
+        if strict && set(ql.max_wall_pj) && time_min > ql.max_wall_pj {
+            return Some(Reason::QosMaxWall);
+        }
+        if strict {
+            if let Some(i) = over_max(nt, &ql.max_tres_pj, None, req, false, false) {
+                return ql_(LimitKind::MaxPerJob, i);
+            }
+            if let Some(i) = over_max(nt, &ql.max_tres_pn, None, req, true, false) {
+                return ql_(LimitKind::MaxPerNode, i);
+            }
+        }
+        if ql.max_submit_pa != u32::MAX
+            && self.account_used().submit_jobs + job_cnt > ql.max_submit_pa
+        {
+            return Some(Reason::QosMaxSubmitJobsPerAccount);
+        }
+        if ql.max_submit_pu != u32::MAX && self.user_used().submit_jobs + job_cnt > ql.max_submit_pu
+        {
+            return Some(Reason::QosMaxSubmitJobsPerUser);
+        }
+        if strict {
+            if let Some(i) = over_max(nt, &ql.min_tres_pj, None, req, false, true) {
+                return ql_(LimitKind::MinPerJob, i);
+            }
+        }
+        let al = |k, i| Some(Reason::AssocLimit(k, class(self.acct, i)));
+        for (depth, a) in self.acct.lineage(self.ja.assoc).enumerate() {
+            let l = &self.acct.assocs[a as usize].limits;
+            let u = &self.usage.assoc[a as usize];
+            if strict {
+                if let Some(i) = over_max(nt, &l.grp_tres, Some(&ql.grp_tres), req, false, false) {
+                    return al(LimitKind::Grp, i);
+                }
+            }
+            if ql.grp_submit_jobs == u32::MAX
+                && l.grp_submit_jobs != u32::MAX
+                && u.submit_jobs + job_cnt > l.grp_submit_jobs
+            {
+                return Some(Reason::AssocGrpSubmitJobs);
+            }
+            if depth > 0 {
+                continue;
+            }
+            if strict {
+                if let Some(i) =
+                    over_max(nt, &l.max_tres_pj, Some(&ql.max_tres_pj), req, false, false)
+                {
+                    return al(LimitKind::MaxPerJob, i);
+                }
+                if let Some(i) =
+                    over_max(nt, &l.max_tres_pn, Some(&ql.max_tres_pn), req, true, false)
+                {
+                    return al(LimitKind::MaxPerNode, i);
+                }
+            }
+            if ql.max_submit_pa == u32::MAX
+                && ql.max_submit_pu == u32::MAX
+                && l.max_submit_jobs != u32::MAX
+                && u.submit_jobs + job_cnt > l.max_submit_jobs
+            {
+                return Some(Reason::AssocMaxSubmitJobs);
+            }
+            if strict && !set(ql.max_wall_pj) && set(l.max_wall_pj) && time_min > l.max_wall_pj {
+                return Some(Reason::AssocMaxWall);
+            }
+        }
+        None
+    }
+}
+
+/// A time limit in whole minutes (a year when unlimited).
+fn minutes(limit: Option<u64>) -> u64 {
+    limit.map_or(365 * 24 * 60, |s| s.div_ceil(60))
+}
+
+/// The job's time limit in `part`, in whole minutes.
+fn time_min(cluster: &Cluster, job: &Job, part: PartId) -> u64 {
+    minutes(gresim_policy::time_limit_in(cluster, job, part))
+}
+
+/// The accounting limit that keeps `job` from starting in `part` now, if
+/// any (none without accounting or `AccountingStorageEnforce=limits`).
+pub fn runnable(ctx: &PassCtx<'_>, job: gresim_model::JobIdx, part: PartId) -> Option<Reason> {
+    let acct = ctx.cluster.accounting()?;
+    let usage = ctx.acct.as_deref()?;
+    if !acct.enforce.limits {
+        return None;
+    }
+    let j = &ctx.jobs[job.idx()];
+    let spec = &ctx.specs[j.sub as usize];
+    let ja = spec.acct()?;
+    let lim = JobLimits {
+        acct,
+        usage,
+        ja,
+        user: &spec.user,
+    };
+    let tm = time_min(ctx.cluster, j, part);
+    lim.pre_select(tm).or_else(|| {
+        let req = acct.request_tres(ctx.cluster, &j.request);
+        lim.post_select(&req, tm)
+    })
+}
+
+/// What slurmctld answers a submission beyond an accounting limit:
+/// the limit (sbatch prints its name first) and the error.
+pub fn submit_rejection(
+    cluster: &Cluster,
+    usage: &AcctUsage,
+    spec: &JobSpec,
+    job_cnt: u32,
+) -> Option<(Reason, String)> {
+    let acct = cluster.accounting()?;
+    if !acct.enforce.limits {
+        return None;
+    }
+    let ja = spec.acct()?;
+    let lim = JobLimits {
+        acct,
+        usage,
+        ja,
+        user: &spec.user,
+    };
+    let r = &spec.request;
+    let part = r
+        .partitions
+        .first()
+        .copied()
+        .or_else(|| cluster.default_partition())?;
+    let limit = match r.time_limit {
+        Some(l) => l,
+        None => cluster.partition(part).effective_default_time(),
+    };
+    let req = acct.request_tres(cluster, r);
+    let r = lim.validate(&req, minutes(limit), job_cnt)?;
+    Some((
+        r,
+        "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)"
+            .to_string(),
+    ))
+}
