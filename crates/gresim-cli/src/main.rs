@@ -217,7 +217,7 @@ fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
     let mut sim = gresim::Simulation::new(&scenario)
         .policy(policy)
         .seed(seed)
-        .record_reasons(args.views.record_reasons(views::submissions(&scenario)));
+        .record_reasons(args.views.record_reasons(&scenario));
     if let Some(hook) = progress::hook(&bar) {
         sim = sim.progress(hook);
     }

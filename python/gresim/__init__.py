@@ -1,0 +1,139 @@
+"""gresim: a fast, faithful discrete-event simulator of Slurm GPU clusters.
+
+``gresim.run(scenario)`` runs a scenario (a path, a dict or a
+:class:`Scenario` from :func:`load`) through the library's entry point, the
+same one ``sim run`` uses, and returns an :class:`Outcome`. See
+docs/python.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from . import _gresim
+from ._errors import GresimError, PolicyError, ScenarioError, SimulationError, UsageError
+
+__all__ = [
+    "GresimError",
+    "Outcome",
+    "PolicyError",
+    "Scenario",
+    "ScenarioError",
+    "SimulationError",
+    "UsageError",
+    "load",
+    "policies",
+    "run",
+]
+
+Scenario = _gresim.Scenario
+
+
+def load(scenario) -> Scenario:
+    """Reads and checks a scenario (a path or a dict) once, to run it many times."""
+    return _gresim.load(scenario)
+
+
+def policies() -> list[str]:
+    """The names of gresim's own policies (``--policy``)."""
+    return list(_gresim.policies())
+
+
+def _pandas():
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        return None
+    return pandas
+
+
+class Outcome:
+    """One run's results.
+
+    - ``summary``: ``summary.json`` as a dict;
+    - ``records``: one record per job (``records.json``), a pandas DataFrame
+      when pandas is installed, else a list of dicts;
+    - ``utilization``: the load timeline, a sample at every change (columns
+      ``t``, ``gpus_allocated``, ``gpus_available``,
+      ``gpu_sevenths_allocated``, ``cpus_allocated``, ``running``,
+      ``pending``), a DataFrame with pandas, else a dict of lists;
+    - ``write(dir)``: the files ``sim run --out DIR`` writes, byte for byte.
+    """
+
+    def __init__(self, native: _gresim.Outcome):
+        self._native = native
+        self._summary = None
+        self._records = None
+
+    @property
+    def policy(self) -> str:
+        return self._native.policy
+
+    @property
+    def scenario(self) -> str:
+        return self._native.scenario
+
+    @property
+    def seed(self) -> int:
+        return self._native.seed
+
+    @property
+    def summary(self) -> dict:
+        if self._summary is None:
+            self._summary = json.loads(self._native.summary_json())
+        return self._summary
+
+    def record_list(self) -> list[dict]:
+        """The records as a list of dicts, with or without pandas."""
+        if self._records is None:
+            self._records = json.loads(self._native.records_json())
+        return self._records
+
+    @property
+    def records(self):
+        recs = self.record_list()
+        pd = _pandas()
+        return pd.DataFrame(recs) if pd is not None else recs
+
+    @property
+    def utilization(self):
+        cols = self._native.utilization()
+        pd = _pandas()
+        return pd.DataFrame(cols) if pd is not None else cols
+
+    def table(self) -> str:
+        """The summary as ``sim run`` prints it."""
+        return self._native.table()
+
+    def write(self, dir: str | os.PathLike) -> None:
+        """Writes records.json, records.csv, summary.json, utilization.svg and
+        run.json into ``dir`` (created if needed), atomically."""
+        self._native.write(os.fspath(dir))
+
+    def __repr__(self) -> str:
+        return repr(self._native).replace("Outcome(", "gresim.Outcome(", 1)
+
+
+def run(
+    scenario, policy: Any = None, seed: int | None = None, out=None, reasons: bool | None = None
+) -> Outcome:
+    """Runs ``scenario`` (a path, a dict or a :class:`Scenario`).
+
+    ``policy``: a gresim policy's name (``"slurm"``, ``"best-fit"``, …; see
+    :func:`policies`); None runs the scenario's own. ``seed``: None runs
+    the scenario's own. ``out``: a directory to write the outputs into, as
+    ``sim run --out`` does. ``reasons``: keep every pending-reason change
+    for the views in run.json (None: as ``sim run``, for workloads of up to
+    200,000 submissions known before the run). Raises
+    :class:`ScenarioError` on bad input.
+    """
+    if policy is None or isinstance(policy, str):
+        native = _gresim.run_builtin(scenario, policy, seed, reasons)
+    else:
+        raise TypeError(f"policy: expected a policy name, got {type(policy).__name__}")
+    outcome = Outcome(native)
+    if out is not None:
+        outcome.write(out)
+    return outcome
