@@ -23,9 +23,11 @@ __all__ = [
     "ScenarioError",
     "SimulationError",
     "UsageError",
+    "compare",
     "load",
     "policies",
     "run",
+    "sweep",
 ]
 
 Scenario = _gresim.Scenario
@@ -137,3 +139,76 @@ def run(
     if out is not None:
         outcome.write(out)
     return outcome
+
+
+def _table(rows: list[dict]):
+    pd = _pandas()
+    return pd.DataFrame(rows) if pd is not None else rows
+
+
+class Comparison:
+    """``gresim.compare``'s result: ``outcomes`` (policy name -> :class:`Outcome`),
+    ``rows`` (``compare.json``'s rows: a DataFrame with pandas, else a list of
+    dicts), ``row_list()`` and ``table()`` (what ``sim compare`` prints)."""
+
+    def __init__(self, names, natives, rows_json, table):
+        self.outcomes = {n: Outcome(o) for n, o in zip(names, natives)}
+        self._rows = json.loads(rows_json)
+        self._table = table
+
+    def row_list(self) -> list[dict]:
+        return self._rows
+
+    @property
+    def rows(self):
+        return _table(self._rows)
+
+    def table(self) -> str:
+        return self._table
+
+
+DEFAULT_COMPARE = ["slurm", "first-fit", "best-fit", "spread", "topology-aware"]
+
+
+def compare(scenario, policies=None, seed: int | None = None, out=None) -> Comparison:
+    """The same seeded workload under several policies, in parallel, as
+    ``sim compare`` runs it (default policies: ``sim compare``'s). With
+    ``out``, writes what ``sim compare --out`` writes."""
+    names = list(DEFAULT_COMPARE if policies is None else policies)
+    natives, rows, table = _gresim.compare(
+        scenario, names, seed, None if out is None else os.fspath(out)
+    )
+    return Comparison(names, natives, rows, table)
+
+
+class SweepResult:
+    """``gresim.sweep``'s result: ``head`` (the results file's head: sweep,
+    scenario, fingerprint, points, policies, parameters, seeds), ``rows``
+    (one per point: a DataFrame with pandas, else a list of dicts),
+    ``row_list()``, and ``table()`` (what ``sim sweep`` prints)."""
+
+    def __init__(self, head_json, rows_json, table):
+        self.head = json.loads(head_json)
+        self._rows = json.loads(rows_json)
+        self._table = table
+
+    def row_list(self) -> list[dict]:
+        return self._rows
+
+    @property
+    def rows(self):
+        return _table(self._rows)
+
+    def table(self) -> str:
+        return self._table
+
+
+def sweep(path, out=None, threads: int | None = None) -> SweepResult:
+    """Runs every point of a sweep file (docs/scenario-format.md, "Sweeps")
+    in parallel, as ``sim sweep`` does; with ``out``, writes what ``sim sweep
+    --out`` writes (each point's outputs, results.json, results.csv). For
+    shards on a cluster, use ``sim sweep --shard`` / ``--emit-sbatch``."""
+    head, rows, table = _gresim.sweep(
+        os.fspath(path), None if out is None else os.fspath(out), threads
+    )
+    return SweepResult(head, rows, table)

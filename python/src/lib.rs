@@ -12,6 +12,7 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
+mod batch;
 mod errors;
 mod outcome;
 
@@ -159,6 +160,8 @@ fn policies() -> Vec<&'static str> {
 /// The native half of the `gresim` package.
 #[pymodule]
 mod _gresim {
+    #[pymodule_export]
+    use super::batch::{compare, sweep};
     #[pymodule_export]
     use super::{load, policies, run_builtin, Outcome, Scenario};
 }

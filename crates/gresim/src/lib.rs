@@ -20,6 +20,9 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod compare;
+pub mod sweep;
+
 pub use gresim_engine::{EngineError, ProgressFn, SimOutput};
 pub use gresim_io::{load_runnable_scenario, load_scenario, InputError, Scenario};
 pub use gresim_policy::Policy;
@@ -137,6 +140,19 @@ pub fn submissions(s: &Scenario) -> Option<u64> {
 /// [`REASONS_AUTO_LIMIT`] submissions, not for streamed traces.
 pub fn reasons_by_default(s: &Scenario) -> bool {
     submissions(s).is_some_and(|n| n <= REASONS_AUTO_LIMIT)
+}
+
+/// What stops a library function beyond one run: bad input (exit 2 in the
+/// CLI), a run that stopped, or outputs that could not be written (an
+/// internal error; the message says what).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error(transparent)]
+    Run(#[from] RunError),
+    #[error("{0}")]
+    Write(String),
 }
 
 /// A run that stopped: the scenario's path and the engine's error.
