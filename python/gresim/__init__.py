@@ -18,6 +18,7 @@ from ._errors import GresimError, PolicyError, ScenarioError, SimulationError, U
 __all__ = [
     "GresimError",
     "Outcome",
+    "PlacementQuery",
     "PolicyError",
     "Scenario",
     "ScenarioError",
@@ -31,6 +32,7 @@ __all__ = [
 ]
 
 Scenario = _gresim.Scenario
+PlacementQuery = _gresim.PlacementQuery
 
 
 def load(scenario) -> Scenario:
@@ -118,13 +120,40 @@ class Outcome:
         return repr(self._native).replace("Outcome(", "gresim.Outcome(", 1)
 
 
+def policy_name(policy) -> str:
+    """A Python policy's name in reports: its ``name`` attribute, else its
+    function's or class's name."""
+    name = getattr(policy, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    return getattr(policy, "__name__", None) or type(policy).__name__
+
+
+def _placement_function(policy):
+    place = getattr(policy, "place", None)
+    if callable(place):
+        return place
+    if callable(policy):
+        return policy
+    raise TypeError(
+        "policy: expected a policy name, a placement function or an object with a "
+        f"place(query) method, got {type(policy).__name__}"
+    )
+
+
 def run(
     scenario, policy: Any = None, seed: int | None = None, out=None, reasons: bool | None = None
 ) -> Outcome:
     """Runs ``scenario`` (a path, a dict or a :class:`Scenario`).
 
     ``policy``: a gresim policy's name (``"slurm"``, ``"best-fit"``, …; see
-    :func:`policies`); None runs the scenario's own. ``seed``: None runs
+    :func:`policies`); None runs the scenario's own. Or a placement policy
+    written in Python: a function ``f(query)`` or an object with a
+    ``place(query)`` method, given a :class:`PlacementQuery` for each job
+    that fits now, returning None (Slurm's choice), ``[]`` (the job waits)
+    or ``[(node, [gpu, ...]), ...]``; Slurm's queue, main pass and backfill
+    stay around it (docs/python.md). A policy that raises, or returns a
+    choice the engine refuses, stops the run with :class:`PolicyError`. ``seed``: None runs
     the scenario's own. ``out``: a directory to write the outputs into, as
     ``sim run --out`` does. ``reasons``: keep every pending-reason change
     for the views in run.json (None: as ``sim run``, for workloads of up to
@@ -134,7 +163,8 @@ def run(
     if policy is None or isinstance(policy, str):
         native = _gresim.run_builtin(scenario, policy, seed, reasons)
     else:
-        raise TypeError(f"policy: expected a policy name, got {type(policy).__name__}")
+        place = _placement_function(policy)
+        native = _gresim.run_placement(scenario, place, policy_name(policy), seed, reasons)
     outcome = Outcome(native)
     if out is not None:
         outcome.write(out)

@@ -84,3 +84,12 @@ pub fn run_error(py: Python<'_>, e: &gresim::RunError) -> PyErr {
 pub fn write_error(dir: &std::path::Path, e: &std::io::Error) -> PyErr {
     pyo3::exceptions::PyOSError::new_err(format!("cannot write outputs to {}: {e}", dir.display()))
 }
+
+/// `gresim.PolicyError`: a Python policy failed.
+pub fn policy_error(py: Python<'_>, message: &str) -> PyErr {
+    let kw = PyDict::new(py);
+    match kw.set_item("message", message) {
+        Ok(()) => raise(py, "PolicyError", &kw),
+        Err(err) => err,
+    }
+}

@@ -15,6 +15,7 @@ use pyo3::types::{PyDict, PyString};
 mod batch;
 mod errors;
 mod outcome;
+mod placement;
 
 use outcome::Outcome;
 
@@ -149,6 +150,76 @@ fn run_builtin(
     Ok(Outcome::new(outcome, seed))
 }
 
+/// A policy's name, kept for the rest of the process (reports and
+/// `Policy::name` want a `&'static str`); each distinct name is kept once.
+pub fn static_name(name: &str) -> &'static str {
+    static NAMES: std::sync::Mutex<std::collections::BTreeMap<String, &'static str>> =
+        std::sync::Mutex::new(std::collections::BTreeMap::new());
+    let mut m = NAMES.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(s) = m.get(name) {
+        return s;
+    }
+    let s: &'static str = Box::leak(name.to_string().into_boxed_str());
+    m.insert(name.to_string(), s);
+    s
+}
+
+/// The result of a run with a Python policy: a `PolicyError` chained to the
+/// policy's own exception when the policy failed.
+fn policy_run_result(
+    py: Python<'_>,
+    result: Result<gresim::Outcome, gresim::RunError>,
+    failure: &placement::FailureSlot,
+    seed: u64,
+) -> PyResult<Outcome> {
+    match result {
+        Ok(o) => Ok(Outcome::new(o, seed)),
+        Err(e) => match (&e.source, failure.take()) {
+            (gresim::EngineError::Policy { .. }, Some(f)) => {
+                let err = errors::policy_error(py, &e.to_string());
+                if let Some(cause) = f.err {
+                    err.set_cause(py, Some(cause));
+                }
+                Err(err)
+            }
+            _ => Err(errors::run_error(py, &e)),
+        },
+    }
+}
+
+/// One run of `scenario` with Slurm's queue, main pass and backfill, the
+/// nodes and GPUs of each job that fits chosen by the Python callable
+/// `place` (see `gresim.run`). The run holds the GIL: the policy is called
+/// in this thread.
+#[pyfunction]
+#[pyo3(signature = (scenario, place, name, seed=None, reasons=None))]
+fn run_placement(
+    py: Python<'_>,
+    scenario: &Bound<'_, PyAny>,
+    place: Py<PyAny>,
+    name: &str,
+    seed: Option<u64>,
+    reasons: Option<bool>,
+) -> PyResult<Outcome> {
+    let scenario = scenario_arg(py, scenario)?;
+    let seed = seed.unwrap_or(scenario.seed);
+    let reasons = reasons.unwrap_or_else(|| gresim::reasons_by_default(&scenario));
+    let failure = Arc::new(placement::FailureSlot::default());
+    let custom = Arc::new(placement::PyPlacement::new(
+        place,
+        static_name(name),
+        Arc::clone(&failure),
+    ));
+    let policy =
+        gresim_sched::Fifo::with_placement(gresim_sched::placement::Placement::Custom(custom));
+    let result = gresim::Simulation::new(&scenario)
+        .custom_policy(Box::new(policy))
+        .seed(seed)
+        .record_reasons(reasons)
+        .run();
+    policy_run_result(py, result, &failure, seed)
+}
+
 /// The names of gresim's policies, in the order `sim --help` lists them.
 #[pyfunction]
 fn policies() -> Vec<&'static str> {
@@ -163,5 +234,7 @@ mod _gresim {
     #[pymodule_export]
     use super::batch::{compare, sweep};
     #[pymodule_export]
-    use super::{load, policies, run_builtin, Outcome, Scenario};
+    use super::placement::PlacementQuery;
+    #[pymodule_export]
+    use super::{load, policies, run_builtin, run_placement, Outcome, Scenario};
 }
