@@ -176,13 +176,12 @@ def _table(rows: list[dict]):
     return pd.DataFrame(rows) if pd is not None else rows
 
 
-class Comparison:
-    """``gresim.compare``'s result: ``outcomes`` (policy name -> :class:`Outcome`),
-    ``rows`` (``compare.json``'s rows: a DataFrame with pandas, else a list of
-    dicts), ``row_list()`` and ``table()`` (what ``sim compare`` prints)."""
+class _Rows:
+    """Rows of a results table: ``rows`` (a DataFrame with pandas, else a
+    list of dicts), ``row_list()`` (always the list) and ``table()`` (what
+    ``sim`` prints)."""
 
-    def __init__(self, names, natives, rows_json, table):
-        self.outcomes = {n: Outcome(o) for n, o in zip(names, natives)}
+    def __init__(self, rows_json, table):
         self._rows = json.loads(rows_json)
         self._table = table
 
@@ -195,6 +194,15 @@ class Comparison:
 
     def table(self) -> str:
         return self._table
+
+
+class Comparison(_Rows):
+    """``gresim.compare``'s result: ``outcomes`` (policy name -> :class:`Outcome`)
+    and ``compare.json``'s rows."""
+
+    def __init__(self, names, natives, rows_json, table):
+        super().__init__(rows_json, table)
+        self.outcomes = {n: Outcome(o) for n, o in zip(names, natives)}
 
 
 DEFAULT_COMPARE = ["slurm", "first-fit", "best-fit", "spread", "topology-aware"]
@@ -211,26 +219,14 @@ def compare(scenario, policies=None, seed: int | None = None, out=None) -> Compa
     return Comparison(names, natives, rows, table)
 
 
-class SweepResult:
+class SweepResult(_Rows):
     """``gresim.sweep``'s result: ``head`` (the results file's head: sweep,
-    scenario, fingerprint, points, policies, parameters, seeds), ``rows``
-    (one per point: a DataFrame with pandas, else a list of dicts),
-    ``row_list()``, and ``table()`` (what ``sim sweep`` prints)."""
+    scenario, fingerprint, points, policies, parameters, seeds) and one row
+    per point."""
 
     def __init__(self, head_json, rows_json, table):
+        super().__init__(rows_json, table)
         self.head = json.loads(head_json)
-        self._rows = json.loads(rows_json)
-        self._table = table
-
-    def row_list(self) -> list[dict]:
-        return self._rows
-
-    @property
-    def rows(self):
-        return _table(self._rows)
-
-    def table(self) -> str:
-        return self._table
 
 
 def sweep(path, out=None, threads: int | None = None) -> SweepResult:

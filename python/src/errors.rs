@@ -36,45 +36,46 @@ pub fn input_error(py: Python<'_>, e: &gresim::InputError) -> PyErr {
     }
 }
 
+/// `gresim._errors.<class>(message, key=value…)` for string fields, as a `PyErr`.
+fn raise_with(py: Python<'_>, class: &str, fields: &[(&str, Option<&str>)]) -> PyErr {
+    let kw = PyDict::new(py);
+    for (k, v) in fields {
+        if let Err(e) = kw.set_item(*k, *v) {
+            return e;
+        }
+    }
+    raise(py, class, &kw)
+}
+
 /// A message that names a file only as text (`file: message`).
 pub fn input_message(py: Python<'_>, file: Option<&str>, message: &str) -> PyErr {
-    let kw = PyDict::new(py);
-    let set = || -> PyResult<()> {
-        kw.set_item("message", message)?;
-        kw.set_item("file", file)?;
-        Ok(())
-    };
-    match set() {
-        Ok(()) => raise(py, "ScenarioError", &kw),
-        Err(err) => err,
-    }
+    raise_with(
+        py,
+        "ScenarioError",
+        &[("message", Some(message)), ("file", file)],
+    )
 }
 
 /// A bad argument of a function (an unknown policy name): `ValueError`'s
 /// subclass `gresim.UsageError`, with `sim`'s message; `argument` names
 /// the argument.
 pub fn usage_error(py: Python<'_>, argument: &str, message: &str) -> PyErr {
-    let kw = PyDict::new(py);
-    let set = || -> PyResult<()> {
-        kw.set_item("message", message)?;
-        kw.set_item("argument", argument)?;
-        Ok(())
-    };
-    match set() {
-        Ok(()) => raise(py, "UsageError", &kw),
-        Err(err) => err,
-    }
+    raise_with(
+        py,
+        "UsageError",
+        &[("message", Some(message)), ("argument", Some(argument))],
+    )
 }
 
 /// A run that stopped: `gresim.ScenarioError` when the input is at fault
 /// (a bad trace line), `gresim.SimulationError` for a bug.
 pub fn run_error(py: Python<'_>, e: &gresim::RunError) -> PyErr {
     if e.is_internal() {
-        let kw = PyDict::new(py);
-        match kw.set_item("message", e.source.to_string()) {
-            Ok(()) => raise(py, "SimulationError", &kw),
-            Err(err) => err,
-        }
+        raise_with(
+            py,
+            "SimulationError",
+            &[("message", Some(&e.source.to_string()))],
+        )
     } else {
         input_message(py, Some(&e.path.display().to_string()), &e.to_string())
     }
@@ -87,9 +88,5 @@ pub fn write_error(dir: &std::path::Path, e: &std::io::Error) -> PyErr {
 
 /// `gresim.PolicyError`: a Python policy failed.
 pub fn policy_error(py: Python<'_>, message: &str) -> PyErr {
-    let kw = PyDict::new(py);
-    match kw.set_item("message", message) {
-        Ok(()) => raise(py, "PolicyError", &kw),
-        Err(err) => err,
-    }
+    raise_with(py, "PolicyError", &[("message", Some(message))])
 }
