@@ -128,6 +128,18 @@ impl From<gresim::RunError> for Failure {
     }
 }
 
+/// A library error: bad input (exit 2), a run that stopped, or outputs
+/// that could not be written (exit 1).
+impl From<gresim::Error> for Failure {
+    fn from(e: gresim::Error) -> Self {
+        match e {
+            gresim::Error::Input(e) => Failure::input(e),
+            gresim::Error::Run(e) => Failure::from(e),
+            gresim::Error::Write(msg) => Failure::internal(msg),
+        }
+    }
+}
+
 impl Failure {
     fn input(msg: impl std::fmt::Display) -> Self {
         Failure {
@@ -217,7 +229,7 @@ fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
     let mut sim = gresim::Simulation::new(&scenario)
         .policy(policy)
         .seed(seed)
-        .record_reasons(args.views.record_reasons(views::submissions(&scenario)));
+        .record_reasons(args.views.record_reasons(&scenario));
     if let Some(hook) = progress::hook(&bar) {
         sim = sim.progress(hook);
     }

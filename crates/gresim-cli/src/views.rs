@@ -18,9 +18,6 @@ fn input(msg: impl std::fmt::Display) -> ViewError {
     (2, msg.to_string())
 }
 
-/// Runs of more submissions than this keep no reason history unless asked.
-pub const REASONS_AUTO_LIMIT: u64 = 200_000;
-
 /// Extra `sim run` options, flattened into its arguments.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct RunViewArgs {
@@ -49,21 +46,10 @@ pub struct RunViewArgs {
 }
 
 impl RunViewArgs {
-    /// Whether the run records the reason history, for a workload of
-    /// `submissions` (`None`: unknown, a streamed trace: off unless `--reasons`).
-    pub fn record_reasons(&self, submissions: Option<u64>) -> bool {
-        !self.no_reasons && (self.reasons || submissions.is_some_and(|n| n <= REASONS_AUTO_LIMIT))
-    }
-}
-
-/// Submissions in a scenario's workload, when known before the run.
-pub fn submissions(s: &gresim_io::Scenario) -> Option<u64> {
-    match &s.workload {
-        gresim_io::Workload::Jobs(v) => Some(v.len() as u64),
-        gresim_io::Workload::Synthetic(x) => Some(x.jobs),
-        // Streamed traces are read during the run: their length is unknown.
-        #[allow(unreachable_patterns)]
-        _ => None,
+    /// Whether the run of `s` records the reason history: as
+    /// [`gresim::reasons_by_default`] unless told.
+    pub fn record_reasons(&self, s: &gresim_io::Scenario) -> bool {
+        !self.no_reasons && (self.reasons || gresim::reasons_by_default(s))
     }
 }
 

@@ -91,6 +91,10 @@ pub enum EngineError {
     /// A scheduler asked for resources that were not free: a bug.
     #[error("internal error: {0}")]
     Internal(String),
+    /// A policy of one's own failed (`Policy::take_failure`): its error, or
+    /// a decision its checks refused.
+    #[error("policy {policy}: {msg}")]
+    Policy { policy: String, msg: String },
 }
 
 /// The workload: submissions in order of submit time.

@@ -603,6 +603,12 @@ impl<'a> Engine<'a> {
         let PassCtx {
             started, reasons, ..
         } = ctx;
+        if let Some(msg) = self.policy.take_failure() {
+            return Err(EngineError::Policy {
+                policy: self.policy.name().to_string(),
+                msg,
+            });
+        }
         for (job, r, desc) in reasons {
             self.set_reason(job, r, desc);
         }

@@ -252,7 +252,7 @@ fn first_fit_is_placement_first_fit() {
                 gresim_sched::classic::first_fit(&mut cache, cluster, params, &state, &r, part, a);
             let slow = place(
                 &mut cache,
-                Placement::FirstFit,
+                &Placement::FirstFit,
                 cluster,
                 params,
                 &state,

@@ -218,6 +218,14 @@ pub trait Policy: Send {
         Vec::new()
     }
 
+    /// A policy that cannot go on (a policy of one's own raised an error,
+    /// or made a decision its checks refused) says why here; the engine
+    /// asks after every pass and stops the run with
+    /// `EngineError::Policy`. gresim's own policies never fail.
+    fn take_failure(&mut self) -> Option<String> {
+        None
+    }
+
     /// Counters of the passes run so far, for benchmarks. Decision-neutral.
     fn stats(&self) -> PassStats {
         PassStats::default()

@@ -207,7 +207,7 @@ const WILL_RUN_MAX_RM: u32 = 201;
 pub fn backfill_pass(
     queue: &BTreeSet<QueueKey>,
     ctx: &mut PassCtx<'_>,
-    placement: crate::placement::Placement,
+    placement: &crate::placement::Placement,
     cache: &mut SelectCache,
     tested_count: &mut u64,
 ) -> Vec<JobIdx> {
@@ -287,7 +287,7 @@ pub fn backfill_pass(
                 // Starting needs a selection on nodes no reservation blocks,
                 // which needs the counts of all the nodes to fit.
                 let req = &ctx.jobs[job.idx()].request;
-                let slurm = placement == crate::placement::Placement::Slurm;
+                let slurm = placement.is_slurm();
                 if slurm && req.nodelist.is_empty() && {
                     let m = memo_for(&mut fits_memo, ctx, req, part);
                     !counts_fit(req, fits_memo[m].base)

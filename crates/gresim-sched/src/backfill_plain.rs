@@ -210,7 +210,7 @@ const WILL_RUN_MAX_RM: u32 = 201;
 pub fn backfill_pass(
     queue: &BTreeSet<QueueKey>,
     ctx: &mut PassCtx<'_>,
-    placement: crate::placement::Placement,
+    placement: &crate::placement::Placement,
     cache: &mut SelectCache,
 ) -> Vec<JobIdx> {
     let now = ctx.now;

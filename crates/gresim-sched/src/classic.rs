@@ -286,7 +286,7 @@ impl Classic {
             let req = std::sync::Arc::clone(&ctx.jobs[job.idx()].request);
             match place(
                 cache,
-                Placement::FirstFit,
+                &Placement::FirstFit,
                 ctx.cluster,
                 ctx.params,
                 ctx.state,
@@ -566,7 +566,7 @@ pub fn first_fit(
     try_select(cache, cluster, params, state, req, part, avoid)?;
     place(
         cache,
-        Placement::FirstFit,
+        &Placement::FirstFit,
         cluster,
         params,
         state,

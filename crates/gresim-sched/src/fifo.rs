@@ -188,7 +188,7 @@ impl Policy for Fifo {
     }
 
     fn name(&self) -> &'static str {
-        if self.placement != Placement::Slurm {
+        if !self.placement.is_slurm() {
             self.placement.name()
         } else if self.backfill {
             "slurm"
@@ -238,7 +238,7 @@ impl Policy for Fifo {
             for job in crate::backfill_plain::backfill_pass(
                 &self.queue,
                 ctx,
-                self.placement,
+                &self.placement,
                 &mut self.cache,
             ) {
                 self.remove_job(job);
@@ -248,7 +248,7 @@ impl Policy for Fifo {
         for job in crate::backfill::backfill_pass(
             &self.queue,
             ctx,
-            self.placement,
+            &self.placement,
             &mut self.cache,
             &mut tested,
         ) {
@@ -371,7 +371,7 @@ impl Policy for Fifo {
             }
             match crate::placement::place(
                 &mut self.cache,
-                self.placement,
+                &self.placement,
                 ctx.cluster,
                 ctx.params,
                 ctx.state,
@@ -449,5 +449,9 @@ impl Policy for Fifo {
 
     fn queued(&self) -> usize {
         self.queue.len() + self.limited.len()
+    }
+
+    fn take_failure(&mut self) -> Option<String> {
+        self.placement.take_failure()
     }
 }

@@ -15,7 +15,16 @@
 //!   multi-node job is kept under one leaf switch when one can hold it
 //!   (the fullest such leaf first), and takes the widest GPUs on each node.
 //!
-//! `slurm` is cons_tres unchanged.
+//! `slurm` is cons_tres unchanged. A placement of one's own
+//! ([`CustomPlacement`]: a Python function, say) plugs in the same way: it
+//! is asked only when cons_tres says the job fits now, chooses nodes and GPU
+//! indices from a read-only [`PlaceQuery`], and [`apply_choice`] checks the
+//! choice (cons_tres on exactly those nodes, then the GPU indices) before
+//! anything is allocated. A choice it refuses fails the run, never the
+//! allocator: the job waits, and the placement reports the failure through
+//! [`CustomPlacement::take_failure`] (the engine stops after the pass).
+
+use std::sync::Arc;
 
 use gresim_model::job::JobRequest;
 use gresim_model::state::gpu_indices;
@@ -25,7 +34,7 @@ use crate::select::{node_may_fit, select, SelectCache, SelectFail, View};
 use crate::SchedParams;
 
 /// A placement strategy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Clone, Default)]
 pub enum Placement {
     /// select/cons_tres as Slurm does it.
     #[default]
@@ -34,17 +43,267 @@ pub enum Placement {
     BestFit,
     Spread,
     TopologyAware,
+    /// A placement of one's own.
+    Custom(Arc<dyn CustomPlacement>),
 }
 
 impl Placement {
-    pub fn name(self) -> &'static str {
+    pub fn name(&self) -> &'static str {
         match self {
             Placement::Slurm => "slurm",
             Placement::FirstFit => "first-fit",
             Placement::BestFit => "best-fit",
             Placement::Spread => "spread",
             Placement::TopologyAware => "topology-aware",
+            Placement::Custom(c) => c.name(),
         }
+    }
+
+    /// Slurm's own cons_tres choice, unchanged.
+    pub fn is_slurm(&self) -> bool {
+        matches!(self, Placement::Slurm)
+    }
+
+    /// The failure a custom placement reported since it was last asked.
+    pub fn take_failure(&self) -> Option<String> {
+        match self {
+            Placement::Custom(c) => c.take_failure(),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Debug for Placement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Placement::Custom(c) => write!(f, "Custom({})", c.name()),
+            other => f.write_str(other.name()),
+        }
+    }
+}
+
+/// What a custom placement sees of a job that fits now, read-only.
+pub struct PlaceQuery<'a> {
+    pub cluster: &'a Cluster,
+    pub state: &'a ClusterState,
+    pub req: &'a JobRequest,
+    pub part: PartId,
+    /// The partition's nodes that could hold their share of the job now
+    /// (not excluded, not blocked for this pass), in node-table order.
+    pub candidates: &'a [NodeId],
+    /// Per candidate: the free GPU indices of the types the job may use, as a mask.
+    pub free_gpus: &'a [u64],
+    /// Slurm's choice (cons_tres).
+    pub slurm: &'a Allocation,
+}
+
+/// A custom placement's answer for one job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Choice {
+    /// cons_tres's choice.
+    Slurm,
+    /// The job waits, as if it did not fit (reason Resources).
+    Wait,
+    /// These nodes, and on each the GPU indices (a mask over the node's GRES indices).
+    Nodes(Vec<(NodeId, u64)>),
+}
+
+/// A placement of one's own, plugged into the passes of `slurm` (queue
+/// order, main pass, backfill) in place of cons_tres's node and GPU choice.
+pub trait CustomPlacement: Send + Sync {
+    /// The policy's name, as reports spell it.
+    fn name(&self) -> &'static str;
+
+    /// Chooses for a job cons_tres can place now. A failure (the
+    /// placement's own error) is kept and reported by
+    /// [`CustomPlacement::take_failure`]; answer [`Choice::Wait`] then.
+    fn choose(&self, q: &PlaceQuery<'_>) -> Choice;
+
+    /// [`apply_choice`] refused the last choice: why. Keep it for
+    /// [`CustomPlacement::take_failure`].
+    fn refused(&self, why: String);
+
+    /// The first failure since the last call, if any: the run stops.
+    fn take_failure(&self) -> Option<String>;
+}
+
+/// Checks a custom placement's `choice` for `req` and turns it into an
+/// allocation: the nodes must be distinct candidates of the job (in the
+/// partition, not excluded or blocked, able to hold their share now);
+/// cons_tres on exactly those nodes must place the job on all of them (it
+/// chooses cores and memory); on each node the GPU indices must exist, be
+/// free, and match in number and type the GPUs cons_tres takes there, and
+/// replace them. Errors say what is wrong, naming nodes and GPUs.
+#[allow(clippy::too_many_arguments)]
+pub fn apply_choice(
+    cache: &mut SelectCache,
+    cluster: &Cluster,
+    params: &SchedParams,
+    state: &ClusterState,
+    req: &JobRequest,
+    part: PartId,
+    avoid: Option<&[bool]>,
+    choice: &[(NodeId, u64)],
+) -> Result<Allocation, String> {
+    let name = |id: NodeId| cluster.node(id).name.clone();
+    if choice.is_empty() {
+        return Err("no node chosen".into());
+    }
+    let mut nodes: Vec<NodeId> = Vec::with_capacity(choice.len());
+    for &(id, _) in choice {
+        if id.idx() >= cluster.nodes.len() {
+            return Err(format!("node index {} does not exist", id.idx()));
+        }
+        if nodes.contains(&id) {
+            return Err(format!("node {} is chosen twice", name(id)));
+        }
+        if !cluster.in_partition(part, id) {
+            return Err(format!(
+                "node {} is not in partition {}",
+                name(id),
+                cluster.partition(part).name
+            ));
+        }
+        if avoid.is_some_and(|a| a[id.idx()]) || req.exclude.contains(&id) {
+            return Err(format!(
+                "node {} is not available to this job now (excluded, or held for a job ahead of it)",
+                name(id)
+            ));
+        }
+        if node_may_fit(cluster, params, state.node(id), id, req).is_none() {
+            return Err(format!(
+                "node {} cannot hold its share of the job now (free CPUs, memory or GPUs)",
+                name(id)
+            ));
+        }
+        nodes.push(id);
+    }
+    let mut alloc =
+        test_on(cache, cluster, params, state, req, part, avoid, &nodes).ok_or_else(|| {
+            let names: Vec<String> = nodes.iter().map(|&n| name(n)).collect();
+            format!(
+                "the job does not fit on {} (cons_tres finds no allocation there)",
+                names.join(",")
+            )
+        })?;
+    if alloc.nodes.len() != nodes.len() {
+        let used: Vec<String> = alloc.nodes.iter().map(|n| name(n.node)).collect();
+        return Err(format!(
+            "{} node(s) chosen, but the job runs on {} of them ({})",
+            nodes.len(),
+            alloc.nodes.len(),
+            used.join(",")
+        ));
+    }
+    for na in alloc.nodes.iter_mut() {
+        let Some(&(_, mask)) = choice.iter().find(|c| c.0 == na.node) else {
+            return Err(format!("node {} was not chosen", name(na.node)));
+        };
+        let node = cluster.node(na.node);
+        let n = node.gpus.len();
+        if n < 64 && mask >> n != 0 {
+            return Err(format!(
+                "node {} has GPU indices 0..{} only, not {}",
+                name(na.node),
+                n.saturating_sub(1),
+                gpu_indices(mask >> n << n)
+                    .map(|g| g.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ));
+        }
+        let busy = mask & !state.node(na.node).free_gpus;
+        if busy != 0 {
+            return Err(format!(
+                "GPU {} of node {} is not free",
+                gpu_indices(busy)
+                    .map(|g| g.to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
+                name(na.node)
+            ));
+        }
+        let (want, got) = (na.gpus.count_ones(), mask.count_ones());
+        if want != got {
+            return Err(format!(
+                "the job takes {want} GPU(s) on node {}, {got} chosen",
+                name(na.node)
+            ));
+        }
+        let types = |m: u64| {
+            let mut v: Vec<GpuTypeId> = gpu_indices(m)
+                .map(|g| node.gpus[usize::from(g)].ty)
+                .collect();
+            v.sort();
+            v
+        };
+        if types(mask) != types(na.gpus) {
+            let names = |m: u64| {
+                types(m)
+                    .iter()
+                    .map(|t| cluster.gpu_type(*t).name.clone())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            };
+            return Err(format!(
+                "the job takes GPU(s) of type {} on node {}, the GPU(s) chosen are {}",
+                names(na.gpus),
+                name(na.node),
+                names(mask)
+            ));
+        }
+        na.gpus = mask;
+    }
+    Ok(alloc)
+}
+
+/// Asks `custom` for `req`, which cons_tres places as `base`, and checks
+/// what it answers. `Err(SelectFail::Busy)` when the job waits (by choice,
+/// or because the choice was refused: then the placement has been told).
+#[allow(clippy::too_many_arguments)]
+fn custom_choice(
+    custom: &dyn CustomPlacement,
+    cache: &mut SelectCache,
+    cluster: &Cluster,
+    params: &SchedParams,
+    state: &ClusterState,
+    req: &JobRequest,
+    part: PartId,
+    avoid: Option<&[bool]>,
+    base: Allocation,
+) -> Result<Allocation, SelectFail> {
+    let types = req_types(req);
+    let mut candidates = Vec::new();
+    let mut free = Vec::new();
+    for &id in &cluster.partition(part).nodes {
+        if avoid.is_some_and(|a| a[id.idx()]) || req.exclude.contains(&id) {
+            continue;
+        }
+        if !req.nodelist.is_empty() && !req.nodelist.contains(&id) {
+            continue;
+        }
+        if node_may_fit(cluster, params, state.node(id), id, req).is_some() {
+            candidates.push(id);
+            free.push(eligible_free(cluster, state, id, &types));
+        }
+    }
+    let q = PlaceQuery {
+        cluster,
+        state,
+        req,
+        part,
+        candidates: &candidates,
+        free_gpus: &free,
+        slurm: &base,
+    };
+    match custom.choose(&q) {
+        Choice::Slurm => Ok(base),
+        Choice::Wait => Err(SelectFail::Busy),
+        Choice::Nodes(v) => apply_choice(cache, cluster, params, state, req, part, avoid, &v)
+            .map_err(|why| {
+                custom.refused(why);
+                SelectFail::Busy
+            }),
     }
 }
 
@@ -161,7 +420,7 @@ fn prefix_search(
 #[allow(clippy::too_many_arguments)]
 pub fn place(
     cache: &mut SelectCache,
-    placement: Placement,
+    placement: &Placement,
     cluster: &Cluster,
     params: &SchedParams,
     state: &ClusterState,
@@ -170,8 +429,22 @@ pub fn place(
     avoid: Option<&[bool]>,
 ) -> Result<Allocation, SelectFail> {
     let base = select(cache, cluster, params, state, req, part, avoid)?;
-    if placement == Placement::Slurm {
-        return Ok(base);
+    match placement {
+        Placement::Slurm => return Ok(base),
+        Placement::Custom(c) => {
+            return custom_choice(
+                c.as_ref(),
+                cache,
+                cluster,
+                params,
+                state,
+                req,
+                part,
+                avoid,
+                base,
+            )
+        }
+        _ => {}
     }
     if !req.nodelist.is_empty() {
         return Ok(repick(placement, cluster, state, req, base));
@@ -190,7 +463,7 @@ pub fn place(
         })
         .collect();
     let chosen = match placement {
-        Placement::Slurm => None,
+        Placement::Slurm | Placement::Custom(_) => None,
         Placement::FirstFit => {
             let order: Vec<NodeId> = cands.iter().map(|c| c.0).collect();
             prefix_search(cache, cluster, params, state, req, part, avoid, &order)
@@ -321,13 +594,13 @@ fn pair_left(t: &gresim_model::topology::Topology, free: u64) -> f64 {
 /// Topology-aware: on each node, the free GPUs of the same type forming
 /// the widest ring replace cons_tres's pick when they are wider.
 fn repick(
-    placement: Placement,
+    placement: &Placement,
     cluster: &Cluster,
     state: &ClusterState,
     req: &JobRequest,
     mut alloc: Allocation,
 ) -> Allocation {
-    if placement != Placement::TopologyAware {
+    if !matches!(placement, Placement::TopologyAware) {
         return alloc;
     }
     let _ = req;
@@ -425,7 +698,7 @@ mod tests {
     fn start(c: &Cluster, s: &mut ClusterState, p: Placement, r: &JobRequest) -> Allocation {
         let a = place(
             &mut SelectCache::default(),
-            p,
+            &p,
             c,
             &SchedParams::default(),
             s,
@@ -449,8 +722,8 @@ mod tests {
             (Placement::TopologyAware, 0b1100),
         ] {
             let mut s = ClusterState::new(&c);
-            start(&c, &mut s, p, &gres(1));
-            let a = start(&c, &mut s, p, &gres(2));
+            start(&c, &mut s, p.clone(), &gres(1));
+            let a = start(&c, &mut s, p.clone(), &gres(2));
             assert_eq!(a.nodes[0].gpus, want, "{}", p.name());
         }
     }
@@ -464,7 +737,7 @@ mod tests {
         // Occupy GPUs 0,1 (switch 0) and 4,5 on n1 by hand: free 2,3,6,7 — a 4-ring crosses sockets.
         let mut a = place(
             &mut SelectCache::default(),
-            Placement::Slurm,
+            &Placement::Slurm,
             &c,
             &SchedParams::default(),
             &s,
@@ -518,7 +791,7 @@ mod tests {
         ] {
             let r = place(
                 &mut SelectCache::default(),
-                p,
+                &p,
                 &c,
                 &SchedParams::default(),
                 &s,

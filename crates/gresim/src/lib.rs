@@ -20,6 +20,9 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod compare;
+pub mod sweep;
+
 pub use gresim_engine::{EngineError, ProgressFn, SimOutput};
 pub use gresim_io::{load_runnable_scenario, load_scenario, InputError, Scenario};
 pub use gresim_policy::Policy;
@@ -114,6 +117,42 @@ impl<'a> Simulation<'a> {
             },
         })
     }
+}
+
+/// Runs of more submissions than this keep no pending-reason history
+/// unless asked ([`reasons_by_default`]).
+pub const REASONS_AUTO_LIMIT: u64 = 200_000;
+
+/// Submissions in a scenario's workload, when known before the run
+/// (`None` for a streamed trace, read during the run).
+pub fn submissions(s: &Scenario) -> Option<u64> {
+    match &s.workload {
+        gresim_io::Workload::Jobs(v) => Some(v.len() as u64),
+        gresim_io::Workload::Synthetic(x) => Some(x.jobs),
+        // Streamed traces are read during the run: their length is unknown.
+        #[allow(unreachable_patterns)]
+        _ => None,
+    }
+}
+
+/// Whether `sim run` keeps every pending-reason change (for the views) when
+/// not told: for inline and synthetic workloads of up to
+/// [`REASONS_AUTO_LIMIT`] submissions, not for streamed traces.
+pub fn reasons_by_default(s: &Scenario) -> bool {
+    submissions(s).is_some_and(|n| n <= REASONS_AUTO_LIMIT)
+}
+
+/// What stops a library function beyond one run: bad input (exit 2 in the
+/// CLI), a run that stopped, or outputs that could not be written (an
+/// internal error; the message says what).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error(transparent)]
+    Run(#[from] RunError),
+    #[error("{0}")]
+    Write(String),
 }
 
 /// A run that stopped: the scenario's path and the engine's error.

@@ -1,0 +1,240 @@
+"""gresim: a fast, faithful discrete-event simulator of Slurm GPU clusters.
+
+``gresim.run(scenario)`` runs a scenario (a path, a dict or a
+:class:`Scenario` from :func:`load`) through the library's entry point, the
+same one ``sim run`` uses, and returns an :class:`Outcome`. See
+docs/python.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from . import _gresim
+from ._errors import GresimError, PolicyError, ScenarioError, SimulationError, UsageError
+
+__all__ = [
+    "GresimError",
+    "Outcome",
+    "PlacementQuery",
+    "PolicyError",
+    "Scenario",
+    "ScenarioError",
+    "SimulationError",
+    "UsageError",
+    "compare",
+    "load",
+    "policies",
+    "run",
+    "sweep",
+]
+
+Scenario = _gresim.Scenario
+PlacementQuery = _gresim.PlacementQuery
+
+
+def load(scenario) -> Scenario:
+    """Reads and checks a scenario (a path or a dict) once, to run it many times."""
+    return _gresim.load(scenario)
+
+
+def policies() -> list[str]:
+    """The names of gresim's own policies (``--policy``)."""
+    return list(_gresim.policies())
+
+
+def _pandas():
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        return None
+    return pandas
+
+
+class Outcome:
+    """One run's results.
+
+    - ``summary``: ``summary.json`` as a dict;
+    - ``records``: one record per job (``records.json``), a pandas DataFrame
+      when pandas is installed, else a list of dicts;
+    - ``utilization``: the load timeline, a sample at every change (columns
+      ``t``, ``gpus_allocated``, ``gpus_available``,
+      ``gpu_sevenths_allocated``, ``cpus_allocated``, ``running``,
+      ``pending``), a DataFrame with pandas, else a dict of lists;
+    - ``write(dir)``: the files ``sim run --out DIR`` writes, byte for byte.
+    """
+
+    def __init__(self, native: _gresim.Outcome):
+        self._native = native
+        self._summary = None
+        self._records = None
+
+    @property
+    def policy(self) -> str:
+        return self._native.policy
+
+    @property
+    def scenario(self) -> str:
+        return self._native.scenario
+
+    @property
+    def seed(self) -> int:
+        return self._native.seed
+
+    @property
+    def summary(self) -> dict:
+        if self._summary is None:
+            self._summary = json.loads(self._native.summary_json())
+        return self._summary
+
+    def record_list(self) -> list[dict]:
+        """The records as a list of dicts, with or without pandas."""
+        if self._records is None:
+            self._records = json.loads(self._native.records_json())
+        return self._records
+
+    @property
+    def records(self):
+        recs = self.record_list()
+        pd = _pandas()
+        return pd.DataFrame(recs) if pd is not None else recs
+
+    @property
+    def utilization(self):
+        cols = self._native.utilization()
+        pd = _pandas()
+        return pd.DataFrame(cols) if pd is not None else cols
+
+    def table(self) -> str:
+        """The summary as ``sim run`` prints it."""
+        return self._native.table()
+
+    def write(self, dir: str | os.PathLike) -> None:
+        """Writes records.json, records.csv, summary.json, utilization.svg and
+        run.json into ``dir`` (created if needed), atomically."""
+        self._native.write(os.fspath(dir))
+
+    def __repr__(self) -> str:
+        return repr(self._native).replace("Outcome(", "gresim.Outcome(", 1)
+
+
+def policy_name(policy) -> str:
+    """A Python policy's name in reports: its ``name`` attribute, else its
+    function's or class's name."""
+    name = getattr(policy, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    return getattr(policy, "__name__", None) or type(policy).__name__
+
+
+def _placement_function(policy):
+    place = getattr(policy, "place", None)
+    if callable(place):
+        return place
+    if callable(policy):
+        return policy
+    raise TypeError(
+        "policy: expected a policy name, a placement function or an object with a "
+        f"place(query) method, got {type(policy).__name__}"
+    )
+
+
+def run(
+    scenario, policy: Any = None, seed: int | None = None, out=None, reasons: bool | None = None
+) -> Outcome:
+    """Runs ``scenario`` (a path, a dict or a :class:`Scenario`).
+
+    ``policy``: a gresim policy's name (``"slurm"``, ``"best-fit"``, …; see
+    :func:`policies`); None runs the scenario's own. Or a placement policy
+    written in Python: a function ``f(query)`` or an object with a
+    ``place(query)`` method, given a :class:`PlacementQuery` for each job
+    that fits now, returning None (Slurm's choice), ``[]`` (the job waits)
+    or ``[(node, [gpu, ...]), ...]``; Slurm's queue, main pass and backfill
+    stay around it (docs/python.md). A policy that raises, or returns a
+    choice the engine refuses, stops the run with :class:`PolicyError`. ``seed``: None runs
+    the scenario's own. ``out``: a directory to write the outputs into, as
+    ``sim run --out`` does. ``reasons``: keep every pending-reason change
+    for the views in run.json (None: as ``sim run``, for workloads of up to
+    200,000 submissions known before the run). Raises
+    :class:`ScenarioError` on bad input.
+    """
+    if policy is None or isinstance(policy, str):
+        native = _gresim.run_builtin(scenario, policy, seed, reasons)
+    else:
+        place = _placement_function(policy)
+        native = _gresim.run_placement(scenario, place, policy_name(policy), seed, reasons)
+    outcome = Outcome(native)
+    if out is not None:
+        outcome.write(out)
+    return outcome
+
+
+def _table(rows: list[dict]):
+    pd = _pandas()
+    return pd.DataFrame(rows) if pd is not None else rows
+
+
+class _Rows:
+    """Rows of a results table: ``rows`` (a DataFrame with pandas, else a
+    list of dicts), ``row_list()`` (always the list) and ``table()`` (what
+    ``sim`` prints)."""
+
+    def __init__(self, rows_json, table):
+        self._rows = json.loads(rows_json)
+        self._table = table
+
+    def row_list(self) -> list[dict]:
+        return self._rows
+
+    @property
+    def rows(self):
+        return _table(self._rows)
+
+    def table(self) -> str:
+        return self._table
+
+
+class Comparison(_Rows):
+    """``gresim.compare``'s result: ``outcomes`` (policy name -> :class:`Outcome`)
+    and ``compare.json``'s rows."""
+
+    def __init__(self, names, natives, rows_json, table):
+        super().__init__(rows_json, table)
+        self.outcomes = {n: Outcome(o) for n, o in zip(names, natives)}
+
+
+DEFAULT_COMPARE = ["slurm", "first-fit", "best-fit", "spread", "topology-aware"]
+
+
+def compare(scenario, policies=None, seed: int | None = None, out=None) -> Comparison:
+    """The same seeded workload under several policies, in parallel, as
+    ``sim compare`` runs it (default policies: ``sim compare``'s). With
+    ``out``, writes what ``sim compare --out`` writes."""
+    names = list(DEFAULT_COMPARE if policies is None else policies)
+    natives, rows, table = _gresim.compare(
+        scenario, names, seed, None if out is None else os.fspath(out)
+    )
+    return Comparison(names, natives, rows, table)
+
+
+class SweepResult(_Rows):
+    """``gresim.sweep``'s result: ``head`` (the results file's head: sweep,
+    scenario, fingerprint, points, policies, parameters, seeds) and one row
+    per point."""
+
+    def __init__(self, head_json, rows_json, table):
+        super().__init__(rows_json, table)
+        self.head = json.loads(head_json)
+
+
+def sweep(path, out=None, threads: int | None = None) -> SweepResult:
+    """Runs every point of a sweep file (docs/scenario-format.md, "Sweeps")
+    in parallel, as ``sim sweep`` does; with ``out``, writes what ``sim sweep
+    --out`` writes (each point's outputs, results.json, results.csv). For
+    shards on a cluster, use ``sim sweep --shard`` / ``--emit-sbatch``."""
+    head, rows, table = _gresim.sweep(
+        os.fspath(path), None if out is None else os.fspath(out), threads
+    )
+    return SweepResult(head, rows, table)
