@@ -59,6 +59,9 @@ use crate::queue::job_partitions;
 use crate::select::{node_may_fit, try_select, SelectCache, SelectFail};
 use crate::{EnqueueCtx, PassCtx, Policy};
 
+#[cfg(feature = "reference")]
+mod plain;
+
 /// Which classic policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClassicKind {
@@ -119,6 +122,9 @@ pub struct Classic {
     tested: u64,
     /// Node selection's caches, for this policy's passes and admission checks.
     cache: SelectCache,
+    /// Plan through the plain reference search (`reference` feature only).
+    #[cfg(feature = "reference")]
+    plain: bool,
 }
 
 impl Classic {
@@ -138,7 +144,28 @@ impl Classic {
             stats: crate::PassStats::default(),
             tested: 0,
             cache: SelectCache::new(),
+            #[cfg(feature = "reference")]
+            plain: false,
         }
+    }
+
+    /// `kind` planning through the plain earliest-fit search the fast one
+    /// is checked against (`classic/plain.rs`).
+    #[cfg(feature = "reference")]
+    pub fn with_plain_planner(kind: ClassicKind) -> Self {
+        Classic {
+            plain: true,
+            ..Classic::new(kind)
+        }
+    }
+
+    /// The earliest-fit search of one pass.
+    fn planner(&self, ctx: &PassCtx<'_>) -> Plan {
+        #[cfg(feature = "reference")]
+        if self.plain {
+            return Plan::Plain(plain::Planner::new(ctx));
+        }
+        Plan::Fast(Planner::new(ctx))
     }
 
     pub fn kind(&self) -> ClassicKind {
@@ -166,7 +193,7 @@ impl Classic {
     fn start_or_reserve(
         &mut self,
         ctx: &mut PassCtx<'_>,
-        plan: &mut Planner,
+        plan: &mut Plan,
         cache: &mut SelectCache,
         job: JobIdx,
         part: PartId,
@@ -330,7 +357,7 @@ impl Classic {
     fn easy_pass(&mut self, ctx: &mut PassCtx<'_>, cache: &mut SelectCache) {
         let released = self.released(ctx);
         let fresh = std::mem::take(&mut self.fresh);
-        let mut plan = Planner::new(ctx);
+        let mut plan = self.planner(ctx);
         let head_before = self.by_start.iter().next().map(|&(_, j)| j);
         let first = self.queue.keys().next().map(|&(_, j)| j);
         let replan = released || head_before.is_none() || head_before != first;
@@ -404,7 +431,7 @@ impl Classic {
     fn conservative_pass(&mut self, ctx: &mut PassCtx<'_>, cache: &mut SelectCache) {
         let released = self.released(ctx);
         let fresh = std::mem::take(&mut self.fresh);
-        let mut plan = Planner::new(ctx);
+        let mut plan = self.planner(ctx);
         // After a release, compress: re-plan every job in queue order.
         let todo = if released {
             self.in_order()
@@ -575,6 +602,46 @@ pub fn first_fit(
         avoid,
     )
     .ok()
+}
+
+/// One pass's earliest-fit search: the fast one, or the plain reference.
+enum Plan {
+    Fast(Planner),
+    #[cfg(feature = "reference")]
+    Plain(plain::Planner),
+}
+
+impl Plan {
+    fn start(
+        &mut self,
+        ctx: &mut PassCtx<'_>,
+        job: JobIdx,
+        part: PartId,
+        alloc: Allocation,
+        w: Time,
+    ) -> bool {
+        match self {
+            Plan::Fast(p) => p.start(ctx, job, part, alloc, w),
+            #[cfg(feature = "reference")]
+            Plan::Plain(p) => p.start(ctx, job, part, alloc, w),
+        }
+    }
+
+    fn earliest(
+        &mut self,
+        ctx: &PassCtx<'_>,
+        cache: &mut SelectCache,
+        policy: &Classic,
+        job: JobIdx,
+        part: PartId,
+        w: Time,
+    ) -> Option<(Time, Allocation)> {
+        match self {
+            Plan::Fast(p) => p.earliest(ctx, cache, policy, job, part, w),
+            #[cfg(feature = "reference")]
+            Plan::Plain(p) => p.earliest(ctx, cache, policy, job, part, w),
+        }
+    }
 }
 
 /// Planned ends of the jobs started in this pass, and scratch space for the
