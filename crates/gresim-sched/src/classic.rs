@@ -651,8 +651,54 @@ struct Planner {
     started_ends: Vec<(Time, usize)>,
     blk: Vec<u32>,
     avoid: Vec<bool>,
-    fits: Vec<Option<u32>>,
+    fits: Vec<Option<Fit>>,
     active: BTreeSet<JobIdx>,
+}
+
+/// What a node that `node_may_fit` admits offers a request: the free GPUs a
+/// per-job count could use there, and its free CPUs as [`first_fit`]
+/// counts them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Fit {
+    gpus: u32,
+    cpus: u32,
+}
+
+/// Fitting nodes, their GPUs and their free CPUs.
+#[derive(Debug, Clone, Copy, Default)]
+struct Counts {
+    nodes: u32,
+    gpus: u32,
+    cpus: u64,
+}
+
+impl Counts {
+    fn add(&mut self, f: Option<Fit>) {
+        if let Some(f) = f {
+            self.nodes += 1;
+            self.gpus = self.gpus.saturating_add(f.gpus);
+            self.cpus += u64::from(f.cpus);
+        }
+    }
+
+    fn sub(&mut self, f: Option<Fit>) {
+        if let Some(f) = f {
+            self.nodes -= 1;
+            self.gpus = self.gpus.saturating_sub(f.gpus);
+            self.cpus -= u64::from(f.cpus);
+        }
+    }
+
+    /// Whether [`first_fit`] could find `req` a prefix of these nodes: enough
+    /// of them, enough GPUs for a per-job count, enough free CPUs for the
+    /// tasks at the minimum node count (the bounds `first_fit` checks before
+    /// any selection).
+    fn may_hold(&self, req: &JobRequest) -> bool {
+        let min_nodes = req.min_nodes.max(1);
+        self.nodes >= min_nodes
+            && req.gpus_per_job.is_none_or(|pj| self.gpus >= pj.count)
+            && self.cpus >= u64::from(req.total_tasks(min_nodes)) * u64::from(req.cpus_per_task)
+    }
 }
 
 impl Planner {
@@ -702,16 +748,19 @@ impl Planner {
         let pnodes = &cluster.partition(part).nodes;
         let mut future: Option<ClusterState> = None;
         let fits_of = |st: &ClusterState, id: NodeId| {
-            node_may_fit(cluster, ctx.params, st.node(id), id, &req)
+            let u = st.node(id);
+            node_may_fit(cluster, ctx.params, u, id, &req).map(|gpus| Fit {
+                gpus,
+                cpus: u.free_core_count() * u32::from(cluster.node(id).threads_per_core),
+            })
         };
         for &id in pnodes {
             self.fits[id.idx()] = fits_of(ctx.state, id);
         }
-        let (mut n_fit, mut g_fit) = (0u32, 0u32);
+        let mut counts = Counts::default();
         for &id in pnodes {
-            count(self.fits[id.idx()], &mut n_fit, &mut g_fit, true);
+            counts.add(self.fits[id.idx()]);
         }
-        let need_nodes = req.min_nodes.max(1);
         let check = req.nodelist.is_empty();
         // Running jobs past their planned end are planned to end next tick.
         let mut running = ctx
@@ -750,8 +799,8 @@ impl Planner {
                         let old = self.fits[i];
                         self.fits[i] = fits_of(st, na.node);
                         if self.blk[i] == 0 {
-                            count(old, &mut n_fit, &mut g_fit, false);
-                            count(self.fits[i], &mut n_fit, &mut g_fit, true);
+                            counts.sub(old);
+                            counts.add(self.fits[i]);
                         }
                     }
                 }
@@ -770,7 +819,7 @@ impl Planner {
                             if self.blk[i] == 0 {
                                 self.avoid[i] = false;
                                 if cluster.in_partition(part, *id) {
-                                    count(self.fits[i], &mut n_fit, &mut g_fit, true);
+                                    counts.add(self.fits[i]);
                                 }
                             }
                         }
@@ -792,7 +841,7 @@ impl Planner {
                             if self.blk[i] == 0 {
                                 self.avoid[i] = true;
                                 if cluster.in_partition(part, *id) {
-                                    count(self.fits[i], &mut n_fit, &mut g_fit, false);
+                                    counts.sub(self.fits[i]);
                                 }
                             }
                             self.blk[i] += 1;
@@ -800,9 +849,8 @@ impl Planner {
                     }
                 }
             }
-            let may = !check
-                || (n_fit >= need_nodes && req.gpus_per_job.is_none_or(|pj| g_fit >= pj.count));
-            if may {
+            // `first_fit` on these nodes needs the counts to hold the job.
+            if !check || counts.may_hold(&req) {
                 let st = future.as_ref().unwrap_or(&*ctx.state);
                 if let Some(a) = first_fit(
                     cache,
@@ -840,18 +888,6 @@ impl Planner {
             }
         }
         found
-    }
-}
-
-fn count(f: Option<u32>, n: &mut u32, g: &mut u32, add: bool) {
-    if let Some(x) = f {
-        if add {
-            *n += 1;
-            *g = g.saturating_add(x);
-        } else {
-            *n -= 1;
-            *g = g.saturating_sub(x);
-        }
     }
 }
 
