@@ -2289,6 +2289,24 @@ fn failure_generator_reaches_failures_checkpoints_and_oom() {
     assert!(node_fail_runs > 50 && saved > 10 && oom > 10 && fallback > 5 && lost > 0);
 }
 
+/// `s` run with a fast policy and with its plain reference gives every job
+/// the same state, reason and runs.
+fn same_decisions(
+    s: &Scenario,
+    fast: Box<dyn gresim_sched::Policy>,
+    plain: Box<dyn gresim_sched::Policy>,
+) -> Result<(), TestCaseError> {
+    let (f, p) = (
+        decisions(&simulate_with(s, fast)?),
+        decisions(&simulate_with(s, plain)?),
+    );
+    for (i, (a, b)) in f.iter().zip(&p).enumerate() {
+        prop_assert_eq!(a, b, "job {} differs\nin {:?}", i, s);
+    }
+    prop_assert_eq!(f.len(), p.len());
+    Ok(())
+}
+
 /// Every job's state, reason and runs (start, end, nodes, cores, GPUs), as
 /// one comparable text per job.
 fn decisions(out: &SimOutput) -> Vec<String> {
@@ -2308,12 +2326,33 @@ proptest! {
     /// plain pass kept in `gresim_sched::backfill_plain`.
     #[test]
     fn fast_backfill_decides_as_the_plain_pass(s in scenario()) {
-        let fast = simulate_with(&s, Box::new(gresim_sched::Fifo::with_backfill()))?;
-        let plain = simulate_with(&s, Box::new(gresim_sched::Fifo::with_plain_backfill()))?;
-        let (f, p) = (decisions(&fast), decisions(&plain));
-        for (i, (a, b)) in f.iter().zip(&p).enumerate() {
-            prop_assert_eq!(a, b, "job {} differs\nin {:?}", i, s);
-        }
-        prop_assert_eq!(f.len(), p.len());
+        same_decisions(
+            &s,
+            Box::new(gresim_sched::Fifo::with_backfill()),
+            Box::new(gresim_sched::Fifo::with_plain_backfill()),
+        )?;
+    }
+}
+
+proptest! {
+    #![proptest_config(config(300))]
+
+    /// Conservative backfilling's fast earliest-fit search (`classic.rs`'s
+    /// `Planner`) changes no decision: random clusters, queues, limits and
+    /// admin actions give the same starts, ends and allocations as the plain
+    /// search kept in `gresim-sched/src/classic/plain.rs`.
+    #[test]
+    fn fast_conservative_decides_as_the_plain_one(s in scenario()) {
+        use gresim_sched::classic::{Classic, ClassicKind};
+        let kind = ClassicKind::Conservative;
+        same_decisions(&s, Box::new(Classic::new(kind)), Box::new(Classic::with_plain_planner(kind)))?;
+    }
+
+    /// The same for EASY, whose head reservation uses the same search.
+    #[test]
+    fn fast_easy_decides_as_the_plain_one(s in scenario()) {
+        use gresim_sched::classic::{Classic, ClassicKind};
+        let kind = ClassicKind::Easy;
+        same_decisions(&s, Box::new(Classic::new(kind)), Box::new(Classic::with_plain_planner(kind)))?;
     }
 }

@@ -59,6 +59,9 @@ use crate::queue::job_partitions;
 use crate::select::{node_may_fit, try_select, SelectCache, SelectFail};
 use crate::{EnqueueCtx, PassCtx, Policy};
 
+#[cfg(feature = "reference")]
+mod plain;
+
 /// Which classic policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClassicKind {
@@ -119,6 +122,9 @@ pub struct Classic {
     tested: u64,
     /// Node selection's caches, for this policy's passes and admission checks.
     cache: SelectCache,
+    /// Plan through the plain reference search (`reference` feature only).
+    #[cfg(feature = "reference")]
+    plain: bool,
 }
 
 impl Classic {
@@ -138,7 +144,28 @@ impl Classic {
             stats: crate::PassStats::default(),
             tested: 0,
             cache: SelectCache::new(),
+            #[cfg(feature = "reference")]
+            plain: false,
         }
+    }
+
+    /// `kind` planning through the plain earliest-fit search the fast one
+    /// is checked against (`classic/plain.rs`).
+    #[cfg(feature = "reference")]
+    pub fn with_plain_planner(kind: ClassicKind) -> Self {
+        Classic {
+            plain: true,
+            ..Classic::new(kind)
+        }
+    }
+
+    /// The earliest-fit search of one pass.
+    fn planner(&self, ctx: &PassCtx<'_>) -> Plan {
+        #[cfg(feature = "reference")]
+        if self.plain {
+            return Plan::Plain(plain::Planner::new(ctx));
+        }
+        Plan::Fast(Planner::new(ctx))
     }
 
     pub fn kind(&self) -> ClassicKind {
@@ -166,7 +193,7 @@ impl Classic {
     fn start_or_reserve(
         &mut self,
         ctx: &mut PassCtx<'_>,
-        plan: &mut Planner,
+        plan: &mut Plan,
         cache: &mut SelectCache,
         job: JobIdx,
         part: PartId,
@@ -330,7 +357,7 @@ impl Classic {
     fn easy_pass(&mut self, ctx: &mut PassCtx<'_>, cache: &mut SelectCache) {
         let released = self.released(ctx);
         let fresh = std::mem::take(&mut self.fresh);
-        let mut plan = Planner::new(ctx);
+        let mut plan = self.planner(ctx);
         let head_before = self.by_start.iter().next().map(|&(_, j)| j);
         let first = self.queue.keys().next().map(|&(_, j)| j);
         let replan = released || head_before.is_none() || head_before != first;
@@ -404,7 +431,7 @@ impl Classic {
     fn conservative_pass(&mut self, ctx: &mut PassCtx<'_>, cache: &mut SelectCache) {
         let released = self.released(ctx);
         let fresh = std::mem::take(&mut self.fresh);
-        let mut plan = Planner::new(ctx);
+        let mut plan = self.planner(ctx);
         // After a release, compress: re-plan every job in queue order.
         let todo = if released {
             self.in_order()
@@ -577,6 +604,46 @@ pub fn first_fit(
     .ok()
 }
 
+/// One pass's earliest-fit search: the fast one, or the plain reference.
+enum Plan {
+    Fast(Planner),
+    #[cfg(feature = "reference")]
+    Plain(plain::Planner),
+}
+
+impl Plan {
+    fn start(
+        &mut self,
+        ctx: &mut PassCtx<'_>,
+        job: JobIdx,
+        part: PartId,
+        alloc: Allocation,
+        w: Time,
+    ) -> bool {
+        match self {
+            Plan::Fast(p) => p.start(ctx, job, part, alloc, w),
+            #[cfg(feature = "reference")]
+            Plan::Plain(p) => p.start(ctx, job, part, alloc, w),
+        }
+    }
+
+    fn earliest(
+        &mut self,
+        ctx: &PassCtx<'_>,
+        cache: &mut SelectCache,
+        policy: &Classic,
+        job: JobIdx,
+        part: PartId,
+        w: Time,
+    ) -> Option<(Time, Allocation)> {
+        match self {
+            Plan::Fast(p) => p.earliest(ctx, cache, policy, job, part, w),
+            #[cfg(feature = "reference")]
+            Plan::Plain(p) => p.earliest(ctx, cache, policy, job, part, w),
+        }
+    }
+}
+
 /// Planned ends of the jobs started in this pass, and scratch space for the
 /// earliest-fit search.
 struct Planner {
@@ -584,8 +651,54 @@ struct Planner {
     started_ends: Vec<(Time, usize)>,
     blk: Vec<u32>,
     avoid: Vec<bool>,
-    fits: Vec<Option<u32>>,
+    fits: Vec<Option<Fit>>,
     active: BTreeSet<JobIdx>,
+}
+
+/// What a node that `node_may_fit` admits offers a request: the free GPUs a
+/// per-job count could use there, and its free CPUs as [`first_fit`]
+/// counts them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Fit {
+    gpus: u32,
+    cpus: u32,
+}
+
+/// Fitting nodes, their GPUs and their free CPUs.
+#[derive(Debug, Clone, Copy, Default)]
+struct Counts {
+    nodes: u32,
+    gpus: u32,
+    cpus: u64,
+}
+
+impl Counts {
+    fn add(&mut self, f: Option<Fit>) {
+        if let Some(f) = f {
+            self.nodes += 1;
+            self.gpus = self.gpus.saturating_add(f.gpus);
+            self.cpus += u64::from(f.cpus);
+        }
+    }
+
+    fn sub(&mut self, f: Option<Fit>) {
+        if let Some(f) = f {
+            self.nodes -= 1;
+            self.gpus = self.gpus.saturating_sub(f.gpus);
+            self.cpus -= u64::from(f.cpus);
+        }
+    }
+
+    /// Whether [`first_fit`] could find `req` a prefix of these nodes: enough
+    /// of them, enough GPUs for a per-job count, enough free CPUs for the
+    /// tasks at the minimum node count (the bounds `first_fit` checks before
+    /// any selection).
+    fn may_hold(&self, req: &JobRequest) -> bool {
+        let min_nodes = req.min_nodes.max(1);
+        self.nodes >= min_nodes
+            && req.gpus_per_job.is_none_or(|pj| self.gpus >= pj.count)
+            && self.cpus >= u64::from(req.total_tasks(min_nodes)) * u64::from(req.cpus_per_task)
+    }
 }
 
 impl Planner {
@@ -635,16 +748,19 @@ impl Planner {
         let pnodes = &cluster.partition(part).nodes;
         let mut future: Option<ClusterState> = None;
         let fits_of = |st: &ClusterState, id: NodeId| {
-            node_may_fit(cluster, ctx.params, st.node(id), id, &req)
+            let u = st.node(id);
+            node_may_fit(cluster, ctx.params, u, id, &req).map(|gpus| Fit {
+                gpus,
+                cpus: u.free_core_count() * u32::from(cluster.node(id).threads_per_core),
+            })
         };
         for &id in pnodes {
             self.fits[id.idx()] = fits_of(ctx.state, id);
         }
-        let (mut n_fit, mut g_fit) = (0u32, 0u32);
+        let mut counts = Counts::default();
         for &id in pnodes {
-            count(self.fits[id.idx()], &mut n_fit, &mut g_fit, true);
+            counts.add(self.fits[id.idx()]);
         }
-        let need_nodes = req.min_nodes.max(1);
         let check = req.nodelist.is_empty();
         // Running jobs past their planned end are planned to end next tick.
         let mut running = ctx
@@ -683,8 +799,8 @@ impl Planner {
                         let old = self.fits[i];
                         self.fits[i] = fits_of(st, na.node);
                         if self.blk[i] == 0 {
-                            count(old, &mut n_fit, &mut g_fit, false);
-                            count(self.fits[i], &mut n_fit, &mut g_fit, true);
+                            counts.sub(old);
+                            counts.add(self.fits[i]);
                         }
                     }
                 }
@@ -703,7 +819,7 @@ impl Planner {
                             if self.blk[i] == 0 {
                                 self.avoid[i] = false;
                                 if cluster.in_partition(part, *id) {
-                                    count(self.fits[i], &mut n_fit, &mut g_fit, true);
+                                    counts.add(self.fits[i]);
                                 }
                             }
                         }
@@ -725,7 +841,7 @@ impl Planner {
                             if self.blk[i] == 0 {
                                 self.avoid[i] = true;
                                 if cluster.in_partition(part, *id) {
-                                    count(self.fits[i], &mut n_fit, &mut g_fit, false);
+                                    counts.sub(self.fits[i]);
                                 }
                             }
                             self.blk[i] += 1;
@@ -733,9 +849,8 @@ impl Planner {
                     }
                 }
             }
-            let may = !check
-                || (n_fit >= need_nodes && req.gpus_per_job.is_none_or(|pj| g_fit >= pj.count));
-            if may {
+            // `first_fit` on these nodes needs the counts to hold the job.
+            if !check || counts.may_hold(&req) {
                 let st = future.as_ref().unwrap_or(&*ctx.state);
                 if let Some(a) = first_fit(
                     cache,
@@ -773,18 +888,6 @@ impl Planner {
             }
         }
         found
-    }
-}
-
-fn count(f: Option<u32>, n: &mut u32, g: &mut u32, add: bool) {
-    if let Some(x) = f {
-        if add {
-            *n += 1;
-            *g = g.saturating_add(x);
-        } else {
-            *n -= 1;
-            *g = g.saturating_sub(x);
-        }
     }
 }
 
