@@ -61,6 +61,8 @@ enum Command {
     Sinfo(views::SinfoArgs),
     /// Why a job is pending at time T.
     Explain(views::ExplainArgs),
+    /// Shares, usage and fair-share factors per association at time T, as sshare -a -l prints them.
+    Sshare(views::SshareArgs),
     /// Write a self-contained report.html for a run directory.
     Report(views::ReportArgs),
 }
@@ -157,23 +159,15 @@ impl Failure {
 
 /// `sim FILE …` is short for `sim run FILE …`.
 fn normalise_args(mut args: Vec<OsString>) -> Vec<OsString> {
-    const SUBCOMMANDS: &[&str] = &[
-        "run",
-        "conformance",
-        "compare",
-        "sweep",
-        "fgd",
-        "env",
-        "lint",
-        "squeue",
-        "sacct",
-        "sinfo",
-        "explain",
-        "report",
-        "help",
-    ];
+    // The subcommands clap knows, so a new one needs no list of its own.
+    let cmd = <Cli as clap::CommandFactory>::command();
+    let known: Vec<&str> = cmd
+        .get_subcommands()
+        .map(clap::Command::get_name)
+        .chain(["help"])
+        .collect();
     if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
-        if !first.starts_with('-') && !SUBCOMMANDS.contains(&first) {
+        if !first.starts_with('-') && !known.contains(&first) {
             args.insert(1, OsString::from("run"));
         }
     }
@@ -196,6 +190,7 @@ fn main() -> ExitCode {
         Command::Sacct(a) => views::cmd_sacct(&a).map_err(|(code, msg)| Failure { code, msg }),
         Command::Sinfo(a) => views::cmd_sinfo(&a).map_err(|(code, msg)| Failure { code, msg }),
         Command::Explain(a) => views::cmd_explain(&a).map_err(|(code, msg)| Failure { code, msg }),
+        Command::Sshare(a) => views::cmd_sshare(&a).map_err(|(code, msg)| Failure { code, msg }),
         Command::Report(a) => views::cmd_report(&a).map_err(|(code, msg)| Failure { code, msg }),
         Command::Fgd(args) => fgd_cmd::cmd_fgd(&args),
         Command::Env(args) => env_cmd::cmd_env(&args),

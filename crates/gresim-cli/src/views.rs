@@ -248,6 +248,54 @@ pub fn cmd_explain(a: &ExplainArgs) -> Result<(), ViewError> {
 }
 
 #[derive(clap::Args, Debug)]
+pub struct SshareArgs {
+    /// A run directory written by `sim run` (or its run.json).
+    pub run_dir: PathBuf,
+    /// Simulated time (seconds, or [D-]HH:MM:SS); default: the end of the run.
+    #[arg(long)]
+    pub at: Option<String>,
+}
+
+/// `sim sshare`: the run's scenario is run again, with its policy and seed,
+/// up to time T, and the fair-share figures of the last computation before
+/// T are printed as `sshare -a -l` does.
+pub fn cmd_sshare(a: &SshareArgs) -> Result<(), ViewError> {
+    let rf = load(&a.run_dir)?;
+    let t = at(&rf, a.at.as_deref())?;
+    let Some(text) = rf.scenario_text.as_deref() else {
+        return Err(input(format!(
+            "{}: the run file holds no scenario text to run again",
+            a.run_dir.display()
+        )));
+    };
+    let dir = if a.run_dir.is_file() {
+        a.run_dir.parent().unwrap_or(Path::new(".")).to_path_buf()
+    } else {
+        a.run_dir.clone()
+    };
+    let mut sc = gresim_io::parse_scenario(&dir.join("run.json#scenario"), text).map_err(input)?;
+    if sc.cluster.accounting().is_none() {
+        return Err(input(format!(
+            "{}: the scenario has no accounting section, so there are no shares",
+            a.run_dir.display()
+        )));
+    }
+    sc.impossible = None;
+    sc.horizon = Some(sc.horizon.map_or(t, |h| h.min(t)));
+    let kind: gresim::PolicyKind = rf.policy.parse().map_err(input)?;
+    let mut sim = gresim::Simulation::new(&sc).policy(kind);
+    if let Some(seed) = rf.seed {
+        sim = sim.seed(seed);
+    }
+    let out = sim.run().map_err(|e| (1, e.to_string()))?;
+    let (Some(acct), Some(usage)) = (out.output.cluster.accounting(), out.output.acct.as_ref())
+    else {
+        return Err((1, "the run kept no accounting usage".into()));
+    };
+    print(&gresim_report::sshare::sshare(acct, usage))
+}
+
+#[derive(clap::Args, Debug)]
 pub struct ReportArgs {
     pub run_dir: PathBuf,
     /// Also write every chart as PNG: utilization.png beside utilization.svg,

@@ -178,6 +178,8 @@ pub struct SimOutput {
     pub node_failures: Vec<u32>,
     /// The policy's pass counters ([`gresim_policy::Policy::stats`]).
     pub pass_stats: gresim_policy::PassStats,
+    /// Association and QOS usage at the end, with accounting (`sim sshare`).
+    pub acct: Option<gresim_model::accounting::AcctUsage>,
 }
 
 impl SimOutput {

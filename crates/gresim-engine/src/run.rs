@@ -7,6 +7,7 @@ use gresim_model::job::{DepKind, Job, JobSpec, Run, RunTime, Time};
 use gresim_model::{
     Allocation, ClusterState, JobId, JobIdx, JobState, NodeAdminState, NodeId, Reason,
 };
+use gresim_policy::priority::PriorityConfig;
 use gresim_policy::{PassCtx, Policy, Start};
 
 use crate::event::{EventKind, EventQueue, Phase};
@@ -390,6 +391,7 @@ impl<'a> Engine<'a> {
             node_log: self.node_log,
             node_failures: self.node_failures,
             pass_stats: self.policy.stats(),
+            acct: self.acct,
         })
     }
 
@@ -797,6 +799,7 @@ impl<'a> Engine<'a> {
             self.notify_dependents(sub);
         } else {
             self.pending += n;
+            self.ensure_acct_tick();
             if let (Some(a), Some(u)) = (self.cluster.accounting(), self.acct.as_mut()) {
                 let spec = &self.specs[sub as usize];
                 if let Some(ja) = spec.acct() {
@@ -1017,6 +1020,8 @@ impl<'a> Engine<'a> {
             params: &self.params,
             jobs: &self.jobs,
             specs: &self.specs,
+            acct: self.acct.as_ref(),
+            now: None,
         };
         let top = self.policy.enqueue(job, &ectx);
         if at_submit && !top {
@@ -1194,14 +1199,9 @@ impl<'a> Engine<'a> {
                     let left = limit.unwrap_or(gresim_policy::ACCT_UNLIMITED);
                     self.acct_running.insert(job, (tres, left, now));
                 }
-                if self.acct_tick_at.is_none() {
-                    let iv = self.params.priority_calc_period.max(1);
-                    let t = (now / iv + 1) * iv;
-                    self.acct_tick_at = Some(t);
-                    self.queue.push(t, Phase::JobEnd, EventKind::AcctTick);
-                }
             }
         }
+        self.ensure_acct_tick();
         let planned_end = now.saturating_add(limit.unwrap_or(UNLIMITED_PLAN));
         self.jobs[job.idx()].planned_end = planned_end;
         self.running_ends.insert((planned_end, job));
@@ -1250,17 +1250,54 @@ impl<'a> Engine<'a> {
         Ok(())
     }
 
-    /// A running job under accounting stops holding its TRES (`acct_policy_job_fini`).
+    /// The accounting tick runs while anything is left to happen, under
+    /// priority/multifactor (priority/basic has no decay thread).
+    fn ensure_acct_tick(&mut self) {
+        if self.acct.is_none()
+            || self.acct_tick_at.is_some()
+            || !matches!(self.params.priority, PriorityConfig::Multifactor(_))
+        {
+            return;
+        }
+        let iv = self.params.priority_calc_period.max(1);
+        let phase = self.params.decay_phase % iv;
+        let t = if self.now < phase {
+            phase
+        } else {
+            phase + ((self.now - phase) / iv + 1) * iv
+        };
+        self.acct_tick_at = Some(t);
+        self.queue.push(t, Phase::JobEnd, EventKind::AcctTick);
+    }
+
+    /// The decay factor per second, and Fair Tree or classic.
+    fn fairshare_params(&self) -> (f64, bool) {
+        match &self.params.priority {
+            PriorityConfig::Multifactor(m) => (
+                gresim_policy::fairshare::decay_factor(m.half_life),
+                m.fair_tree,
+            ),
+            PriorityConfig::Basic => (1.0, true),
+        }
+    }
+
+    /// A running job under accounting stops holding its TRES (`acct_policy_job_fini`),
+    /// and its use since the last tick counts (`priority_p_job_end()`).
     fn acct_fini(&mut self, job: JobIdx) {
         let Some((tres, left, last)) = self.acct_running.remove(&job) else {
             return;
         };
+        let (df, _) = self.fairshare_params();
+        let multifactor = matches!(self.params.priority, PriorityConfig::Multifactor(_));
+        let now = self.now;
         let (Some(a), Some(u)) = (self.cluster.accounting(), self.acct.as_mut()) else {
             return;
         };
-        let _ = last;
         let spec = &self.specs[self.jobs[job.idx()].sub as usize];
         if let Some(ja) = spec.acct() {
+            if multifactor {
+                gresim_policy::fairshare::accrue(a, u, ja, &tres, now.saturating_sub(last), df);
+            }
             let mut run_left = [0u64; gresim_model::accounting::MAX_TRES];
             for (r, t) in run_left.iter_mut().zip(&tres) {
                 *r = t.saturating_mul(left);
@@ -1271,25 +1308,52 @@ impl<'a> Engine<'a> {
 
     /// The priority plugin's periodic work (`PriorityCalcPeriod`): running
     /// jobs' TRES-seconds still to run shrink by the time they ran.
+    /// Also, under priority/multifactor (`_decay_thread()`, Fair Tree's
+    /// `fair_tree_decay()`): usage decays, running jobs' use since the last
+    /// tick is added, fair-share factors are recomputed, and so are the
+    /// priorities of the queued jobs.
     fn on_acct_tick(&mut self) {
         self.acct_tick_at = None;
         let now = self.now;
+        let (df, fair_tree) = self.fairshare_params();
         let (Some(a), Some(u)) = (self.cluster.accounting(), self.acct.as_mut()) else {
             return;
         };
+        if u.last_decay > 0 {
+            let d = now.saturating_sub(u.last_decay) as f64;
+            gresim_policy::fairshare::apply_decay(a, u, df.powf(d));
+        }
         for (job, (tres, left, last)) in self.acct_running.iter_mut() {
-            let d = now.saturating_sub(*last).min(*left);
+            let ran = now.saturating_sub(*last);
+            let d = ran.min(*left);
             *left -= d;
             *last = now;
             let spec = &self.specs[self.jobs[job.idx()].sub as usize];
             if let Some(ja) = spec.acct() {
+                gresim_policy::fairshare::accrue(a, u, ja, tres, ran, df);
                 u.run_down(a, ja, &spec.user, tres, d);
             }
         }
-        if !self.acct_running.is_empty() {
-            let t = now + self.params.priority_calc_period.max(1);
-            self.acct_tick_at = Some(t);
-            self.queue.push(t, Phase::JobEnd, EventKind::AcctTick);
+        gresim_policy::fairshare::compute(a, u, fair_tree);
+        u.last_decay = now;
+        let ectx = gresim_policy::EnqueueCtx {
+            cluster: &self.cluster,
+            params: &self.params,
+            jobs: &self.jobs,
+            specs: &self.specs,
+            acct: self.acct.as_ref(),
+            now: Some(now),
+        };
+        self.policy.reprioritize(&ectx);
+        // Ticks go on while anything else is left to happen (not for jobs
+        // that can never start: a reordered queue alone starts nothing new).
+        let more =
+            !self.acct_running.is_empty() || !self.queue.is_empty() || self.next_spec.is_some();
+        if self.policy.queued() > 0 {
+            self.mark_dirty();
+        }
+        if more {
+            self.ensure_acct_tick();
         }
     }
 

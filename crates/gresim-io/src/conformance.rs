@@ -667,13 +667,20 @@ fn case_params(path: &Path, def: &CaseDef) -> Result<SchedParams, InputError> {
     if let Some(c) = s.cred_expire {
         text += &format!("AuthInfo=cred_expire={c}\n");
     }
+    if def.accounting.is_some() {
+        // The harness runs slurmdbd for such a case (which, for one, turns
+        // on the age factor).
+        text += "AccountingStorageType=accounting_storage/slurmdbd\n";
+    }
     for line in &s.extra_conf {
         text += line;
         text.push('\n');
     }
     let (conf, _) = slurmconf::parse_slurm_conf(path, &text)
         .map_err(|e| InputError::at(path, "slurm", e.msg))?;
-    Ok(slurmconf::sched_params(&conf, &base))
+    let mut p = slurmconf::sched_params(&conf, &base);
+    p.decay_phase = ctld.rem_euclid(p.priority_calc_period.max(1) as i64) as u64;
+    Ok(p)
 }
 
 /// `scontrol …` as the harness writes it, with `{jobid}` naming a case job.

@@ -109,8 +109,25 @@ impl Scenario {
         }
     }
 
-    /// The generated or streamed jobs, as the source gives them.
+    /// The generated or streamed jobs, as the source gives them, each under
+    /// its user's default account and QOS when the cluster has accounting.
     fn stream(&self, seed: u64) -> JobSource<'_> {
+        let src = self.stream_raw(seed);
+        if self.cluster.accounting().is_none() || matches!(self.workload, Workload::Jobs(_)) {
+            return src;
+        }
+        let cluster = &self.cluster;
+        Box::new(src.map(move |r| {
+            r.map(|mut s| {
+                if s.acct().is_none() {
+                    build::apply_accounting(&mut s, cluster, None, None);
+                }
+                s
+            })
+        }))
+    }
+
+    fn stream_raw(&self, seed: u64) -> JobSource<'_> {
         match &self.workload {
             Workload::Jobs(v) => Box::new(v.iter().cloned().map(Ok)),
             Workload::Synthetic(s) => Box::new(s.stream(seed)),
@@ -528,7 +545,18 @@ fn sched_params(
         kill_completing: d.kill_completing,
         requeue_completing: d.requeue_completing,
         main_after_ends_from: d.main_after_ends_from,
-        priority_calc_period: d.priority_calc_period,
+        priority_calc_period: match s.priority_weights.as_ref().and_then(|w| w.calc_period) {
+            Some(0) => {
+                return Err(InputError::at(
+                    path,
+                    "scheduler.priority_weights.calc_period",
+                    "expected at least 1 second",
+                ))
+            }
+            Some(c) => c,
+            None => d.priority_calc_period,
+        },
+        decay_phase: d.decay_phase,
         bf_window: s.bf_window.map_or(d.bf_window, |m| m * 60),
         bf_resolution: positive(s.bf_resolution, "bf_resolution", d.bf_resolution)?,
         bf_max_job_test: s.bf_max_job_test.unwrap_or(d.bf_max_job_test),
@@ -574,6 +602,20 @@ fn priority_config(
             if let Some(a) = w.max_age {
                 m.max_age = a;
             }
+            if let Some(h) = w.decay_half_life {
+                m.half_life = h;
+            }
+            m.fair_tree = match w.fairshare_algorithm.as_deref() {
+                None | Some("fair_tree") => true,
+                Some("classic") => false,
+                Some(other) => {
+                    return Err(InputError::at(
+                        path,
+                        "scheduler.priority_weights.fairshare_algorithm",
+                        format!("expected \"fair_tree\" or \"classic\", got \"{other}\""),
+                    ))
+                }
+            };
             Ok(PriorityConfig::Multifactor(m))
         }
         (Some(other), _) => Err(InputError::at(

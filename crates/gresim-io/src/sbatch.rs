@@ -99,8 +99,8 @@ const OPTIONS: &[OptDef] = &[
     opt("exclude", Some('x'), Arg::Required),
     opt("nice", None, Arg::Optional),
     opt("hold", Some('H'), Arg::None),
-    inert("account", Some('A'), Arg::Required),
-    inert("qos", Some('q'), Arg::Required),
+    opt("account", Some('A'), Arg::Required),
+    opt("qos", Some('q'), Arg::Required),
     inert("mail-type", None, Arg::Required),
     inert("mail-user", None, Arg::Required),
     inert("chdir", Some('D'), Arg::Required),
@@ -894,6 +894,9 @@ fn apply(
             job.nice = Some(n);
         }
         "hold" => job.hold = true,
+        // With accounting they name the association and QOS; without, Slurm ignores them.
+        "account" => job.account = Some(nonempty("account")?),
+        "qos" => job.qos = Some(nonempty("qos")?),
         _ => {} // inert options
     }
     Ok(())

@@ -304,6 +304,14 @@ pub struct SlurmConf {
     pub priority_favor_small: Option<bool>,
     /// PriorityMaxAge in seconds.
     pub priority_max_age: Option<Seconds>,
+    /// PriorityDecayHalfLife in seconds (`Some(0)`: no decay).
+    pub priority_decay_half_life: Option<Seconds>,
+    /// PriorityCalcPeriod in seconds.
+    pub priority_calc_period: Option<Seconds>,
+    /// PriorityFlags as written.
+    pub priority_flags: Option<String>,
+    pub accounting_storage_enforce: Option<String>,
+    pub accounting_storage_tres: Option<String>,
     /// DefMemPerCPU in MB; `Some(0)` is Slurm's "no default".
     pub def_mem_per_cpu: Option<u64>,
     pub job_requeue: Option<bool>,
@@ -578,9 +586,6 @@ const UNMODELLED_KEYS: &[&str] = &[
     "preemptexempttime",
     "preemptmode",
     "preempttype",
-    "prioritycalcperiod",
-    "prioritydecayhalflife",
-    "priorityflags",
     "priorityparameters",
     "prioritysitefactorparameters",
     "prioritysitefactorplugin",
@@ -1231,6 +1236,15 @@ fn global(
             }
         }
         "priorityfavorsmall" => c.priority_favor_small = Some(boolean(l, k, v)?),
+        "prioritydecayhalflife" => {
+            c.priority_decay_half_life = Some(time_opt(l, k, v)?.unwrap_or(0))
+        }
+        "prioritycalcperiod" => {
+            c.priority_calc_period = Some(time_opt(l, k, v)?.filter(|s| *s > 0).unwrap_or(60))
+        }
+        "priorityflags" => c.priority_flags = Some(v.to_string()),
+        "accountingstorageenforce" => c.accounting_storage_enforce = Some(v.to_string()),
+        "accountingstoragetres" => c.accounting_storage_tres = Some(v.to_string()),
         "prioritymaxage" => {
             c.priority_max_age = Some(time_opt(l, k, v)?.unwrap_or(u64::from(u32::MAX)))
         }
@@ -1302,6 +1316,9 @@ pub fn sched_params(conf: &SlurmConf, base: &SchedParams) -> SchedParams {
     if let Some(c) = conf.cred_expire {
         p.cred_expire = c;
     }
+    if let Some(c) = conf.priority_calc_period {
+        p.priority_calc_period = c;
+    }
     match conf.priority_type.as_deref() {
         Some("priority/multifactor") => {
             let mut m = Multifactor::new();
@@ -1325,6 +1342,15 @@ pub fn sched_params(conf: &SlurmConf, base: &SchedParams) -> SchedParams {
             m.favor_small = conf.priority_favor_small.unwrap_or(false);
             if let Some(a) = conf.priority_max_age {
                 m.max_age = a;
+            }
+            if let Some(h) = conf.priority_decay_half_life {
+                m.half_life = h;
+            }
+            if let Some(f) = &conf.priority_flags {
+                let f = f.to_ascii_uppercase();
+                // DEPTH_OBLIVIOUS is a variant of classic fair-share; gresim
+                // computes it as classic.
+                m.fair_tree = !(f.contains("NO_FAIR_TREE") || f.contains("DEPTH_OBLIVIOUS"));
             }
             p.priority = PriorityConfig::Multifactor(m);
         }

@@ -115,6 +115,18 @@ pub struct VariantDef {
     /// Overrides `cluster.mig_reconfig_delay`.
     #[serde(default)]
     pub mig_reconfig_delay: Option<u64>,
+    /// Replaces the scenario's `accounting` section; `null` removes it (no
+    /// accounting: no limits, no fair-share).
+    #[serde(default, deserialize_with = "some_value")]
+    pub accounting: Option<serde_json::Value>,
+}
+
+/// A present field, `null` included, as `Some` (absent stays `None`).
+fn some_value<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<serde_json::Value>, D::Error> {
+    use serde::Deserialize;
+    serde_json::Value::deserialize(d).map(Some)
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -346,6 +358,15 @@ pub struct PriorityWeightsDef {
     /// PriorityMaxAge in seconds (default 7 days).
     #[serde(default)]
     pub max_age: Option<u64>,
+    /// PriorityDecayHalfLife in seconds (default 7 days; 0: no decay).
+    #[serde(default)]
+    pub decay_half_life: Option<u64>,
+    /// PriorityCalcPeriod in seconds (default 300).
+    #[serde(default)]
+    pub calc_period: Option<u64>,
+    /// `classic` for PriorityFlags=NO_FAIR_TREE; default `fair_tree`.
+    #[serde(default)]
+    pub fairshare_algorithm: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

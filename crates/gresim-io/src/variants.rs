@@ -16,6 +16,7 @@
 //!   synthetic mix's `type` and to inline jobs' `gres`, `gpus`,
 //!   `gpus_per_node` and `gpus_per_task`.
 //! * `mig_reconfig_delay`: sets `cluster.mig_reconfig_delay`.
+//! * `accounting`: replaces the `accounting` section (`null` removes it).
 //!
 //! The synthetic generator draws the same random numbers whatever the
 //! types, so a variant's job stream has the same submit times, run times
@@ -154,6 +155,13 @@ pub fn build_variants(base: &Scenario) -> Result<Vec<Variant>, InputError> {
         if let Some(delay) = d.mig_reconfig_delay {
             if let Some(c) = v["cluster"].as_object_mut() {
                 c.insert("mig_reconfig_delay".into(), Value::from(delay));
+            }
+        }
+        if let (Some(a), Some(o)) = (&d.accounting, v.as_object_mut()) {
+            if a.is_null() {
+                o.remove("accounting");
+            } else {
+                o.insert("accounting".into(), a.clone());
             }
         }
         let text = serde_json::to_string_pretty(&v)

@@ -660,6 +660,24 @@ pub struct Decayed {
     pub tres: Vec<f64>,
 }
 
+/// One association's line of `sshare -l`: shares and usage as the last
+/// fair-share computation saw them.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ShareRow {
+    /// RawUsage: decayed billing-seconds.
+    pub raw_usage: f64,
+    /// NormUsage: raw usage over root's.
+    pub norm_usage: f64,
+    /// EffectvUsage (Fair Tree: over the parent's usage).
+    pub effective_usage: f64,
+    /// NormShares.
+    pub norm_shares: f64,
+    /// LevelFS (Fair Tree only).
+    pub level_fs: f64,
+    /// FairShare: the factor priority/multifactor uses, in [0, 1].
+    pub fairshare: f64,
+}
+
 /// Every counter the limits read, and the decayed usage fair-share reads.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AcctUsage {
@@ -674,6 +692,8 @@ pub struct AcctUsage {
     pub fairshare: Vec<f64>,
     /// When usage was last accrued and decayed.
     pub last_decay: Time,
+    /// `sshare`'s figures per association, from the last computation.
+    pub shares: Vec<ShareRow>,
 }
 
 impl AcctUsage {
@@ -700,6 +720,7 @@ impl AcctUsage {
             ],
             fairshare: vec![1.0; acct.assocs.len()],
             last_decay: 0,
+            shares: vec![ShareRow::default(); acct.assocs.len()],
         }
     }
 

@@ -15,6 +15,7 @@
 //! read them: the engine for the passes' cadence, the policies for order.
 
 pub mod decision;
+pub mod fairshare;
 mod params;
 pub mod priority;
 
@@ -124,6 +125,10 @@ pub struct EnqueueCtx<'a> {
     pub params: &'a SchedParams,
     pub jobs: &'a [Job],
     pub specs: &'a [JobSpec],
+    /// Accounting usage (fair-share, QOS), when the cluster has accounting.
+    pub acct: Option<&'a gresim_model::accounting::AcctUsage>,
+    /// When priorities are recomputed ([`Policy::reprioritize`]); `None` at enqueue.
+    pub now: Option<Time>,
 }
 
 /// A scheduling policy. The engine knows schedulers only through this trait.
@@ -192,6 +197,12 @@ pub trait Policy: Send {
     /// partition that shares nodes with its own. A job submitted behind others
     /// gets reason Priority at once.
     fn enqueue(&mut self, job: JobIdx, ctx: &EnqueueCtx<'_>) -> bool;
+
+    /// Priorities changed (priority/multifactor's periodic recalculation,
+    /// `decay_apply_weighted_factors()`): recompute the queue order of
+    /// every queued job. Policies whose order does not depend on priority
+    /// do nothing.
+    fn reprioritize(&mut self, _ctx: &EnqueueCtx<'_>) {}
 
     /// `job` left the queue without being started by the policy (held,
     /// cancelled). Jobs a pass starts are removed by the policy itself.

@@ -47,6 +47,9 @@ pub struct SchedParams {
     /// `PriorityCalcPeriod` in seconds (default 5 minutes): how often the
     /// priority plugin runs down running jobs' TRES-minutes and decays usage.
     pub priority_calc_period: u64,
+    /// When the first priority calculation runs, modulo the period
+    /// (slurmctld starts its decay thread when it starts).
+    pub decay_phase: u64,
     /// `bf_window` in seconds.
     pub bf_window: u64,
     /// `bf_resolution` in seconds.
@@ -83,6 +86,7 @@ impl Default for SchedParams {
             requeue_completing: 0,
             main_after_ends_from: None,
             priority_calc_period: 300,
+            decay_phase: 0,
             bf_window: 1440 * 60,
             bf_resolution: 60,
             bf_max_job_test: 500,

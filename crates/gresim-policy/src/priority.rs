@@ -17,8 +17,10 @@
 //!   database in real Slurm; a weight of 0 switches it off, as in the
 //!   conformance recordings, which ran without slurmdbd).
 //!
-//! Fair-share, QOS and association factors have their weights here but no
-//! usage model yet; they contribute 0.
+//! With accounting, `W_fs·F_fs + W_qos·F_qos` join the sum: the job's
+//! association's fair-share factor ([`crate::fairshare`]) and its QOS's
+//! priority over the largest QOS priority. The association factor
+//! (`Priority=` on associations) is not modelled and contributes 0.
 
 use gresim_model::job::{Job, MemReq, Time};
 use gresim_model::{Cluster, PartId};
@@ -48,12 +50,25 @@ pub struct Multifactor {
     pub favor_small: bool,
     /// PriorityMaxAge in seconds (default 7 days).
     pub max_age: Time,
+    /// PriorityDecayHalfLife in seconds (default 7 days; 0: no decay).
+    pub half_life: Time,
+    /// Fair Tree (the default) or, with `PriorityFlags=NO_FAIR_TREE`, classic fair-share.
+    pub fair_tree: bool,
+}
+
+/// The factors accounting adds to a job's priority, each in [0, 1].
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct AcctFactors {
+    pub fairshare: f64,
+    pub qos: f64,
 }
 
 impl Multifactor {
     pub fn new() -> Self {
         Multifactor {
             max_age: 7 * 86400,
+            half_life: 7 * 86400,
+            fair_tree: true,
             ..Multifactor::default()
         }
     }
@@ -66,6 +81,7 @@ impl Multifactor {
         part: PartId,
         now: Time,
         nice: i32,
+        acct: AcctFactors,
     ) -> u32 {
         let nodes = cluster.nodes.len().max(1) as f64;
         let cluster_cpus = cluster.total_cpus().max(1) as f64;
@@ -128,6 +144,8 @@ impl Multifactor {
         let total = f64::from(self.weight_age) * age
             + f64::from(self.weight_job_size) * js
             + f64::from(self.weight_partition) * part_f
+            + f64::from(self.weight_fairshare) * acct.fairshare
+            + f64::from(self.weight_qos) * acct.qos
             + tres
             - f64::from(nice);
         if total < 1.0 {

@@ -24,6 +24,7 @@ pub mod shares;
 pub mod sinfo;
 pub mod slurmfmt;
 pub mod squeue;
+pub mod sshare;
 pub mod summary;
 
 use std::fs;
@@ -406,6 +407,7 @@ pub(crate) mod test_support {
             node_log: Vec::new(),
             node_failures: vec![0],
             pass_stats: Default::default(),
+            acct: None,
         }
     }
 

@@ -292,6 +292,10 @@ impl Policy for DynamicMigPolicy {
         self.inner.enqueue(job, ctx)
     }
 
+    fn reprioritize(&mut self, ctx: &EnqueueCtx<'_>) {
+        self.inner.reprioritize(ctx);
+    }
+
     fn dequeue(&mut self, job: JobIdx, jobs: &[Job], cluster: &Cluster) {
         self.queued.remove(&job);
         self.inner.dequeue(job, jobs, cluster);

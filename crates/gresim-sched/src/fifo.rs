@@ -274,7 +274,8 @@ impl Policy for Fifo {
                 self.limited.push((job, r));
                 continue;
             }
-            let prio = crate::record_priority(cluster, ctx.params, ctx.specs, j, part);
+            let prio =
+                crate::record_priority(cluster, ctx.params, ctx.specs, j, part, ctx.now, ctx.acct);
             let k = QueueKey::new(cluster, j, job, part, prio);
             // Anything of strictly higher (tier, priority) queued in a
             // partition sharing nodes with this one? Equal priority does not count.
@@ -288,6 +289,31 @@ impl Policy for Fifo {
         }
         self.watch.push(job);
         top
+    }
+
+    fn reprioritize(&mut self, ctx: &EnqueueCtx<'_>) {
+        if matches!(ctx.params.priority, crate::priority::PriorityConfig::Basic) {
+            return;
+        }
+        let old: Vec<QueueKey> = std::mem::take(&mut self.queue).into_iter().collect();
+        for k in &old {
+            self.keys[k.job.idx()].clear();
+        }
+        for k in old {
+            let j = &ctx.jobs[k.job.idx()];
+            let prio = crate::record_priority(
+                ctx.cluster,
+                ctx.params,
+                ctx.specs,
+                j,
+                k.part,
+                ctx.now,
+                ctx.acct,
+            );
+            let nk = QueueKey::new(ctx.cluster, j, k.job, k.part, prio);
+            self.queue.insert(nk);
+            self.keys[k.job.idx()].push(nk);
+        }
     }
 
     fn dequeue(&mut self, job: JobIdx, _jobs: &[Job], _cluster: &Cluster) {

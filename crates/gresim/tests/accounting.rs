@@ -202,3 +202,50 @@ fn without_accounting_account_and_qos_change_nothing() {
     let o = run(&sc);
     assert_eq!(o.output.jobs[0].state, JobState::Completed);
 }
+
+/// Two accounts with equal shares on one 2-GPU node; `heavy` runs alone
+/// first, then both submit at once. Under Fair Tree with fair-share
+/// dominating, `light`'s job goes first although it was submitted second;
+/// without fair-share weight, submission order decides.
+fn fairshare_order(weight: u32) -> (u64, u64) {
+    let text = format!(
+        r#"{{"schema_version": 1,
+            "cluster": {{"nodes": [{{"names": "n1", "sockets": 1, "cores_per_socket": 16, "memory": "64G",
+                                    "gpus": [{{"model": "A100-SXM4-80GB", "count": 2}}]}}]}},
+            "scheduler": {{"sched_interval": 1, "bf_interval": 1, "def_mem_per_cpu": "1G",
+                          "priority_type": "multifactor",
+                          "priority_weights": {{"fairshare": {weight}, "age": 0, "calc_period": 60,
+                                               "decay_half_life": 3600}}}},
+            "accounting": {{"sacctmgr": ["add account heavy", "add account light",
+                                          "add user h Account=heavy", "add user l Account=light"]}},
+            "workload": {{"jobs": [
+              {{"id": "warm", "user": "h", "submit": 0, "run_time": 600, "time": 20, "gres": "gpu:2"}},
+              {{"id": "h2", "user": "h", "submit": 700, "run_time": 300, "time": 10, "gres": "gpu:2"}},
+              {{"id": "l2", "user": "l", "submit": 701, "run_time": 300, "time": 10, "gres": "gpu:2"}},
+              {{"id": "block", "user": "h", "submit": 650, "run_time": 100, "time": 10, "gres": "gpu:2"}}
+            ]}}}}"#
+    );
+    let sc = gresim_io::parse_scenario(Path::new("fs.json"), &text).expect("loads");
+    let o = run(&sc);
+    let start = |key: &str| {
+        let i = o
+            .output
+            .specs
+            .iter()
+            .position(|s| s.key == key)
+            .expect("job");
+        o.output.jobs[i].runs.first().expect("ran").start
+    };
+    (start("h2"), start("l2"))
+}
+
+#[test]
+fn fair_tree_puts_the_light_account_first() {
+    let (h2, l2) = fairshare_order(10000);
+    assert!(l2 < h2, "light's job should start first: h2 {h2}, l2 {l2}");
+    let (h2, l2) = fairshare_order(0);
+    assert!(
+        h2 < l2,
+        "without fair-share, submission order: h2 {h2}, l2 {l2}"
+    );
+}

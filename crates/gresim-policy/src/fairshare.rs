@@ -1,0 +1,371 @@
+//! Fair-share: decayed usage per association and QOS, and the fair-share
+//! factor, as priority/multifactor's decay thread computes them every
+//! `PriorityCalcPeriod` (`_decay_thread()`, `_apply_new_usage()` and
+//! `_apply_decay()` in `priority_multifactor.c`; Fair Tree in
+//! `fair_tree.c`, Slurm's default; the classic algorithm with
+//! `PriorityFlags=NO_FAIR_TREE`).
+//!
+//! Usage is billing-seconds (CPU-seconds without `TRESBillingWeights`),
+//! scaled by the QOS's `UsageFactor`, decayed with the half-life
+//! `PriorityDecayHalfLife`: every second multiplies it by
+//! `1 - 0.693 / half_life`, Slurm's own linearised factor.
+
+use gresim_model::accounting::{Accounting, AcctUsage, JobAcct, Shares, TresArray};
+
+/// Slurm's per-second decay factor for a half-life in seconds (1: no decay).
+pub fn decay_factor(half_life: u64) -> f64 {
+    if half_life > 0 {
+        1.0 - 0.693 / half_life as f64
+    } else {
+        1.0
+    }
+}
+
+/// Multiplies every usage by `real_decay` (`_apply_decay()`); QOS with
+/// `NoDecay` keep theirs.
+pub fn apply_decay(acct: &Accounting, usage: &mut AcctUsage, real_decay: f64) {
+    if real_decay == 1.0 {
+        return;
+    }
+    for d in &mut usage.assoc_decayed {
+        d.raw *= real_decay;
+        for t in &mut d.tres {
+            *t *= real_decay;
+        }
+    }
+    for (q, d) in usage.qos_decayed.iter_mut().enumerate() {
+        if acct.qos[q].flags.no_decay {
+            continue;
+        }
+        d.raw *= real_decay;
+        for t in &mut d.tres {
+            *t *= real_decay;
+        }
+    }
+}
+
+/// A running job's use over `run_delta` seconds, added to its association
+/// and every ancestor up to root, and to its QOS (`_apply_new_usage()`).
+pub fn accrue(
+    acct: &Accounting,
+    usage: &mut AcctUsage,
+    job: JobAcct,
+    tres: &TresArray,
+    run_delta: u64,
+    df: f64,
+) {
+    if run_delta == 0 {
+        return;
+    }
+    let delta = run_delta as f64;
+    let qos = &acct.qos[job.qos as usize];
+    let uf = qos.usage_factor;
+    let billing = acct.billing(tres) as f64;
+    let run_decay = delta * df.powf(delta) * uf;
+    let run_nodecay = delta * uf;
+    let nt = acct.tres_names.len();
+    let q = &mut usage.qos_decayed[job.qos as usize];
+    let r = if qos.flags.no_decay {
+        run_nodecay
+    } else {
+        run_decay
+    };
+    q.raw += r * billing;
+    for (i, t) in q.tres.iter_mut().enumerate().take(nt) {
+        *t += r * tres[i] as f64;
+    }
+    for a in acct.lineage(job.assoc) {
+        let d = &mut usage.assoc_decayed[a as usize];
+        d.raw += run_decay * billing;
+        for (i, t) in d.tres.iter_mut().enumerate().take(nt) {
+            *t += run_decay * tres[i] as f64;
+        }
+    }
+}
+
+/// Children of each association, in configuration order.
+fn children(acct: &Accounting) -> Vec<Vec<usize>> {
+    let mut ch = vec![Vec::new(); acct.assocs.len()];
+    for (i, a) in acct.assocs.iter().enumerate() {
+        if let Some(p) = a.parent {
+            ch[p as usize].push(i);
+        }
+    }
+    ch
+}
+
+fn raw_shares(acct: &Accounting, a: usize) -> Option<f64> {
+    match acct.assocs[a].shares {
+        Shares::Raw(n) => Some(f64::from(n)),
+        Shares::Parent => None,
+    }
+}
+
+/// Sum of the shares of `a`'s children, looking through `Fairshare=parent`
+/// children (`_get_children_level_shares()`).
+fn level_shares_of(acct: &Accounting, ch: &[Vec<usize>], a: usize) -> f64 {
+    ch[a]
+        .iter()
+        .map(|&c| raw_shares(acct, c).unwrap_or_else(|| level_shares_of(acct, ch, c)))
+        .sum()
+}
+
+/// Per association: the sum of its siblings' shares (its own included).
+fn level_shares(acct: &Accounting, ch: &[Vec<usize>]) -> Vec<f64> {
+    let mut ls = vec![0.0; acct.assocs.len()];
+    for (p, kids) in ch.iter().enumerate() {
+        let s = level_shares_of(acct, ch, p);
+        for &c in kids {
+            ls[c] = s;
+        }
+    }
+    ls
+}
+
+/// Computes every association's fair-share factor into `usage.fairshare`
+/// (and the figures `sshare` prints into `usage.shares`).
+pub fn compute(acct: &Accounting, usage: &mut AcctUsage, fair_tree: bool) {
+    let ch = children(acct);
+    let ls = level_shares(acct, &ch);
+    let n = acct.assocs.len();
+    let root_raw = usage.assoc_decayed[0].raw;
+    let mut rows = vec![gresim_model::accounting::ShareRow::default(); n];
+    rows[0].effective_usage = 1.0;
+    for (i, row) in rows.iter_mut().enumerate() {
+        row.raw_usage = usage.assoc_decayed[i].raw;
+        row.norm_usage = if root_raw > 0.0 {
+            (usage.assoc_decayed[i].raw / root_raw).min(1.0)
+        } else {
+            0.0
+        };
+    }
+    if fair_tree {
+        for i in 1..n {
+            let s = raw_shares(acct, i).unwrap_or(0.0);
+            rows[i].norm_shares = if ls[i] > 0.0 { s / ls[i] } else { 0.0 };
+            let p = acct.assocs[i].parent.unwrap_or(0) as usize;
+            let praw = usage.assoc_decayed[p].raw;
+            rows[i].effective_usage = if praw > 0.0 {
+                usage.assoc_decayed[i].raw / praw
+            } else {
+                0.0
+            };
+            rows[i].level_fs = match acct.assocs[i].shares {
+                Shares::Parent if acct.assocs[i].user.is_some() => f64::INFINITY,
+                Shares::Parent => f64::NAN,
+                Shares::Raw(_) => {
+                    let (s, u) = (rows[i].norm_shares, rows[i].effective_usage);
+                    if s == 0.0 {
+                        0.0
+                    } else {
+                        s / u
+                    }
+                }
+            };
+        }
+        let users = acct.assocs.iter().filter(|a| a.user.is_some()).count() as u32;
+        let mut rank = users;
+        let mut rnt = users;
+        let top: Vec<usize> = ch[0].clone();
+        tree(
+            acct,
+            &ch,
+            &mut rows,
+            top,
+            &mut rank,
+            &mut rnt,
+            false,
+            users.max(1),
+        );
+    } else {
+        // Classic: shares normalised down the tree, effective usage mixed
+        // with the parent's (`_set_usage_efctv()`), 2^(-U/S).
+        let mut order: Vec<usize> = (1..n).collect();
+        let depth = |mut x: usize| {
+            let mut d = 0;
+            while let Some(p) = acct.assocs[x].parent {
+                d += 1;
+                x = p as usize;
+            }
+            d
+        };
+        order.sort_by_key(|&i| (depth(i), i));
+        rows[0].norm_shares = 1.0;
+        rows[0].effective_usage = 1.0;
+        for i in order {
+            let p = acct.assocs[i].parent.unwrap_or(0) as usize;
+            match raw_shares(acct, i) {
+                None => {
+                    rows[i].norm_shares = rows[p].norm_shares;
+                    rows[i].effective_usage = rows[p].effective_usage;
+                }
+                Some(s) => {
+                    rows[i].norm_shares = if ls[i] > 0.0 {
+                        rows[p].norm_shares * s / ls[i]
+                    } else {
+                        0.0
+                    };
+                    let ua = rows[i].norm_usage;
+                    rows[i].effective_usage = if p == 0 {
+                        ua
+                    } else if ls[i] > 0.0 {
+                        ua + (rows[p].effective_usage - ua) * (s / ls[i])
+                    } else {
+                        rows[p].effective_usage
+                    };
+                }
+            }
+            rows[i].fairshare = if rows[i].norm_shares > 0.0 {
+                2f64.powf(-(rows[i].effective_usage / rows[i].norm_shares))
+            } else {
+                0.0
+            };
+        }
+    }
+    for (i, r) in rows.iter().enumerate() {
+        usage.fairshare[i] = r.fairshare;
+    }
+    usage.shares = rows;
+}
+
+/// Fair Tree's depth-first ranking (`_calc_tree_fs()`): siblings by level
+/// fair-share, users before accounts on ties, tied accounts' children merged.
+#[allow(clippy::too_many_arguments)]
+fn tree(
+    acct: &Accounting,
+    ch: &[Vec<usize>],
+    rows: &mut [gresim_model::accounting::ShareRow],
+    mut sibs: Vec<usize>,
+    rank: &mut u32,
+    rnt: &mut u32,
+    account_tied: bool,
+    users: u32,
+) {
+    // Descending level_fs; users first on ties; stable otherwise (qsort is
+    // not stable, but equal keys only occur on exact ties).
+    sibs.sort_by(|&a, &b| {
+        let (x, y) = (rows[a].level_fs, rows[b].level_fs);
+        y.partial_cmp(&x)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then_with(|| {
+                let (ua, ub) = (acct.assocs[a].user.is_some(), acct.assocs[b].user.is_some());
+                ub.cmp(&ua)
+            })
+    });
+    let mut prev = f64::NAN;
+    let mut i = 0;
+    while i < sibs.len() {
+        let a = sibs[i];
+        let tied = if i == 0 && account_tied {
+            true
+        } else {
+            prev == rows[a].level_fs
+        };
+        if acct.assocs[a].user.is_some() {
+            if !tied {
+                *rank = *rnt;
+            }
+            rows[a].fairshare = f64::from(*rank) / f64::from(users);
+            *rnt = rnt.saturating_sub(1);
+            i += 1;
+        } else {
+            // Tied accounts that follow are merged with this one.
+            let mut j = i + 1;
+            while j < sibs.len()
+                && acct.assocs[sibs[j]].user.is_none()
+                && rows[sibs[j]].level_fs == rows[a].level_fs
+            {
+                j += 1;
+            }
+            let merged: Vec<usize> = sibs[i..j].iter().flat_map(|&x| ch[x].clone()).collect();
+            if !merged.is_empty() {
+                tree(acct, ch, rows, merged, rank, rnt, tied, users);
+            }
+            i = j;
+        }
+        prev = rows[a].level_fs;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gresim_model::accounting::{Enforce, MAX_TRES};
+
+    fn three_accounts(shares: [u32; 3]) -> Accounting {
+        let mut a = Accounting::new(Enforce::ALL);
+        for (i, s) in shares.iter().enumerate() {
+            let acc = a.add_account(&format!("a{i}"), None);
+            a.assocs[acc as usize].shares = Shares::Raw(*s);
+            a.add_user(&format!("u{i}"), acc, None);
+        }
+        a.finish().unwrap();
+        a
+    }
+
+    fn used(a: &Accounting, u: &mut AcctUsage, i: usize, cpus: u64, secs: u64) {
+        let ja = a.resolve(&format!("u{i}"), None, None, None).unwrap();
+        let mut t = [0u64; MAX_TRES];
+        t[0] = cpus;
+        accrue(a, u, ja, &t, secs, 1.0);
+    }
+
+    #[test]
+    fn fair_tree_ranks_users_by_level_fairshare() {
+        let a = three_accounts([1, 2, 4]);
+        let mut u = AcctUsage::new(&a);
+        // Equal use: the account with most shares has the highest level
+        // fair-share, so its user ranks first.
+        for i in 0..3 {
+            used(&a, &mut u, i, 10, 100);
+        }
+        compute(&a, &mut u, true);
+        let ids: Vec<usize> = (0..3)
+            .map(|i| {
+                a.user_assoc(&format!("u{i}"), &format!("a{i}"), None)
+                    .unwrap() as usize
+            })
+            .collect();
+        let f = |u: &AcctUsage, i: usize| u.fairshare[ids[i]];
+        assert!(f(&u, 2) > f(&u, 1) && f(&u, 1) > f(&u, 0));
+        // Four users: root's user, with no usage, ranks first (its level
+        // fair-share is infinite); the rest are rank / 4.
+        assert_eq!(f(&u, 2), 0.75);
+        assert_eq!(f(&u, 0), 0.25);
+        // a2 uses much more: it drops below the others.
+        used(&a, &mut u, 2, 1000, 1000);
+        compute(&a, &mut u, true);
+        assert!(f(&u, 2) < f(&u, 0) && f(&u, 2) < f(&u, 1));
+    }
+
+    #[test]
+    fn classic_is_two_to_the_minus_usage_over_shares() {
+        let a = three_accounts([1, 1, 2]);
+        let mut u = AcctUsage::new(&a);
+        compute(&a, &mut u, false);
+        // No usage anywhere: every factor is 1.
+        let v0 = a.user_assoc("u0", "a0", None).unwrap() as usize;
+        assert_eq!(u.fairshare[v0], 1.0);
+        used(&a, &mut u, 0, 10, 100);
+        compute(&a, &mut u, false);
+        // u0 holds all the usage with a fifth of the shares (root's user
+        // holds one share at the top level too): 2^-(1/0.2).
+        assert!(
+            (u.fairshare[v0] - 2f64.powf(-5.0)).abs() < 1e-9,
+            "{}",
+            u.fairshare[v0]
+        );
+    }
+
+    #[test]
+    fn decay_halves_usage_over_the_half_life() {
+        let a = three_accounts([1, 1, 1]);
+        let mut u = AcctUsage::new(&a);
+        used(&a, &mut u, 0, 1, 1000);
+        let before = u.assoc_decayed[0].raw;
+        let df = decay_factor(600);
+        apply_decay(&a, &mut u, df.powf(600.0));
+        let r = u.assoc_decayed[0].raw / before;
+        assert!((r - 0.5).abs() < 0.01, "{r}");
+    }
+}
