@@ -12,8 +12,13 @@ fn repo() -> PathBuf {
 
 /// The README's example: the command line and the output after it.
 fn example() -> (String, String) {
+    block_under("## Example")
+}
+
+/// The first ``` block starting with `$ ` under `heading`: its command line and output.
+fn block_under(heading: &str) -> (String, String) {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    let start = readme.find("## Example").expect("an Example section");
+    let start = readme.find(heading).expect("the section");
     let block = &readme[start..];
     let open = block
         .find("```\n$ ")
@@ -68,4 +73,38 @@ fn readme_prose_quotes_the_table() {
         .collect();
     let dynamic = format!("mean wait falls to {} s (p95 {} s)", row[4], row[5]);
     assert!(prose.contains(&dynamic), "README prose lacks '{dynamic}'");
+}
+
+#[test]
+fn readme_shared_cluster_block_is_real_output() {
+    let (cmd, shown) = block_under("## Shared clusters");
+    assert_eq!(
+        cmd,
+        "$ cargo run --release --bin sim scenarios/multi_tenant.json"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_sim"))
+        .arg(repo().join("scenarios/multi_tenant.json"))
+        .current_dir(tmp.path())
+        .output()
+        .expect("sim runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let printed = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(
+        printed, shown,
+        "README.md's shared-cluster block differs from what sim prints"
+    );
+    // The prose quotes the table: no_cap's and the base run's mean waits.
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let mean = |name: &str| {
+        let l = shown.lines().find(|l| l.starts_with(name)).unwrap();
+        l.split_whitespace().nth(4).unwrap().to_string()
+    };
+    let prose = format!(
+        "wait {} s on average instead of {} s",
+        mean("no_cap "),
+        mean("base ")
+    );
+    let flat: String = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains(&prose), "README prose lacks '{prose}'");
 }

@@ -195,6 +195,8 @@ pub fn parse_scenario(path: &Path, text: &str) -> Result<Scenario, InputError> {
     }
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut warnings: Vec<String> = Vec::new();
+    // AccountingStorageEnforce and AccountingStorageTRES of a site's slurm.conf.
+    let mut conf_acct: (Option<String>, Option<String>) = (None, None);
     let (cluster, base, conf_policy) = match (&def.cluster.nodes, &def.cluster.slurm_conf) {
         (Some(_), None) => {
             if def.cluster.gres_conf.is_some() {
@@ -221,6 +223,10 @@ pub fn parse_scenario(path: &Path, text: &str) -> Result<Scenario, InputError> {
             let gp = def.cluster.gres_conf.as_ref().map(|g| dir.join(g));
             let l = slurmconf::load(&dir.join(sc), gp.as_deref())?;
             warnings.extend(l.warnings.iter().map(ToString::to_string));
+            conf_acct = (
+                l.conf.accounting_storage_enforce.clone(),
+                l.conf.accounting_storage_tres.clone(),
+            );
             let mut cluster = l.cluster;
             if !def.partitions.is_empty() {
                 let parts = build::build_partitions(path, &cluster.nodes, &def.partitions)?;
@@ -239,7 +245,14 @@ pub fn parse_scenario(path: &Path, text: &str) -> Result<Scenario, InputError> {
     };
     let mut cluster = cluster;
     if let Some(a) = &def.accounting {
-        cluster.set_accounting(Some(sacctmgr::build(path, a, &cluster)?));
+        let mut a = a.clone();
+        if a.enforce.is_none() {
+            a.enforce = conf_acct.0;
+        }
+        if a.tres.is_none() {
+            a.tres = conf_acct.1;
+        }
+        cluster.set_accounting(Some(sacctmgr::build(path, &a, &cluster)?));
     }
     warnings.extend(build::mig_layout_warnings(path, &cluster));
     let params = sched_params(path, &def, &base)?;
