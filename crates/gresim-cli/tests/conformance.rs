@@ -25,6 +25,8 @@ const FLOORS: &[(&str, u32)] = &[
     ("hold_d404", 33),
     ("mixed_gpu", 33),
     ("node_sets", 7),
+    // Accounting limits (recorded with slurmdbd); nothing was fitted on it.
+    ("pub_accounting", 10),
     ("pub_arrays_deps", 32),
     ("pub_failures", 12),
     ("pub_fifo_backfill", 14),

@@ -918,7 +918,26 @@ pub fn apply_accounting(
         .or_else(|| cluster.default_partition())
         .map(|p| cluster.partition(p).name.clone());
     match acct.resolve(&spec.user, account, qos, part.as_deref()) {
-        Ok(j) => spec.set_acct(Some(j)),
+        Ok(j) => {
+            spec.set_acct(Some(j));
+            // A job without --time in a partition without DefaultTime runs
+            // with its QOS's (else its association's) MaxWall as its limit
+            // (`_set_time_limit()` in acct_policy_validate()).
+            let no_default = part
+                .as_deref()
+                .and_then(|p| cluster.partition_id(p))
+                .is_some_and(|p| cluster.partition(p).default_time.is_none());
+            if acct.enforce.limits && spec.request.time_limit.is_none() && no_default {
+                let q = acct.qos[j.qos as usize].limits.max_wall_pj;
+                let a = acct.assocs[j.assoc as usize].limits.max_wall_pj;
+                let wall = if q != gresim_model::accounting::NO_LIMIT { q } else { a };
+                if wall != gresim_model::accounting::NO_LIMIT {
+                    let mut r = (*spec.request).clone();
+                    r.time_limit = Some(Some(wall * 60).filter(|&s| s > 0));
+                    spec.request = Arc::new(r);
+                }
+            }
+        }
         Err(msg) => {
             if spec.reject().is_none() {
                 spec.set_reject(Some(msg.to_string()));

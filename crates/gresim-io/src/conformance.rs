@@ -57,6 +57,11 @@ pub struct CaseDef {
     /// commands the harness applies before the jobs.
     #[serde(default)]
     pub accounting: Option<CaseAccounting>,
+    /// The harness's `--stall` when the recording used it: jobs still
+    /// pending once nothing has changed for this many seconds are
+    /// cancelled by the harness (`replay.py`), and the simulation does the same.
+    #[serde(default)]
+    pub stall: Option<f64>,
 }
 
 /// A case's `accounting` block (the harness's `dbd.sh`).
@@ -747,9 +752,13 @@ pub fn recording(case: &Case, out: &SimOutput) -> Value {
         };
         let first = idxs.first().map(|&i| &out.jobs[i]);
         if let Some(msg) = first.and_then(|j| j.rejected().map(str::to_string)) {
+            // sbatch prints the accounting limit's name first.
+            let limit = first
+                .filter(|j| j.reason.is_acct_limit())
+                .map_or(String::new(), |j| format!("sbatch: error: {}\n", j.reason.as_str()));
             jobs.push(json!({
                 "id": cj.id,
-                "submit": {"rc": 1, "stderr": format!("sbatch: error: Batch job submission failed: {msg}")},
+                "submit": {"rc": 1, "stderr": format!("{limit}sbatch: error: Batch job submission failed: {msg}")},
                 "tasks": [],
             }));
             continue;
@@ -828,10 +837,17 @@ pub fn recording(case: &Case, out: &SimOutput) -> Value {
             if runs.is_empty() && j.state == JobState::Cancelled {
                 runs.push(json!({"state": "CANCELLED", "start": null, "end": null, "nodes": [], "gpu_idx": {}}));
             }
+            let mut final_state = j.state.as_str();
+            if let (Some(stall), JobState::Pending) = (case.def.stall, j.state) {
+                // The harness cancels what is left once the run has stalled.
+                let t = out.end_time + stall.max(0.0).floor() as u64 + 1;
+                final_state = "CANCELLED";
+                runs.push(json!({"state": "CANCELLED", "start": t, "end": t, "nodes": [], "gpu_idx": {}}));
+            }
             tasks.push(json!({
                 "array_task_id": j.task,
                 "slurm_job_id": j.job_id.map(|x| x.0),
-                "final_state": j.state.as_str(),
+                "final_state": final_state,
                 "restarts": j.restarts(),
                 "pending_reasons": reasons,
                 "runs": runs,
