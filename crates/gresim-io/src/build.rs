@@ -930,7 +930,11 @@ pub fn apply_accounting(
             if acct.enforce.limits && spec.request.time_limit.is_none() && no_default {
                 let q = acct.qos[j.qos as usize].limits.max_wall_pj;
                 let a = acct.assocs[j.assoc as usize].limits.max_wall_pj;
-                let wall = if q != gresim_model::accounting::NO_LIMIT { q } else { a };
+                let wall = if q != gresim_model::accounting::NO_LIMIT {
+                    q
+                } else {
+                    a
+                };
                 if wall != gresim_model::accounting::NO_LIMIT {
                     let mut r = (*spec.request).clone();
                     r.time_limit = Some(Some(wall * 60).filter(|&s| s > 0));

@@ -755,7 +755,9 @@ pub fn recording(case: &Case, out: &SimOutput) -> Value {
             // sbatch prints the accounting limit's name first.
             let limit = first
                 .filter(|j| j.reason.is_acct_limit())
-                .map_or(String::new(), |j| format!("sbatch: error: {}\n", j.reason.as_str()));
+                .map_or(String::new(), |j| {
+                    format!("sbatch: error: {}\n", j.reason.as_str())
+                });
             jobs.push(json!({
                 "id": cj.id,
                 "submit": {"rc": 1, "stderr": format!("{limit}sbatch: error: Batch job submission failed: {msg}")},
@@ -842,7 +844,9 @@ pub fn recording(case: &Case, out: &SimOutput) -> Value {
                 // The harness cancels what is left once the run has stalled.
                 let t = out.end_time + stall.max(0.0).floor() as u64 + 1;
                 final_state = "CANCELLED";
-                runs.push(json!({"state": "CANCELLED", "start": t, "end": t, "nodes": [], "gpu_idx": {}}));
+                runs.push(
+                    json!({"state": "CANCELLED", "start": t, "end": t, "nodes": [], "gpu_idx": {}}),
+                );
             }
             tasks.push(json!({
                 "array_task_id": j.task,

@@ -18,7 +18,7 @@ use gresim_model::hostlist;
 use gresim_model::slurm_time::{format_duration, format_time_limit};
 use gresim_sched::select::{runnable_ever, select, SelectCache};
 
-use crate::run_file::{describe_request, JobAt, JobRec, RunFile};
+use crate::run_file::{describe_request, JobAt, JobRec, RunFile, RunRec};
 
 /// Finds a job by `123`, `123_4` or its scenario key.
 pub fn find_job<'a>(rf: &'a RunFile, id: &str) -> Option<&'a JobRec> {
@@ -176,6 +176,10 @@ pub fn explain(rf: &RunFile, id: &str, at: Option<u64>) -> Result<String, String
                 "begin   not eligible before {}",
                 j.begin.map_or_else(|| "its begin time".to_string(), t_str)
             );
+        }
+        r if is_acct_limit(r) => {
+            s.push_str(&acct_limit_lines(rf, j, r, t));
+            return Ok(s);
         }
         _ => {}
     }
@@ -414,6 +418,88 @@ pub fn explain(rf: &RunFile, id: &str, at: Option<u64>) -> Result<String, String
         }
     }
     Ok(s)
+}
+
+/// Whether a reason string is one of `acct_policy.c`'s limits.
+fn is_acct_limit(r: &str) -> bool {
+    (r.starts_with("QOS") && r != "QOSNotAllowed")
+        || r.starts_with("Assoc")
+        || r.starts_with("Max") && r.ends_with("PerAccount")
+}
+
+/// Which limit holds the job and which running jobs use it up: those of the
+/// same user (per-user limits), account (association and per-account
+/// limits) or QOS (QOS group limits), with the GPUs and CPUs they hold.
+fn acct_limit_lines(rf: &RunFile, j: &JobRec, reason: &str, t: u64) -> String {
+    let mut s = String::new();
+    let account = j.account.as_deref().unwrap_or("?");
+    let qos = j.qos.as_deref().unwrap_or("?");
+    // Whose running jobs count against the limit.
+    let (scope, same_user, same_account, same_qos) = if reason.contains("PerUser") {
+        (format!("user {} in QOS {qos}", j.user), true, false, true)
+    } else if reason.ends_with("PerAccount") {
+        (format!("account {account} in QOS {qos}"), false, true, true)
+    } else if reason.starts_with("QOS") {
+        (format!("QOS {qos}"), false, false, true)
+    } else if reason.starts_with("AssocMax") {
+        (
+            format!("user {} in account {account}", j.user),
+            true,
+            true,
+            false,
+        )
+    } else {
+        (
+            format!("account {account} (and its parents)"),
+            false,
+            true,
+            false,
+        )
+    };
+    let same = |o: &JobRec| {
+        (!same_user || o.user == j.user)
+            && (!same_account || o.account == j.account)
+            && (!same_qos || o.qos == j.qos)
+    };
+    let _ = writeln!(
+        s,
+        "acct    account {account}, QOS {qos}: an accounting limit holds the job ({reason}), not the nodes"
+    );
+    let users: Vec<(&JobRec, &RunRec)> = rf
+        .jobs
+        .iter()
+        .filter(|o| o.id != j.id && same(o))
+        .filter_map(|o| match o.at(t) {
+            Some(JobAt::Running(r)) => Some((o, r)),
+            _ => None,
+        })
+        .collect();
+    let gpus: u32 = users.iter().map(|(_, r)| r.gpu_count()).sum();
+    let cpus: u32 = users.iter().map(|(_, r)| r.cpu_count()).sum();
+    let _ = writeln!(
+        s,
+        "usage   {scope} runs {} job(s) holding {gpus} GPU(s) and {cpus} CPU(s):",
+        users.len()
+    );
+    for (o, r) in users.iter().take(10) {
+        let _ = writeln!(
+            s,
+            "        {} ({}) since {}: {} GPU(s), {} CPU(s)",
+            o.id,
+            o.user,
+            t_str(r.start),
+            r.gpu_count(),
+            r.cpu_count()
+        );
+    }
+    if users.len() > 10 {
+        let _ = writeln!(s, "        … and {} more", users.len() - 10);
+    }
+    let _ = writeln!(
+        s,
+        "start   when enough of those end for the job to fit the limit; the nodes are not what it waits for"
+    );
+    s
 }
 
 #[cfg(test)]

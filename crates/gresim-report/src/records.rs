@@ -23,6 +23,11 @@ pub struct JobRecord {
     /// `--job-name`.
     pub name: String,
     pub user: String,
+    /// Account and QOS, with accounting (JSON only; absent without accounting).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub account: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qos: Option<String>,
     /// Partition of the last run; else the first requested partition; else
     /// the default partition; `""` if there is none.
     pub partition: String,
@@ -115,6 +120,21 @@ const CSV_HEADER: [&str; 25] = [
     "note",
 ];
 
+/// The job's account (`account`) or QOS name, with accounting.
+fn acct_name(
+    out: &SimOutput,
+    spec: Option<&gresim_model::JobSpec>,
+    account: bool,
+) -> Option<String> {
+    let a = out.cluster.accounting()?;
+    let ja = spec?.acct()?;
+    Some(if account {
+        a.assocs[ja.assoc as usize].account.clone()
+    } else {
+        a.qos[ja.qos as usize].name.clone()
+    })
+}
+
 /// The partition a job is reported in: that of its last run, else the first
 /// one it asked for, else the cluster's default partition.
 pub(crate) fn job_partition(out: &SimOutput, job: &Job) -> Option<PartId> {
@@ -195,6 +215,8 @@ fn record(out: &SimOutput, job: &Job, placed: bool) -> JobRecord {
         job_id: job.display_id(),
         name: spec.map_or_else(String::new, |s| s.name.to_string()),
         user: spec.map_or_else(String::new, |s| s.user.to_string()),
+        account: acct_name(out, spec, true),
+        qos: acct_name(out, spec, false),
         partition: part
             .and_then(|p| cluster.partitions.get(p.idx()))
             .map_or_else(String::new, |p| p.name.clone()),

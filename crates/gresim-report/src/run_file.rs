@@ -219,6 +219,11 @@ pub struct JobRec {
     pub key: String,
     pub name: String,
     pub user: String,
+    /// The job's account and QOS, with accounting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qos: Option<String>,
     pub first_submit: u64,
     /// The last submit time (a requeue resets it, as in Slurm).
     pub submit: u64,
@@ -306,6 +311,16 @@ pub struct RunFile {
     pub usage: UsageRec,
     pub scenario_text: Option<String>,
     pub jobs: Vec<JobRec>,
+}
+
+/// The account and QOS names of a job under accounting.
+fn acct_names(out: &SimOutput, spec: Option<&gresim_model::JobSpec>) -> Option<(String, String)> {
+    let a = out.cluster.accounting()?;
+    let ja = spec?.acct()?;
+    Some((
+        a.assocs[ja.assoc as usize].account.clone(),
+        a.qos[ja.qos as usize].name.clone(),
+    ))
 }
 
 fn admin_str(s: NodeAdminState) -> &'static str {
@@ -649,6 +664,8 @@ fn job_rec(out: &SimOutput, ctx: &JobCtx, i: usize, j: &Job) -> JobRec {
         key: spec.map_or_else(String::new, |s| s.key.clone()),
         name: spec.map_or_else(String::new, |s| s.name.to_string()),
         user: spec.map_or_else(String::new, |s| s.user.to_string()),
+        account: acct_names(out, spec).map(|(a, _)| a),
+        qos: acct_names(out, spec).map(|(_, q)| q),
         first_submit: j.first_submit,
         submit: j.submit,
         eligible: j.eligible,

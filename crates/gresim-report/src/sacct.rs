@@ -40,6 +40,7 @@ pub const FIELDS: &[(&str, i32)] = &[
     ("NNodes", 8),
     ("NodeList", 15),
     ("Partition", 10),
+    ("QOS", 10),
     ("Reason", 22),
     ("Start", 19),
     ("State", 10),
@@ -202,7 +203,8 @@ fn value(rf: &RunFile, r: &Rec<'_>, field: &str) -> String {
     let j = r.job;
     let unknown = || "Unknown".to_string();
     match field {
-        "Account" => String::new(),
+        "Account" => j.account.clone().unwrap_or_default(),
+        "QOS" => j.qos.clone().unwrap_or_default(),
         "AllocCPUS" => r.run.map_or(0, RunRec::cpu_count).to_string(),
         "AllocNodes" => r.run.map_or(0, |x| x.nodes.len()).to_string(),
         "AllocTRES" => r.run.map_or_else(String::new, |x| alloc_tres(rf, x)),

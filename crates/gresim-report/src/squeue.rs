@@ -22,7 +22,7 @@ use crate::slurmfmt::{pad, parse_format, Piece};
 
 /// squeue's default format.
 pub const DEFAULT_FORMAT: &str = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R";
-const CODES: &str = "iPjuTtMlDRb";
+const CODES: &str = "iPjuaqTtMlDRb";
 /// Slurm's default MinJobAge: how long ended jobs stay visible.
 pub const MIN_JOB_AGE: u64 = 300;
 
@@ -71,6 +71,8 @@ struct Row {
     partition: String,
     name: String,
     user: String,
+    account: String,
+    qos: String,
     state: JobState,
     time: u64,
     limit: Option<u64>,
@@ -139,6 +141,8 @@ fn row(rf: &RunFile, j: &JobRec, at: &JobAt<'_>, t: u64) -> Row {
         partition: part,
         name: j.name.clone(),
         user: j.user.clone(),
+        account: j.account.clone().unwrap_or_default(),
+        qos: j.qos.clone().unwrap_or_default(),
         state,
         time,
         limit: j.time_limit,
@@ -218,6 +222,8 @@ fn header(code: char) -> &'static str {
         'P' => "PARTITION",
         'j' => "NAME",
         'u' => "USER",
+        'a' => "ACCOUNT",
+        'q' => "QOS",
         'T' => "STATE",
         't' => "ST",
         'M' => "TIME",
@@ -235,6 +241,8 @@ fn value(r: &Row, code: char) -> String {
         'P' => r.partition.clone(),
         'j' => r.name.clone(),
         'u' => r.user.clone(),
+        'a' => r.account.clone(),
+        'q' => r.qos.clone(),
         'T' => r.state.as_str().to_string(),
         't' => compact_state(r.state).to_string(),
         'M' => format_duration(r.time),
