@@ -119,7 +119,7 @@ impl Scenario {
         let cluster = &self.cluster;
         Box::new(src.map(move |r| {
             r.map(|mut s| {
-                if s.acct().is_none() {
+                if s.acct().is_none() && s.reject().is_none() {
                     build::apply_accounting(&mut s, cluster, None, None);
                 }
                 s

@@ -249,3 +249,40 @@ fn fair_tree_puts_the_light_account_first() {
         "without fair-share, submission order: h2 {h2}, l2 {l2}"
     );
 }
+
+#[test]
+fn sacct_traces_name_account_and_qos() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let trace = "JobID|User|Account|QOS|Submit|Start|End|Timelimit|State|ReqTRES\n\
+        1|alice|ml|capped|2024-01-01T00:00:00|2024-01-01T00:00:00|2024-01-01T00:10:00|00:20:00|COMPLETED|cpu=1,gres/gpu=1,node=1\n\
+        2|alice|bio|normal|2024-01-01T00:01:00|2024-01-01T00:01:00|2024-01-01T00:11:00|00:20:00|COMPLETED|cpu=1,gres/gpu=1,node=1\n\
+        3|bob||strict|2024-01-01T00:02:00|2024-01-01T00:02:00|2024-01-01T00:12:00|00:20:00|COMPLETED|cpu=1,gres/gpu=1,node=1\n";
+    std::fs::write(dir.path().join("site.sacct"), trace).expect("write");
+    let text = format!(
+        r#"{{"schema_version": 1,
+            "cluster": {{"nodes": [{{"names": "n1", "sockets": 1, "cores_per_socket": 16, "memory": "64G",
+                                    "gpus": [{{"model": "A100-SXM4-80GB", "count": 2}}]}}]}},
+            "scheduler": {{"def_mem_per_cpu": "1G"}},
+            "accounting": {ACCOUNTING},
+            "workload": {{"trace": "site.sacct", "format": "sacct"}}}}"#
+    );
+    let sc = gresim_io::parse_scenario(&dir.path().join("s.json"), &text).expect("loads");
+    let o = run(&sc);
+    let acct = o.output.cluster.accounting().expect("accounting");
+    let names = |i: usize| {
+        o.output.specs[i].acct().map(|ja| {
+            (
+                acct.assocs[ja.assoc as usize].account.clone(),
+                acct.qos[ja.qos as usize].name.clone(),
+            )
+        })
+    };
+    assert_eq!(names(0), Some(("ml".into(), "capped".into())));
+    // bio is not one of alice's accounts: sbatch's refusal, kept as a REJECTED record.
+    assert_eq!(o.output.jobs[1].state, JobState::Rejected);
+    // bob may not use strict.
+    assert_eq!(
+        o.output.jobs[2].rejected(),
+        Some("Invalid qos specification")
+    );
+}

@@ -157,6 +157,9 @@ impl LineParser for OpenB {
         if let Some(m) = num("memory_mib")?.filter(|&m| m > 0) {
             d.mem = Some(NumOrStr::Num(m));
         }
+        // Kubernetes' QoS class (LS, BE, Guaranteed …) as the job's QOS:
+        // with accounting, a QOS of that name must exist.
+        d.qos = get("qos").map(str::to_string);
         Ok(Rec::Job(Box::new(d)))
     }
 }

@@ -185,6 +185,8 @@ impl LineParser for Sacct {
             .get(&f, "partition")
             .and_then(|p| known_partition(cluster, p));
         d.user = self.get(&f, "user").map(str::to_string);
+        d.account = self.get(&f, "account").map(str::to_string);
+        d.qos = self.get(&f, "qos").map(str::to_string);
         d.name = self.get(&f, "jobname").map(str::to_string);
         if let Some(x) = self.get(&f, "exitcode") {
             let code = x.split(':').next().unwrap_or("0");
