@@ -1319,10 +1319,20 @@ impl<'a> Engine<'a> {
         let (Some(a), Some(u)) = (self.cluster.accounting(), self.acct.as_mut()) else {
             return;
         };
-        if u.last_decay > 0 {
-            let d = now.saturating_sub(u.last_decay) as f64;
-            gresim_policy::fairshare::apply_decay(a, u, df.powf(d));
-        }
+        // Classic fair-share: the accounts' effective usage as the thread
+        // finds it when it starts, before decay and new usage.
+        let before = (!fair_tree).then(|| {
+            gresim_policy::fairshare::compute(a, u, false, None);
+            u.shares.clone()
+        });
+        // The decay thread ran one period before its first tick here (it
+        // starts with slurmctld), so the first decay spans one period.
+        let since = if u.last_decay > 0 {
+            now.saturating_sub(u.last_decay)
+        } else {
+            self.params.priority_calc_period.max(1)
+        };
+        gresim_policy::fairshare::apply_decay(a, u, df.powf(since as f64));
         for (job, (tres, left, last)) in self.acct_running.iter_mut() {
             let ran = now.saturating_sub(*last);
             let d = ran.min(*left);
@@ -1334,7 +1344,7 @@ impl<'a> Engine<'a> {
                 u.run_down(a, ja, &spec.user, tres, d);
             }
         }
-        gresim_policy::fairshare::compute(a, u, fair_tree);
+        gresim_policy::fairshare::compute(a, u, fair_tree, before.as_deref());
         u.last_decay = now;
         let ectx = gresim_policy::EnqueueCtx {
             cluster: &self.cluster,

@@ -62,6 +62,14 @@ pub struct CaseDef {
     /// cancelled by the harness (`replay.py`), and the simulation does the same.
     #[serde(default)]
     pub stall: Option<f64>,
+    /// The harness's periodic `sprio`/`sshare` snapshots (`{"every": 5}`):
+    /// they change nothing the simulation decides.
+    #[serde(default)]
+    pub snapshots: Option<serde_json::Value>,
+    /// `scontrol` commands the harness runs once Slurm is up, before the
+    /// jobs (`scontrol update PartitionName=p QOS=q`).
+    #[serde(default)]
+    pub setup_cmds: Vec<String>,
 }
 
 /// A case's `accounting` block (the harness's `dbd.sh`).

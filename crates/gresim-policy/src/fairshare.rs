@@ -124,7 +124,18 @@ fn level_shares(acct: &Accounting, ch: &[Vec<usize>]) -> Vec<f64> {
 
 /// Computes every association's fair-share factor into `usage.fairshare`
 /// (and the figures `sshare` prints into `usage.shares`).
-pub fn compute(acct: &Accounting, usage: &mut AcctUsage, fair_tree: bool) {
+///
+/// Classic fair-share takes the accounts' effective usage from
+/// `accounts_before` when given: the decay thread computes it at the start
+/// of its run, before it decays usage and adds the running jobs' use, and
+/// the users' only when it reaches their jobs, after both
+/// (`_set_children_usage_efctv()`, then `_get_fairshare_priority()`).
+pub fn compute(
+    acct: &Accounting,
+    usage: &mut AcctUsage,
+    fair_tree: bool,
+    accounts_before: Option<&[gresim_model::accounting::ShareRow]>,
+) {
     let ch = children(acct);
     let ls = level_shares(acct, &ch);
     let n = acct.assocs.len();
@@ -194,6 +205,15 @@ pub fn compute(acct: &Accounting, usage: &mut AcctUsage, fair_tree: bool) {
         rows[0].effective_usage = 1.0;
         for i in order {
             let p = acct.assocs[i].parent.unwrap_or(0) as usize;
+            if let (Some(before), None) = (accounts_before, &acct.assocs[i].user) {
+                if let Some(b) = before.get(i) {
+                    rows[i].norm_usage = b.norm_usage;
+                    rows[i].effective_usage = b.effective_usage;
+                    rows[i].norm_shares = b.norm_shares;
+                    rows[i].fairshare = b.fairshare;
+                    continue;
+                }
+            }
             match raw_shares(acct, i) {
                 None => {
                     rows[i].norm_shares = rows[p].norm_shares;
@@ -319,7 +339,7 @@ mod tests {
         for i in 0..3 {
             used(&a, &mut u, i, 10, 100);
         }
-        compute(&a, &mut u, true);
+        compute(&a, &mut u, true, None);
         let ids: Vec<usize> = (0..3)
             .map(|i| {
                 a.user_assoc(&format!("u{i}"), &format!("a{i}"), None)
@@ -334,7 +354,7 @@ mod tests {
         assert_eq!(f(&u, 0), 0.25);
         // a2 uses much more: it drops below the others.
         used(&a, &mut u, 2, 1000, 1000);
-        compute(&a, &mut u, true);
+        compute(&a, &mut u, true, None);
         assert!(f(&u, 2) < f(&u, 0) && f(&u, 2) < f(&u, 1));
     }
 
@@ -342,12 +362,12 @@ mod tests {
     fn classic_is_two_to_the_minus_usage_over_shares() {
         let a = three_accounts([1, 1, 2]);
         let mut u = AcctUsage::new(&a);
-        compute(&a, &mut u, false);
+        compute(&a, &mut u, false, None);
         // No usage anywhere: every factor is 1.
         let v0 = a.user_assoc("u0", "a0", None).unwrap() as usize;
         assert_eq!(u.fairshare[v0], 1.0);
         used(&a, &mut u, 0, 10, 100);
-        compute(&a, &mut u, false);
+        compute(&a, &mut u, false, None);
         // u0 holds all the usage with a fifth of the shares (root's user
         // holds one share at the top level too): 2^-(1/0.2).
         assert!(
