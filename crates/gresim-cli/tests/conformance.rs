@@ -26,8 +26,8 @@ const FLOORS: &[(&str, u32)] = &[
     ("acct_limits_grp", 15),
     ("acct_limits_user", 14),
     ("acct_maxtres_node", 6),
-    // Partition QOS (`setup_cmds`) is not modelled yet.
-    ("acct_partition_qos", 2),
+    // Scored 2/8 before partition QOS was modelled, 8/8 after.
+    ("acct_partition_qos", 8),
     ("backfill", 12),
     ("backfill_phase0", 12),
     ("bf_will_run_group", 5),

@@ -286,10 +286,33 @@ pub fn load_case(path: &Path) -> Result<Case, InputError> {
         serde_path_to_error::deserialize(de).map_err(|e| error::from_json(path, e))?;
     let mut cluster = case_cluster(path, &def)?;
     if let Some(a) = &def.accounting {
+        // `scontrol update PartitionName=P QOS=Q` among the setup commands.
+        let mut partition_qos = BTreeMap::new();
+        for (i, c) in def.setup_cmds.iter().enumerate() {
+            let w: Vec<&str> = c.split_whitespace().collect();
+            let kv = |k: &str| {
+                w.iter()
+                    .find_map(|x| x.split_once('=').filter(|(a, _)| a.eq_ignore_ascii_case(k)))
+                    .map(|(_, v)| v.to_string())
+            };
+            match (w.get(..2), kv("PartitionName"), kv("QOS")) {
+                (Some(["scontrol", "update"]), Some(p), Some(q)) => {
+                    partition_qos.insert(p, q);
+                }
+                _ => {
+                    return Err(InputError::at(
+                        path,
+                        format!("setup_cmds[{i}]"),
+                        "expected `scontrol update PartitionName=P QOS=Q`",
+                    ))
+                }
+            }
+        }
         let d = crate::spec::AccountingDef {
             enforce: a.enforce.clone(),
             tres: Some(a.tres.clone().unwrap_or_else(|| "gres/gpu".into())),
             sacctmgr: a.sacctmgr.clone(),
+            partition_qos,
             ..Default::default()
         };
         cluster.set_accounting(Some(crate::sacctmgr::build(path, &d, &cluster)?));

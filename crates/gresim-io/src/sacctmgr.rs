@@ -771,6 +771,20 @@ pub fn build(
             add(&mut acct, &entity, &words[2..]).map_err(|m| InputError::at(path, at, m))?;
         }
     }
+    for (part, q) in &def.partition_qos {
+        let at = format!("accounting.partition_qos.{part}");
+        if cluster.partition_id(part).is_none() {
+            return Err(InputError::at(
+                path,
+                at,
+                format!("unknown partition \"{part}\""),
+            ));
+        }
+        let id = acct
+            .qos_by_name(q)
+            .ok_or_else(|| InputError::at(path, &at, format!("unknown QOS \"{q}\"")))?;
+        acct.part_qos.push((part.clone(), id));
+    }
     acct.finish()
         .map_err(|m| InputError::at(path, "accounting", m))?;
     Ok(acct)

@@ -89,6 +89,9 @@ pub struct AccountingDef {
     /// `{"name": "alice", "account": "ml", "QOS": "normal,high", "MaxJobs": 4}`.
     #[serde(default)]
     pub users: Vec<BTreeMap<String, serde_json::Value>>,
+    /// Partition QOS (slurm.conf's `QOS=` on a partition): `{"gpu": "part_gpu"}`.
+    #[serde(default)]
+    pub partition_qos: BTreeMap<String, String>,
 }
 
 /// A named variant: the same workload and seed on a changed cluster or policy.

@@ -246,6 +246,8 @@ pub struct Accounting {
     pub default_account: BTreeMap<String, String>,
     /// TRESBillingWeights (cluster-wide): weight per TRES.
     pub billing_weights: Vec<(usize, f64)>,
+    /// Partition QOS (`QOS=` on a partition): partition name, QOS.
+    pub part_qos: Vec<(String, QosId)>,
 }
 
 /// What a TRES kind counts.
@@ -287,6 +289,7 @@ impl Accounting {
             }],
             default_account: BTreeMap::new(),
             billing_weights: Vec::new(),
+            part_qos: Vec::new(),
         };
         a.add_user("root", 0, None);
         a
@@ -495,7 +498,11 @@ impl Accounting {
                     if self.enforce.associations {
                         return Err(BAD_ACCOUNT);
                     }
-                    return Ok(JobAcct { assoc: 0, qos: 0 });
+                    return Ok(JobAcct {
+                        assoc: 0,
+                        qos: 0,
+                        part_qos: None,
+                    });
                 }
             },
         };
@@ -516,7 +523,20 @@ impl Accounting {
         if self.enforce.qos && !a.qos.contains(&q) {
             return Err(BAD_QOS);
         }
-        Ok(JobAcct { assoc, qos: q })
+        let part_qos = partition.and_then(|p| self.partition_qos(p));
+        Ok(JobAcct {
+            assoc,
+            qos: q,
+            part_qos,
+        })
+    }
+
+    /// The QOS of partition `name`, if it has one.
+    pub fn partition_qos(&self, name: &str) -> Option<QosId> {
+        self.part_qos
+            .iter()
+            .find(|(p, _)| p == name)
+            .map(|&(_, q)| q)
     }
 
     /// The largest QOS priority (QOS factor = priority / this).
@@ -624,6 +644,26 @@ impl Accounting {
 pub struct JobAcct {
     pub assoc: AssocId,
     pub qos: QosId,
+    /// The QOS of the job's (first) partition, when it has one.
+    pub part_qos: Option<QosId>,
+}
+
+impl JobAcct {
+    /// The QOS whose limits apply, in the order slurmctld checks them
+    /// (`acct_policy_set_qos_order()`): the partition's QOS first, unless
+    /// the job's QOS has `OverPartQOS`.
+    pub fn qos_order(&self, acct: &Accounting) -> [Option<QosId>; 2] {
+        match self.part_qos {
+            Some(p) if p != self.qos => {
+                if acct.qos[self.qos as usize].flags.over_part_qos {
+                    [Some(self.qos), Some(p)]
+                } else {
+                    [Some(p), Some(self.qos)]
+                }
+            }
+            _ => [Some(self.qos), None],
+        }
+    }
 }
 
 /// Use of one association or QOS (`assoc_mgr`'s `usage` records).
@@ -745,15 +785,17 @@ impl AcctUsage {
         for a in acct.lineage(job.assoc) {
             f(&mut self.assoc[a as usize]);
         }
-        let q = job.qos as usize;
-        f(&mut self.qos[q]);
-        f(self.qos_user[q].entry(user.clone()).or_default());
         let account = &acct.assocs[job.assoc as usize].account;
-        if !self.qos_account[q].contains_key(account) {
-            self.qos_account[q].insert(account.clone(), Used::default());
-        }
-        if let Some(u) = self.qos_account[q].get_mut(account) {
-            f(u);
+        for q in job.qos_order(acct).into_iter().flatten() {
+            let q = q as usize;
+            f(&mut self.qos[q]);
+            f(self.qos_user[q].entry(user.clone()).or_default());
+            if !self.qos_account[q].contains_key(account) {
+                self.qos_account[q].insert(account.clone(), Used::default());
+            }
+            if let Some(u) = self.qos_account[q].get_mut(account) {
+                f(u);
+            }
         }
     }
 
@@ -859,7 +901,8 @@ mod tests {
             a.resolve("v1", None, None, None),
             Ok(JobAcct {
                 assoc: a.user_assoc("v1", "ml", None).unwrap(),
-                qos: 0
+                qos: 0,
+                part_qos: None,
             })
         );
         assert_eq!(

@@ -18,8 +18,8 @@
 //! (`_get_unique_job_node_cnt`), and admin-set limits.
 
 use gresim_model::accounting::{
-    Accounting, AcctUsage, JobAcct, TresArray, TresGpu, Used, NO_LIMIT, TRES_BILLING, TRES_CPU,
-    TRES_MEM, TRES_NODE,
+    Accounting, AcctUsage, JobAcct, QosId, QosLimits, TresArray, TresGpu, Used, NO_LIMIT,
+    TRES_BILLING, TRES_CPU, TRES_MEM, TRES_NODE,
 };
 use gresim_model::job::Job;
 use gresim_model::job::{LimitKind, TresClass};
@@ -108,54 +108,69 @@ pub struct JobLimits<'a> {
 }
 
 impl<'a> JobLimits<'a> {
-    fn user_used(&self) -> &'a Used {
-        self.usage
-            .qos_user(self.ja.qos, self.user)
-            .unwrap_or(zero())
+    fn user_used(&self, q: QosId) -> &'a Used {
+        self.usage.qos_user(q, self.user).unwrap_or(zero())
     }
-    fn account_used(&self) -> &'a Used {
+    fn account_used(&self, q: QosId) -> &'a Used {
         let account = &self.acct.assocs[self.ja.assoc as usize].account;
-        self.usage
-            .qos_account(self.ja.qos, account)
-            .unwrap_or(zero())
+        self.usage.qos_account(q, account).unwrap_or(zero())
+    }
+    /// The job's QOS and its partition's, in checking order.
+    fn qos(&self) -> impl Iterator<Item = QosId> {
+        self.ja.qos_order(self.acct).into_iter().flatten()
     }
 
     /// `acct_policy_job_runnable_pre_select()`: job counts and wall time.
-    /// `time_min`: the job's time limit in minutes.
+    /// `time_min`: the job's time limit in minutes. A limit the first QOS
+    /// sets is not looked at in the second, nor in the associations.
     pub fn pre_select(&self, time_min: u64) -> Option<Reason> {
-        let q = &self.acct.qos[self.ja.qos as usize];
-        let ql = &q.limits;
-        let qu = &self.usage.qos[self.ja.qos as usize];
-        if ql.grp_jobs != u32::MAX && qu.jobs >= ql.grp_jobs {
-            return Some(Reason::QosGrpJobs);
-        }
-        if ql.max_jobs_pa != u32::MAX && self.account_used().jobs >= ql.max_jobs_pa {
-            return Some(Reason::QosMaxJobsPerAccount);
-        }
-        if ql.max_jobs_pu != u32::MAX && self.user_used().jobs >= ql.max_jobs_pu {
-            return Some(Reason::QosMaxJobsPerUser);
-        }
-        if set(ql.max_wall_pj) && time_min > ql.max_wall_pj {
-            return Some(Reason::QosMaxWall);
+        let mut out = QosLimits::default();
+        for q in self.qos() {
+            let ql = &self.acct.qos[q as usize].limits;
+            let qu = &self.usage.qos[q as usize];
+            if out.grp_jobs == u32::MAX && ql.grp_jobs != u32::MAX {
+                out.grp_jobs = ql.grp_jobs;
+                if qu.jobs >= ql.grp_jobs {
+                    return Some(Reason::QosGrpJobs);
+                }
+            }
+            if out.max_jobs_pa == u32::MAX && ql.max_jobs_pa != u32::MAX {
+                out.max_jobs_pa = ql.max_jobs_pa;
+                if self.account_used(q).jobs >= ql.max_jobs_pa {
+                    return Some(Reason::QosMaxJobsPerAccount);
+                }
+            }
+            if out.max_jobs_pu == u32::MAX && ql.max_jobs_pu != u32::MAX {
+                out.max_jobs_pu = ql.max_jobs_pu;
+                if self.user_used(q).jobs >= ql.max_jobs_pu {
+                    return Some(Reason::QosMaxJobsPerUser);
+                }
+            }
+            if !set(out.max_wall_pj) && set(ql.max_wall_pj) {
+                out.max_wall_pj = ql.max_wall_pj;
+                if time_min > ql.max_wall_pj {
+                    return Some(Reason::QosMaxWall);
+                }
+            }
         }
         for (depth, a) in self.acct.lineage(self.ja.assoc).enumerate() {
             let l = &self.acct.assocs[a as usize].limits;
             let u = &self.usage.assoc[a as usize];
-            if ql.grp_jobs == u32::MAX && l.grp_jobs != u32::MAX && u.jobs >= l.grp_jobs {
+            if out.grp_jobs == u32::MAX && l.grp_jobs != u32::MAX && u.jobs >= l.grp_jobs {
                 return Some(Reason::AssocGrpJobs);
             }
             // Max limits were propagated to the job's own association.
             if depth > 0 {
                 continue;
             }
-            if ql.max_jobs_pa == u32::MAX
-                && ql.max_jobs_pu == u32::MAX
+            if out.max_jobs_pa == u32::MAX
+                && out.max_jobs_pu == u32::MAX
                 && l.max_jobs != u32::MAX
                 && u.jobs >= l.max_jobs
             {
                 return Some(Reason::AssocMaxJobs);
             }
-            if !set(ql.max_wall_pj) && set(l.max_wall_pj) && time_min > l.max_wall_pj {
+            if !set(out.max_wall_pj) && set(l.max_wall_pj) && time_min > l.max_wall_pj {
                 return Some(Reason::AssocMaxWall);
             }
         }
@@ -165,46 +180,102 @@ impl<'a> JobLimits<'a> {
     /// `acct_policy_job_runnable_post_select()` with the job's TRES `req`.
     pub fn post_select(&self, req: &TresArray, time_min: u64) -> Option<Reason> {
         let nt = self.acct.tres_names.len();
-        let q = &self.acct.qos[self.ja.qos as usize];
-        let ql = &q.limits;
-        let qu = &self.usage.qos[self.ja.qos as usize];
         let req_mins = mins(req, time_min);
         let ql_ = |k, i| Some(Reason::QosLimit(k, class(self.acct, i)));
-        if let Some(i) = over_usage(nt, &ql.grp_tres, None, req, &qu.tres) {
-            return ql_(LimitKind::Grp, i);
-        }
-        if let Some(i) = over_usage(nt, &ql.grp_tres_run_mins, None, &req_mins, &run_mins(qu)) {
-            return ql_(LimitKind::GrpRunMins, i);
-        }
-        if let Some(i) = over_max(nt, &ql.max_tres_mins_pj, None, &req_mins, false, false) {
-            return ql_(LimitKind::MaxMinsPerJob, i);
-        }
-        if let Some(i) = over_max(nt, &ql.max_tres_pj, None, req, false, false) {
-            return ql_(LimitKind::MaxPerJob, i);
-        }
-        if let Some(i) = over_max(nt, &ql.max_tres_pn, None, req, true, false) {
-            return ql_(LimitKind::MaxPerNode, i);
-        }
-        if let Some(i) = over_max(nt, &ql.min_tres_pj, None, req, false, true) {
-            return ql_(LimitKind::MinPerJob, i);
-        }
-        if let Some(i) = over_usage(nt, &ql.max_tres_pa, None, req, &self.account_used().tres) {
-            return ql_(LimitKind::MaxPerAccount, i);
-        }
-        if let Some(i) = over_usage(nt, &ql.max_tres_pu, None, req, &self.user_used().tres) {
-            return ql_(LimitKind::MaxPerUser, i);
+        let mut out = QosLimits::default();
+        for q in self.qos() {
+            let ql = &self.acct.qos[q as usize].limits;
+            let qu = &self.usage.qos[q as usize];
+            if let Some(i) = over_usage(nt, &ql.grp_tres, Some(&out.grp_tres), req, &qu.tres) {
+                return ql_(LimitKind::Grp, i);
+            }
+            if let Some(i) = over_usage(
+                nt,
+                &ql.grp_tres_run_mins,
+                Some(&out.grp_tres_run_mins),
+                &req_mins,
+                &run_mins(qu),
+            ) {
+                return ql_(LimitKind::GrpRunMins, i);
+            }
+            if let Some(i) = over_max(
+                nt,
+                &ql.max_tres_mins_pj,
+                Some(&out.max_tres_mins_pj),
+                &req_mins,
+                false,
+                false,
+            ) {
+                return ql_(LimitKind::MaxMinsPerJob, i);
+            }
+            if let Some(i) = over_max(
+                nt,
+                &ql.max_tres_pj,
+                Some(&out.max_tres_pj),
+                req,
+                false,
+                false,
+            ) {
+                return ql_(LimitKind::MaxPerJob, i);
+            }
+            if let Some(i) = over_max(
+                nt,
+                &ql.max_tres_pn,
+                Some(&out.max_tres_pn),
+                req,
+                true,
+                false,
+            ) {
+                return ql_(LimitKind::MaxPerNode, i);
+            }
+            if let Some(i) = over_max(
+                nt,
+                &ql.min_tres_pj,
+                Some(&out.min_tres_pj),
+                req,
+                false,
+                true,
+            ) {
+                return ql_(LimitKind::MinPerJob, i);
+            }
+            if let Some(i) = over_usage(
+                nt,
+                &ql.max_tres_pa,
+                Some(&out.max_tres_pa),
+                req,
+                &self.account_used(q).tres,
+            ) {
+                return ql_(LimitKind::MaxPerAccount, i);
+            }
+            if let Some(i) = over_usage(
+                nt,
+                &ql.max_tres_pu,
+                Some(&out.max_tres_pu),
+                req,
+                &self.user_used(q).tres,
+            ) {
+                return ql_(LimitKind::MaxPerUser, i);
+            }
+            merge(&mut out.grp_tres, &ql.grp_tres);
+            merge(&mut out.grp_tres_run_mins, &ql.grp_tres_run_mins);
+            merge(&mut out.max_tres_mins_pj, &ql.max_tres_mins_pj);
+            merge(&mut out.max_tres_pj, &ql.max_tres_pj);
+            merge(&mut out.max_tres_pn, &ql.max_tres_pn);
+            merge(&mut out.min_tres_pj, &ql.min_tres_pj);
+            merge(&mut out.max_tres_pa, &ql.max_tres_pa);
+            merge(&mut out.max_tres_pu, &ql.max_tres_pu);
         }
         let al = |k, i| Some(Reason::AssocLimit(k, class(self.acct, i)));
         for (depth, a) in self.acct.lineage(self.ja.assoc).enumerate() {
             let l = &self.acct.assocs[a as usize].limits;
             let u = &self.usage.assoc[a as usize];
-            if let Some(i) = over_usage(nt, &l.grp_tres, Some(&ql.grp_tres), req, &u.tres) {
+            if let Some(i) = over_usage(nt, &l.grp_tres, Some(&out.grp_tres), req, &u.tres) {
                 return al(LimitKind::Grp, i);
             }
             if let Some(i) = over_usage(
                 nt,
                 &l.grp_tres_run_mins,
-                Some(&ql.grp_tres_run_mins),
+                Some(&out.grp_tres_run_mins),
                 &req_mins,
                 &run_mins(u),
             ) {
@@ -216,18 +287,25 @@ impl<'a> JobLimits<'a> {
             if let Some(i) = over_max(
                 nt,
                 &l.max_tres_mins_pj,
-                Some(&ql.max_tres_mins_pj),
+                Some(&out.max_tres_mins_pj),
                 &req_mins,
                 false,
                 false,
             ) {
                 return al(LimitKind::MaxMinsPerJob, i);
             }
-            if let Some(i) = over_max(nt, &l.max_tres_pj, Some(&ql.max_tres_pj), req, false, false)
-            {
+            if let Some(i) = over_max(
+                nt,
+                &l.max_tres_pj,
+                Some(&out.max_tres_pj),
+                req,
+                false,
+                false,
+            ) {
                 return al(LimitKind::MaxPerJob, i);
             }
-            if let Some(i) = over_max(nt, &l.max_tres_pn, Some(&ql.max_tres_pn), req, true, false) {
+            if let Some(i) = over_max(nt, &l.max_tres_pn, Some(&out.max_tres_pn), req, true, false)
+            {
                 return al(LimitKind::MaxPerNode, i);
             }
         }
@@ -235,63 +313,119 @@ impl<'a> JobLimits<'a> {
     }
 
     /// `acct_policy_validate()` at submission for `job_cnt` jobs: the limit
-    /// that refuses the job, if any.
+    /// that refuses the job, if any. Strict checking (`DenyOnLimit`) holds
+    /// when either QOS has the flag.
     pub fn validate(&self, req: &TresArray, time_min: u64, job_cnt: u32) -> Option<Reason> {
         let nt = self.acct.tres_names.len();
-        let q = &self.acct.qos[self.ja.qos as usize];
-        let ql = &q.limits;
-        let strict = q.flags.deny_on_limit;
-        let qu = &self.usage.qos[self.ja.qos as usize];
+        let strict = self
+            .qos()
+            .any(|q| self.acct.qos[q as usize].flags.deny_on_limit);
         let ql_ = |k, i| Some(Reason::QosLimit(k, class(self.acct, i)));
-        if strict {
-            if let Some(i) = over_max(nt, &ql.max_tres_pa, None, req, false, false) {
-                return ql_(LimitKind::MaxPerAccount, i);
+        let mut out = QosLimits::default();
+        for q in self.qos() {
+            let ql = &self.acct.qos[q as usize].limits;
+            let qu = &self.usage.qos[q as usize];
+            if strict {
+                if let Some(i) = over_max(
+                    nt,
+                    &ql.max_tres_pa,
+                    Some(&out.max_tres_pa),
+                    req,
+                    false,
+                    false,
+                ) {
+                    return ql_(LimitKind::MaxPerAccount, i);
+                }
+                if let Some(i) = over_max(
+                    nt,
+                    &ql.max_tres_pu,
+                    Some(&out.max_tres_pu),
+                    req,
+                    false,
+                    false,
+                ) {
+                    return ql_(LimitKind::MaxPerUser, i);
+                }
+                if let Some(i) = over_max(nt, &ql.grp_tres, Some(&out.grp_tres), req, false, false)
+                {
+                    return ql_(LimitKind::Grp, i);
+                }
             }
-            if let Some(i) = over_max(nt, &ql.max_tres_pu, None, req, false, false) {
-                return ql_(LimitKind::MaxPerUser, i);
+            if out.grp_submit_jobs == u32::MAX && ql.grp_submit_jobs != u32::MAX {
+                out.grp_submit_jobs = ql.grp_submit_jobs;
+                if qu.submit_jobs + job_cnt > ql.grp_submit_jobs {
+                    return Some(Reason::QosGrpSubmitJobs);
+                }
             }
-            if let Some(i) = over_max(nt, &ql.grp_tres, None, req, false, false) {
-                return ql_(LimitKind::Grp, i);
+            if !set(out.max_wall_pj) && set(ql.max_wall_pj) {
+                out.max_wall_pj = ql.max_wall_pj;
+                if strict && time_min > ql.max_wall_pj {
+                    return Some(Reason::QosMaxWall);
+                }
             }
-        }
-        if ql.grp_submit_jobs != u32::MAX && qu.submit_jobs + job_cnt > ql.grp_submit_jobs {
-            return Some(Reason::QosGrpSubmitJobs);
-        }
-        if strict && set(ql.max_wall_pj) && time_min > ql.max_wall_pj {
-            return Some(Reason::QosMaxWall);
-        }
-        if strict {
-            if let Some(i) = over_max(nt, &ql.max_tres_pj, None, req, false, false) {
-                return ql_(LimitKind::MaxPerJob, i);
+            if strict {
+                if let Some(i) = over_max(
+                    nt,
+                    &ql.max_tres_pj,
+                    Some(&out.max_tres_pj),
+                    req,
+                    false,
+                    false,
+                ) {
+                    return ql_(LimitKind::MaxPerJob, i);
+                }
+                if let Some(i) = over_max(
+                    nt,
+                    &ql.max_tres_pn,
+                    Some(&out.max_tres_pn),
+                    req,
+                    true,
+                    false,
+                ) {
+                    return ql_(LimitKind::MaxPerNode, i);
+                }
             }
-            if let Some(i) = over_max(nt, &ql.max_tres_pn, None, req, true, false) {
-                return ql_(LimitKind::MaxPerNode, i);
+            if out.max_submit_pa == u32::MAX && ql.max_submit_pa != u32::MAX {
+                out.max_submit_pa = ql.max_submit_pa;
+                if self.account_used(q).submit_jobs + job_cnt > ql.max_submit_pa {
+                    return Some(Reason::QosMaxSubmitJobsPerAccount);
+                }
             }
-        }
-        if ql.max_submit_pa != u32::MAX
-            && self.account_used().submit_jobs + job_cnt > ql.max_submit_pa
-        {
-            return Some(Reason::QosMaxSubmitJobsPerAccount);
-        }
-        if ql.max_submit_pu != u32::MAX && self.user_used().submit_jobs + job_cnt > ql.max_submit_pu
-        {
-            return Some(Reason::QosMaxSubmitJobsPerUser);
-        }
-        if strict {
-            if let Some(i) = over_max(nt, &ql.min_tres_pj, None, req, false, true) {
-                return ql_(LimitKind::MinPerJob, i);
+            if out.max_submit_pu == u32::MAX && ql.max_submit_pu != u32::MAX {
+                out.max_submit_pu = ql.max_submit_pu;
+                if self.user_used(q).submit_jobs + job_cnt > ql.max_submit_pu {
+                    return Some(Reason::QosMaxSubmitJobsPerUser);
+                }
             }
+            if strict {
+                if let Some(i) = over_max(
+                    nt,
+                    &ql.min_tres_pj,
+                    Some(&out.min_tres_pj),
+                    req,
+                    false,
+                    true,
+                ) {
+                    return ql_(LimitKind::MinPerJob, i);
+                }
+            }
+            merge(&mut out.grp_tres, &ql.grp_tres);
+            merge(&mut out.max_tres_pj, &ql.max_tres_pj);
+            merge(&mut out.max_tres_pn, &ql.max_tres_pn);
+            merge(&mut out.max_tres_pa, &ql.max_tres_pa);
+            merge(&mut out.max_tres_pu, &ql.max_tres_pu);
+            merge(&mut out.min_tres_pj, &ql.min_tres_pj);
         }
         let al = |k, i| Some(Reason::AssocLimit(k, class(self.acct, i)));
         for (depth, a) in self.acct.lineage(self.ja.assoc).enumerate() {
             let l = &self.acct.assocs[a as usize].limits;
             let u = &self.usage.assoc[a as usize];
             if strict {
-                if let Some(i) = over_max(nt, &l.grp_tres, Some(&ql.grp_tres), req, false, false) {
+                if let Some(i) = over_max(nt, &l.grp_tres, Some(&out.grp_tres), req, false, false) {
                     return al(LimitKind::Grp, i);
                 }
             }
-            if ql.grp_submit_jobs == u32::MAX
+            if out.grp_submit_jobs == u32::MAX
                 && l.grp_submit_jobs != u32::MAX
                 && u.submit_jobs + job_cnt > l.grp_submit_jobs
             {
@@ -301,29 +435,43 @@ impl<'a> JobLimits<'a> {
                 continue;
             }
             if strict {
-                if let Some(i) =
-                    over_max(nt, &l.max_tres_pj, Some(&ql.max_tres_pj), req, false, false)
-                {
+                if let Some(i) = over_max(
+                    nt,
+                    &l.max_tres_pj,
+                    Some(&out.max_tres_pj),
+                    req,
+                    false,
+                    false,
+                ) {
                     return al(LimitKind::MaxPerJob, i);
                 }
                 if let Some(i) =
-                    over_max(nt, &l.max_tres_pn, Some(&ql.max_tres_pn), req, true, false)
+                    over_max(nt, &l.max_tres_pn, Some(&out.max_tres_pn), req, true, false)
                 {
                     return al(LimitKind::MaxPerNode, i);
                 }
             }
-            if ql.max_submit_pa == u32::MAX
-                && ql.max_submit_pu == u32::MAX
+            if out.max_submit_pa == u32::MAX
+                && out.max_submit_pu == u32::MAX
                 && l.max_submit_jobs != u32::MAX
                 && u.submit_jobs + job_cnt > l.max_submit_jobs
             {
                 return Some(Reason::AssocMaxSubmitJobs);
             }
-            if strict && !set(ql.max_wall_pj) && set(l.max_wall_pj) && time_min > l.max_wall_pj {
+            if strict && !set(out.max_wall_pj) && set(l.max_wall_pj) && time_min > l.max_wall_pj {
                 return Some(Reason::AssocMaxWall);
             }
         }
         None
+    }
+}
+
+/// Limits the first QOS set are taken: the second QOS and the associations skip them.
+fn merge(out: &mut TresArray, ql: &TresArray) {
+    for (o, &l) in out.iter_mut().zip(ql) {
+        if !set(*o) && set(l) {
+            *o = l;
+        }
     }
 }
 
