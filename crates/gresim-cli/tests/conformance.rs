@@ -26,6 +26,7 @@ const FLOORS: &[(&str, u32)] = &[
     ("acct_limits_grp", 15),
     ("acct_limits_user", 14),
     ("acct_maxtres_node", 6),
+    ("acct_qos_priority", 15),
     // Scored 2/8 before partition QOS was modelled, 8/8 after.
     ("acct_partition_qos", 8),
     ("backfill", 12),
