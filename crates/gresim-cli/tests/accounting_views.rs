@@ -27,7 +27,15 @@ fn multi_tenant_views_name_accounts_qos_and_limits() {
     let tmp = tempfile::tempdir().unwrap();
     let scenario = repo().join("scenarios/multi_tenant.json");
     let s = scenario.to_str().unwrap();
-    text(&sim(tmp.path(), &["run", s, "--quiet", "--out", "run"]));
+    text(&sim(
+        tmp.path(),
+        &["run", s, "--quiet", "--out", "run", "--report"],
+    ));
+    let html = std::fs::read_to_string(tmp.path().join("run/report.html")).unwrap();
+    assert!(
+        html.contains("GPUs held per account"),
+        "the report charts GPUs per account"
+    );
 
     let q = text(&sim(
         tmp.path(),
@@ -77,7 +85,15 @@ fn sshare_without_accounting_is_bad_input() {
     let tmp = tempfile::tempdir().unwrap();
     let scenario = repo().join("scenarios/mig_packing.json");
     let s = scenario.to_str().unwrap();
-    text(&sim(tmp.path(), &["run", s, "--quiet", "--out", "run"]));
+    text(&sim(
+        tmp.path(),
+        &["run", s, "--quiet", "--out", "run", "--report"],
+    ));
+    let html = std::fs::read_to_string(tmp.path().join("run/report.html")).unwrap();
+    assert!(
+        !html.contains("GPUs held per account"),
+        "no accounts, no per-account chart"
+    );
     let o = sim(tmp.path(), &["sshare", "run"]);
     assert_eq!(o.status.code(), Some(2));
     let e = String::from_utf8_lossy(&o.stderr);

@@ -242,6 +242,43 @@ pub fn gpu_util_by_type_svg(rf: &RunFile) -> Result<String, String> {
     )
 }
 
+/// GPUs held by each account over time (runs with accounting only; `None`
+/// when no job has an account).
+pub fn gpu_by_account_svg(rf: &RunFile) -> Option<Result<String, String>> {
+    let mut ev: BTreeMap<&str, Vec<(u64, i64)>> = BTreeMap::new();
+    for j in &rf.jobs {
+        let Some(a) = j.account.as_deref() else {
+            continue;
+        };
+        let v = ev.entry(a).or_default();
+        for r in &j.runs {
+            let g = i64::from(r.gpu_count());
+            if g > 0 {
+                v.push((r.start, g));
+                v.push((r.end.unwrap_or(rf.end_time), -g));
+            }
+        }
+    }
+    if ev.is_empty() {
+        return None;
+    }
+    let series: Vec<(String, Vec<(u64, f64)>)> = ev
+        .into_iter()
+        .map(|(a, e)| {
+            let pts = sweep(e).iter().map(|&(t, v)| (t, v as f64)).collect();
+            (a.to_string(), pts)
+        })
+        .collect();
+    Some(lines_svg(
+        "GPUs held per account",
+        "GPUs",
+        rf.end_time,
+        &series,
+        false,
+        None,
+    ))
+}
+
 /// GPUs allocated, idle and usable, idle and fragmented, and down or
 /// drained over time, stacked (see [`crate::fragmentation`]); MIG instances
 /// count as their fraction of a GPU.
@@ -606,6 +643,13 @@ pub fn report_charts(rf: &RunFile, fr: &Fragmentation) -> Vec<Chart> {
             svg: cdf_svg("Bounded slowdown CDF", "bounded slowdown", &sds),
         },
     ];
+    if let Some(a) = gpu_by_account_svg(rf) {
+        v.push(Chart {
+            stem: "gpu_by_account",
+            title: "GPUs per account",
+            svg: a,
+        });
+    }
     if let Some(g) = gantt_svg(rf) {
         v.push(Chart {
             stem: "gantt",
