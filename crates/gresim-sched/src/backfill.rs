@@ -123,6 +123,24 @@ impl EndBlocks {
         EndBlocks { words, masks }
     }
 
+    /// The last end at or after index `from` and before `to` on a node of
+    /// `mask`, which end `from` is.
+    fn prev_touching(&self, ends: &[Running<'_>], mask: &[u64], from: usize, to: usize) -> usize {
+        let mut i = to;
+        while i > from {
+            let b = (i - 1) / END_BLOCK;
+            let bm = &self.masks[b * self.words..(b + 1) * self.words];
+            let block_start = (b * END_BLOCK).max(from);
+            if bm.iter().zip(mask).any(|(x, y)| x & y != 0) {
+                if let Some(j) = (block_start..i).rev().find(|&j| ends[j].touches(mask)) {
+                    return j;
+                }
+            }
+            i = block_start;
+        }
+        from
+    }
+
     /// The first end at or after index `i` on a node of `mask`.
     fn next_touching(&self, ends: &[Running<'_>], mask: &[u64], mut i: usize) -> Option<usize> {
         while i < ends.len() {
@@ -198,9 +216,6 @@ fn counts_fit(req: &gresim_model::job::JobRequest, c: Counts) -> bool {
             && c.cpus
                 >= u64::from(req.total_tasks(min_nodes)) * u64::from(req.cpus_per_task.max(1)))
 }
-
-/// Most jobs `_will_run_test()` releases before it tests again.
-const WILL_RUN_MAX_RM: u32 = 201;
 
 /// One backfill pass over `queue`. Returns the jobs it started; adds the
 /// jobs it tested to `tested`.
@@ -694,6 +709,12 @@ impl FitChanges {
 /// job released) and the allocation then. A start after `cutoff` is as good
 /// as none to the caller (it plans again from `later_start`, or makes no
 /// reservation beyond the window), so the release stops there.
+///
+/// The plain pass (`backfill_plain.rs`) also cuts a group after 201 usable
+/// ends without testing, and goes on with the same limit: the group is then
+/// tested at its end all the same, and a cutoff check on the way fails only
+/// where the one at the group's end would, so the cut changes nothing and is
+/// not made here.
 #[allow(clippy::too_many_arguments)]
 fn will_run_release(
     ctx: &PassCtx<'_>,
@@ -725,57 +746,39 @@ fn will_run_release(
         if ends[first].end.max(now + 1) > cutoff {
             return None;
         }
-        let mut last: Option<Time> = None;
-        let mut more = true;
-        let mut removed = 0u32;
-        let mut skip_test = false;
-        loop {
-            // The next end on a usable node; the ends between are released
-            // too, and change nothing there.
-            let next = if i == first {
-                Some(first)
+        let a = *anchor.get_or_insert_with(|| {
+            // Aligned on a multiple of the window in wall-clock time.
+            let e = ends[first].end;
+            if group > 0 {
+                e + (group - (e + phase) % group)
             } else {
-                blocks.next_touching(ends, ub, i)
-            };
-            let Some(j) = next else {
-                i = ends.len();
-                more = false;
-                break;
-            };
-            let r = &ends[j];
-            i = j + 1;
-            if anchor.is_none() {
-                // Aligned on a multiple of the window in wall-clock time.
-                anchor = Some(if group > 0 {
-                    r.end + (group - (r.end + phase) % group)
-                } else {
-                    r.end
-                });
+                e
             }
-            last = Some(r.end);
-            match ends.get(i) {
+        });
+        // The group takes the usable ends from `first` on, and ends after the
+        // first of them whose next end lies past the limit (the ends between
+        // are released too, and change nothing on usable nodes). Usable ends
+        // before the last end within the limit are all taken, so the search
+        // jumps there instead of stepping through them.
+        let mut j = first;
+        let (last, more) = loop {
+            let limit = if group > 0 { a + window } else { ends[j].end };
+            let q = j + 1 + ends[j + 1..].partition_point(|r| r.end <= limit);
+            if q == j + 1 {
+                i = j + 1;
+                break (ends[j].end, i < ends.len());
+            }
+            match blocks.next_touching(ends, ub, q - 1) {
+                Some(k) => j = k,
                 None => {
-                    more = false;
-                    break;
-                }
-                Some(n) => {
-                    let limit = if group > 0 {
-                        anchor.unwrap_or(r.end) + window
-                    } else {
-                        r.end
-                    };
-                    if n.end > limit {
-                        break;
-                    }
+                    // No usable end from there: the group takes the last one
+                    // before, and everything is released.
+                    let k = blocks.prev_touching(ends, ub, j, q - 1);
+                    i = ends.len();
+                    break (ends[k].end, false);
                 }
             }
-            removed += 1;
-            if removed > WILL_RUN_MAX_RM {
-                skip_test = true;
-                break;
-            }
-        }
-        let last = last?;
+        };
         // A job past its planned end is expected to end in the next second.
         let start = last.max(now + 1);
         if start > cutoff {
@@ -797,29 +800,26 @@ fn will_run_release(
             }
             applied += 1;
         }
-        if !skip_test {
-            if group > 0 {
-                let a = anchor.unwrap_or(last);
-                loop {
-                    window *= 2;
-                    if ends.get(i).is_none_or(|n| n.end <= a + window) {
-                        break;
-                    }
+        if group > 0 {
+            loop {
+                window *= 2;
+                if ends.get(i).is_none_or(|n| n.end <= a + window) {
+                    break;
                 }
             }
-            if counts_fit(req, counts) {
-                let fut = sweep.state_at(ctx, ends, i);
-                if let Some(a) = try_select(
-                    cache,
-                    cl,
-                    ctx.params,
-                    fut,
-                    req,
-                    part,
-                    Some(avoid.get(blocked)),
-                ) {
-                    return Some((start, a));
-                }
+        }
+        if counts_fit(req, counts) {
+            let fut = sweep.state_at(ctx, ends, i);
+            if let Some(a) = try_select(
+                cache,
+                cl,
+                ctx.params,
+                fut,
+                req,
+                part,
+                Some(avoid.get(blocked)),
+            ) {
+                return Some((start, a));
             }
         }
         if !more {
