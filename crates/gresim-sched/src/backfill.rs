@@ -55,7 +55,8 @@ pub(crate) fn plan_limit(ctx: &PassCtx<'_>, job: JobIdx, part: PartId) -> Time {
 const FITS_MEMO_MAX: usize = 16;
 
 /// `node_may_fit` of every node of `part` for requests of `req`'s shape,
-/// now and as the running jobs end (valid until the pass starts a job).
+/// now (brought up to date when the pass starts a job) and as the running
+/// jobs end (valid until the pass starts a job).
 struct FitsMemo {
     req: std::sync::Arc<gresim_model::job::JobRequest>,
     part: PartId,
@@ -64,6 +65,28 @@ struct FitsMemo {
     bits: Vec<u64>,
     base: Counts,
     changes: FitChanges,
+}
+
+impl FitsMemo {
+    /// A job started on `alloc`'s nodes: their fits in the new state. (The
+    /// fit changes go with the sweep, which starts over.)
+    fn started(&mut self, ctx: &PassCtx<'_>, alloc: &Allocation) {
+        for id in alloc.node_ids() {
+            if !ctx.cluster.in_partition(self.part, id) {
+                continue;
+            }
+            let new = node_fit(ctx, ctx.state.node(id), id, &self.req);
+            if let Some(f) = std::mem::replace(&mut self.fits[id.idx()], new) {
+                self.base.sub(f);
+                bf_map::clear_bit(&mut self.bits, id);
+            }
+            if let Some(f) = new {
+                self.base.add(f);
+                bf_map::set_bit(&mut self.bits, id);
+            }
+        }
+        self.changes = FitChanges::default();
+    }
 }
 
 /// A running job as backfill plans with it.
@@ -251,7 +274,7 @@ pub fn backfill_pass(
         })
         .collect();
     // What `node_may_fit` says of each partition node in the current state,
-    // by request shape and partition; valid until this pass starts a job.
+    // by request shape and partition, brought up to date at each start.
     let mut fits_memo: Vec<FitsMemo> = Vec::new();
     // The running jobs released in planned-end order (valid until the pass
     // starts a job).
@@ -353,8 +376,9 @@ pub fn backfill_pass(
                     None => break,
                 }
             }
-            // Can it start now (or at start_res) on those nodes?
-            if start_res <= now {
+            // Can it start now (or at start_res) on those nodes? (Not
+            // without the counts, which every selection needs.)
+            if start_res <= now && counts_fit(&req, counts) {
                 if let Ok(alloc) = crate::placement::place(
                     cache,
                     placement,
@@ -369,7 +393,9 @@ pub fn backfill_pass(
                     let whole = alloc.exclusive;
                     if ctx.start(job, part, alloc, true).is_ok() {
                         started.push(job);
-                        fits_memo.clear();
+                        for m in &mut fits_memo {
+                            m.started(ctx, &planned.alloc);
+                        }
                         sweep = Sweep::default();
                         // `_bf_reserve_running()`: a whole-node job started
                         // here also holds its nodes in the backfill map, from
@@ -498,11 +524,13 @@ fn memo_for(
     memo.len() - 1
 }
 
-/// The blocked nodes as node selection takes them (a flag per node), built
-/// from the bitmap only when a try gets as far as selecting nodes.
+/// The blocked nodes as node selection takes them (a flag per node), brought
+/// up to date from the bitmap only when a try gets as far as selecting nodes,
+/// and then only where the bitmap changed since.
 struct Avoid {
     flags: Vec<bool>,
-    set: Vec<NodeId>,
+    /// The nodes `flags` holds, as a bitmap.
+    bits: Vec<u64>,
     fresh: bool,
 }
 
@@ -510,7 +538,7 @@ impl Avoid {
     fn new(nodes: usize) -> Self {
         Avoid {
             flags: vec![false; nodes],
-            set: Vec::new(),
+            bits: bf_map::bitmap(bf_map::words_for(nodes)),
             fresh: true,
         }
     }
@@ -522,12 +550,11 @@ impl Avoid {
 
     fn get(&mut self, blocked: &[u64]) -> &[bool] {
         if !self.fresh {
-            for id in self.set.drain(..) {
-                self.flags[id.idx()] = false;
-            }
-            self.set.extend(bf_map::ids(blocked));
-            for id in &self.set {
-                self.flags[id.idx()] = true;
+            for (w, (have, &want)) in self.bits.iter_mut().zip(blocked).enumerate() {
+                for id in bf_map::word_ids(w, *have ^ want) {
+                    self.flags[id.idx()] = bf_map::has_bit(blocked, id);
+                }
+                *have = want;
             }
             self.fresh = true;
         }

@@ -80,7 +80,8 @@ pub(crate) fn ids_both<'a>(a: &'a [u64], b: &'a [u64]) -> impl Iterator<Item = N
         .flat_map(|(w, (&x, &y))| word_ids(w, x & y))
 }
 
-fn word_ids(w: usize, bits: u64) -> impl Iterator<Item = NodeId> {
+/// The nodes of word `w` of a bitmap, whose bits are `bits`.
+pub(crate) fn word_ids(w: usize, bits: u64) -> impl Iterator<Item = NodeId> {
     let mut b = bits;
     std::iter::from_fn(move || {
         (b != 0).then(|| {
@@ -89,13 +90,6 @@ fn word_ids(w: usize, bits: u64) -> impl Iterator<Item = NodeId> {
             NodeId::from_idx(w * 64 + i)
         })
     })
-}
-
-/// The nodes of bitmap `m`, in index order.
-pub(crate) fn ids(m: &[u64]) -> impl Iterator<Item = NodeId> + '_ {
-    m.iter()
-        .enumerate()
-        .flat_map(|(w, &bits)| word_ids(w, bits))
 }
 
 impl BfMap {
