@@ -282,6 +282,7 @@ pub fn backfill_pass(
     // The nodes the reservations block for the current try, and the same
     // as node selection takes them.
     let mut blocked = bf_map::bitmap(words);
+    let mut windows = bf_map::Windows::default();
     let mut avoid = Avoid::new(nnodes);
     let mut on = bf_map::bitmap(words);
     let mut usable_bits = bf_map::bitmap(words);
@@ -347,26 +348,17 @@ pub fn backfill_pass(
         }
         // Each retry starts later (or on other nodes); the cap only guards
         // against a planning loop.
+        // The map does not change while one job is planned, and its tries
+        // only move later: their windows slide over the slots.
+        windows.restart();
         for _try in 0..64 {
             let end_time = start_res.max(now) + limit;
-            map.blocked(start_res, end_time, &mut blocked);
+            map.blocked_in(&mut windows, start_res, end_time, &mut blocked);
             avoid.stale();
             let pm = parts.of(ctx, part);
-            let later = map.later_start(start_res, end_time, map_end, &pm.sched);
-            // Enough usable nodes, and the required ones among them? With
-            // the nodes (and GPUs) that could hold the job now by counts.
-            // (The partition's totals less what the blocked nodes hold.)
+            let later = map.later_start_from(windows.first_after(), end_time, map_end, &pm.sched);
+            // Enough usable nodes, and the required ones among them?
             let usable = bf_map::count_unblocked(&usable_bits, &blocked);
-            let fm = &fits_memo[memo];
-            let mut counts = fm.base;
-            {
-                let fits = &fm.fits;
-                for id in bf_map::ids_both(&fm.bits, &blocked) {
-                    if let Some(f) = fits[id.idx()] {
-                        counts.sub(f);
-                    }
-                }
-            }
             if usable < need_nodes || req.nodelist.iter().any(|&id| bf_map::has_bit(&blocked, id)) {
                 match later {
                     Some(l) => {
@@ -374,6 +366,15 @@ pub fn backfill_pass(
                         continue;
                     }
                     None => break,
+                }
+            }
+            // The nodes (and GPUs) that could hold the job now by counts:
+            // the partition's totals less what the blocked nodes hold.
+            let fm = &fits_memo[memo];
+            let mut counts = fm.base;
+            for id in bf_map::ids_both(&fm.bits, &blocked) {
+                if let Some(f) = fm.fits[id.idx()] {
+                    counts.sub(f);
                 }
             }
             // Can it start now (or at start_res) on those nodes? (Not
