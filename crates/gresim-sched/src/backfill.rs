@@ -28,13 +28,13 @@ use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use gresim_model::job::Time;
-use gresim_model::state::NodeUsage;
-use gresim_model::{Allocation, ClusterState, JobIdx, NodeId, PartId};
+use gresim_model::{Allocation, JobIdx, NodeId, PartId};
 
 use crate::bf_map::{self, BfMap};
 use crate::fifo::partition_limit_reason;
 use crate::queue::QueueKey;
 use crate::select::{try_select, SelectCache};
+use crate::sweep::{Ends, FitChanges, Sweep};
 use crate::PassCtx;
 
 /// The planning time limit of a job in a partition: its limit, capped by the
@@ -64,7 +64,7 @@ struct FitsMemo {
     /// The nodes with a fit, and their counts.
     bits: Vec<u64>,
     base: Counts,
-    changes: FitChanges,
+    changes: FitChanges<Fit>,
 }
 
 impl FitsMemo {
@@ -85,7 +85,7 @@ impl FitsMemo {
                 bf_map::set_bit(&mut self.bits, id);
             }
         }
-        self.changes = FitChanges::default();
+        self.changes.reset();
     }
 }
 
@@ -121,6 +121,16 @@ impl<'a> Running<'a> {
                 .iter()
                 .any(|na| bf_map::has_bit(mask, na.node)),
         }
+    }
+}
+
+impl Ends for [Running<'_>] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    fn alloc(&self, k: usize) -> &Allocation {
+        &self[k].alloc
     }
 }
 
@@ -279,6 +289,9 @@ pub fn backfill_pass(
     // The running jobs released in planned-end order (valid until the pass
     // starts a job).
     let mut sweep = Sweep::default();
+    // The ends' nodes by blocks, for `will_run_release`'s scans (made again
+    // with the sweep).
+    let mut blocks: Option<EndBlocks> = None;
     // The nodes the reservations block for the current try, and the same
     // as node selection takes them.
     let mut blocked = bf_map::bitmap(words);
@@ -397,7 +410,8 @@ pub fn backfill_pass(
                         for m in &mut fits_memo {
                             m.started(ctx, &planned.alloc);
                         }
-                        sweep = Sweep::default();
+                        sweep.reset();
+                        blocks = None;
                         // `_bf_reserve_running()`: a whole-node job started
                         // here also holds its nodes in the backfill map, from
                         // the map's start to its planned end.
@@ -439,7 +453,7 @@ pub fn backfill_pass(
                     &req,
                     (part, &mut avoid, &blocked, &ub),
                     &ends,
-                    &mut sweep,
+                    (&mut sweep, &mut blocks),
                     &mut fits_memo[memo],
                     counts,
                     group,
@@ -596,141 +610,6 @@ impl PartMasks {
     }
 }
 
-/// The running jobs released one by one in planned-end order, shared by
-/// every job the pass plans until it starts one: each node's usage after
-/// each release, and states after the first `k` ends for node selection.
-#[derive(Default)]
-struct Sweep {
-    /// Per end index, in order: the nodes it frees, with their usage after.
-    log: Vec<(usize, NodeId, NodeUsage)>,
-    /// The state after the first `done` ends.
-    state: Option<ClusterState>,
-    done: usize,
-    /// States after the first `k` ends, for node selection, the most
-    /// recently used last.
-    mats: Vec<(usize, ClusterState)>,
-    /// The ends' nodes by blocks, for `will_run_release`'s scans.
-    blocks: Option<EndBlocks>,
-}
-
-impl Sweep {
-    /// Releases the ends up to index `upto` (exclusive), logging the usage
-    /// of each node they free.
-    fn extend_to(&mut self, ctx: &PassCtx<'_>, ends: &[Running<'_>], upto: usize) {
-        let cl = ctx.cluster;
-        while self.done < upto.min(ends.len()) {
-            let st = self.state.get_or_insert_with(|| ctx.state.clone());
-            let r = &ends[self.done];
-            let _ = st.release(cl, &r.alloc);
-            for na in &r.alloc.nodes {
-                self.log.push((self.done, na.node, *st.node(na.node)));
-            }
-            self.done += 1;
-        }
-    }
-
-    /// The state after the first `at` ends (at most the ends released): the
-    /// sweep's own state, or a kept copy moved there (jobs ending given back
-    /// or released), or a new copy of the nearest kept state.
-    fn state_at(&mut self, ctx: &PassCtx<'_>, ends: &[Running<'_>], at: usize) -> &ClusterState {
-        let cl = ctx.cluster;
-        if at == self.done {
-            return self.state.get_or_insert_with(|| ctx.state.clone());
-        }
-        if let Some(i) = self.mats.iter().position(|(k, _)| *k == at) {
-            let m = self.mats.remove(i);
-            self.mats.push(m);
-            return &self.mats.last().expect("just pushed").1;
-        }
-        let dist = |k: usize| k.abs_diff(at);
-        let near = (0..self.mats.len()).min_by_key(|&i| dist(self.mats[i].0));
-        let (mut k, mut st) = match near {
-            // A kept state close by is moved, not copied.
-            Some(i) if dist(self.mats[i].0) <= MAT_MOVE || self.mats.len() >= MATS => {
-                self.mats.remove(i)
-            }
-            // Otherwise a copy of the nearest: a kept state, the sweep's, or
-            // the current one.
-            _ => match near {
-                Some(i) if self.state.is_none() || dist(self.done) > dist(self.mats[i].0) => {
-                    (self.mats[i].0, self.mats[i].1.clone())
-                }
-                _ => match &self.state {
-                    Some(sw) => (self.done, sw.clone()),
-                    None => (0, ctx.state.clone()),
-                },
-            },
-        };
-        while k > at {
-            if st.allocate(cl, &ends[k - 1].alloc).is_err() {
-                // Replay from the current state instead.
-                st = ctx.state.clone();
-                k = 0;
-                break;
-            }
-            k -= 1;
-        }
-        while k < at {
-            let _ = st.release(cl, &ends[k].alloc);
-            k += 1;
-        }
-        self.mats.push((k, st));
-        &self.mats.last().expect("just pushed").1
-    }
-}
-
-/// States [`Sweep`] keeps for node selection, and how far one is moved
-/// rather than copied.
-const MATS: usize = 6;
-const MAT_MOVE: usize = 4;
-
-/// How the ends change one request shape's fit on the partition's nodes:
-/// per end index, in order, the nodes whose `node_may_fit` it changes, with
-/// the fit before and after. A node's fit depends only on the jobs on it, so
-/// releasing also the jobs on nodes a try may not use changes nothing on the
-/// nodes it may: one order serves every node mask and every job of the shape.
-#[derive(Default)]
-struct FitChanges {
-    changes: Vec<(usize, NodeId, Option<Fit>, Option<Fit>)>,
-    /// The fits after the log's first `seen` entries.
-    fits: Vec<Option<Fit>>,
-    seen: usize,
-}
-
-impl FitChanges {
-    /// Records the changes of the sweep's log up to end index `upto`
-    /// (exclusive), the sweep having released that far.
-    fn extend_to(
-        &mut self,
-        ctx: &PassCtx<'_>,
-        req: &gresim_model::job::JobRequest,
-        part: PartId,
-        fits0: &[Option<Fit>],
-        sweep: &Sweep,
-        upto: usize,
-    ) {
-        let cl = ctx.cluster;
-        if self.fits.is_empty() {
-            self.fits.extend_from_slice(fits0);
-        }
-        while let Some(&(k, id, u)) = sweep.log.get(self.seen) {
-            if k >= upto {
-                break;
-            }
-            if cl.in_partition(part, id) {
-                let n = id.idx();
-                let old = self.fits[n];
-                let new = node_fit(ctx, &u, id, req);
-                if old != new {
-                    self.fits[n] = new;
-                    self.changes.push((k, id, old, new));
-                }
-            }
-            self.seen += 1;
-        }
-    }
-}
-
 /// `_will_run_test()` after the job did not fit in the current state: release
 /// the running jobs on usable nodes in planned-end order, a group at a time,
 /// and test after each group. Returns the planned start (the end of the last
@@ -750,7 +629,7 @@ fn will_run_release(
     req: &gresim_model::job::JobRequest,
     (part, avoid, blocked, ub): (PartId, &mut Avoid, &[u64], &[u64]),
     ends: &[Running<'_>],
-    sweep: &mut Sweep,
+    (sweep, blocks): (&mut Sweep, &mut Option<EndBlocks>),
     memo: &mut FitsMemo,
     mut counts: Counts,
     group: Time,
@@ -767,9 +646,7 @@ fn will_run_release(
     let mut i = 0usize;
     loop {
         // The next group ends no earlier than its first usable job.
-        let blocks = sweep
-            .blocks
-            .get_or_insert_with(|| EndBlocks::new(ends, ub.len()));
+        let blocks = blocks.get_or_insert_with(|| EndBlocks::new(ends, ub.len()));
         let first = blocks.next_touching(ends, ub, i)?;
         if ends[first].end.max(now + 1) > cutoff {
             return None;
@@ -813,9 +690,11 @@ fn will_run_release(
             return None;
         }
         // The ends released so far (`ends[..i]`) in the counts.
-        sweep.extend_to(ctx, ends, i);
+        sweep.extend_to(cl, ctx.state, ends, i);
         let tl = &mut memo.changes;
-        tl.extend_to(ctx, req, part, &memo.fits, sweep, i);
+        tl.extend_to(cl, part, &memo.fits, sweep, i, |u, id| {
+            node_fit(ctx, u, id, req)
+        });
         while applied < tl.changes.len() && tl.changes[applied].0 < i {
             let (_, id, old, new) = tl.changes[applied];
             if usable(id) {
@@ -837,7 +716,7 @@ fn will_run_release(
             }
         }
         if counts_fit(req, counts) {
-            let fut = sweep.state_at(ctx, ends, i);
+            let fut = sweep.state_at(cl, ctx.state, ends, i);
             if let Some(a) = try_select(
                 cache,
                 cl,
