@@ -964,6 +964,8 @@ impl Policy for Classic {
             ClassicKind::Easy => self.easy_pass(ctx, &mut cache),
             ClassicKind::Conservative => self.conservative_pass(ctx, &mut cache),
         }
+        // Kept for the next pass, as every policy keeps its caches.
+        self.cache = cache;
         if self.kind != ClassicKind::StrictFifo {
             self.stats.add_backfill_pass(queued, self.tested);
         }
