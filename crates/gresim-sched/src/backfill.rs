@@ -110,18 +110,6 @@ impl<'a> Running<'a> {
         });
         Running { end, alloc, bits }
     }
-
-    /// Whether it runs on a node of `mask`.
-    fn touches(&self, mask: &[u64]) -> bool {
-        match &self.bits {
-            Some(b) => b.iter().zip(mask).any(|(x, y)| x & y != 0),
-            None => self
-                .alloc
-                .nodes
-                .iter()
-                .any(|na| bf_map::has_bit(mask, na.node)),
-        }
-    }
 }
 
 impl Ends for [Running<'_>] {
@@ -136,10 +124,17 @@ impl Ends for [Running<'_>] {
 
 /// The running jobs' nodes in blocks of [`END_BLOCK`] consecutive ends (one
 /// bitmap per block), so the search for the next end on a usable node skips
-/// whole blocks of ends on blocked nodes.
+/// whole blocks of ends on blocked nodes; and, so that the searches read
+/// small arrays rather than the ends' allocations, each end's nodes in one
+/// flat list and the ends' times.
 struct EndBlocks {
     words: usize,
     masks: Vec<u64>,
+    /// `nodes[off[k]..off[k + 1]]`: the nodes of end `k` (unless it is wide:
+    /// then its bitmap).
+    nodes: Vec<u32>,
+    off: Vec<u32>,
+    times: Vec<Time>,
 }
 
 const END_BLOCK: usize = 64;
@@ -147,13 +142,49 @@ const END_BLOCK: usize = 64;
 impl EndBlocks {
     fn new(ends: &[Running<'_>], words: usize) -> Self {
         let mut masks = vec![0u64; ends.len().div_ceil(END_BLOCK) * words];
+        let (mut nodes, mut off) = (Vec::new(), Vec::with_capacity(ends.len() + 1));
+        off.push(0);
         for (k, r) in ends.iter().enumerate() {
             let m = &mut masks[k / END_BLOCK * words..(k / END_BLOCK + 1) * words];
             for id in r.alloc.node_ids() {
                 bf_map::set_bit(m, id);
+                if r.bits.is_none() {
+                    nodes.push(id.idx() as u32);
+                }
             }
+            off.push(nodes.len() as u32);
         }
-        EndBlocks { words, masks }
+        EndBlocks {
+            words,
+            masks,
+            nodes,
+            off,
+            times: ends.iter().map(|r| r.end).collect(),
+        }
+    }
+
+    /// Whether end `k` runs on a node of `mask`.
+    fn touches(&self, ends: &[Running<'_>], k: usize, mask: &[u64]) -> bool {
+        match &ends[k].bits {
+            Some(b) => b.iter().zip(mask).any(|(x, y)| x & y != 0),
+            None => self.nodes[self.off[k] as usize..self.off[k + 1] as usize]
+                .iter()
+                .any(|&n| mask[n as usize / 64] & (1 << (n % 64)) != 0),
+        }
+    }
+
+    /// The first end at or after index `from` planned to end after `limit`
+    /// (or the number of ends): a search in steps doubling from `from`, as
+    /// the answer is usually close.
+    fn past(&self, from: usize, limit: Time) -> usize {
+        let t = &self.times;
+        let (mut lo, mut step) = (from, 1usize);
+        while lo + step <= t.len() && t[lo + step - 1] <= limit {
+            lo += step;
+            step *= 2;
+        }
+        let hi = (lo + step).min(t.len());
+        lo + t[lo..hi].partition_point(|&x| x <= limit)
     }
 
     /// The last end at or after index `from` and before `to` on a node of
@@ -165,7 +196,10 @@ impl EndBlocks {
             let bm = &self.masks[b * self.words..(b + 1) * self.words];
             let block_start = (b * END_BLOCK).max(from);
             if bm.iter().zip(mask).any(|(x, y)| x & y != 0) {
-                if let Some(j) = (block_start..i).rev().find(|&j| ends[j].touches(mask)) {
+                if let Some(j) = (block_start..i)
+                    .rev()
+                    .find(|&j| self.touches(ends, j, mask))
+                {
                     return j;
                 }
             }
@@ -181,7 +215,7 @@ impl EndBlocks {
             let bm = &self.masks[b * self.words..(b + 1) * self.words];
             let block_end = ((b + 1) * END_BLOCK).min(ends.len());
             if bm.iter().zip(mask).any(|(x, y)| x & y != 0) {
-                if let Some(j) = (i..block_end).find(|&j| ends[j].touches(mask)) {
+                if let Some(j) = (i..block_end).find(|&j| self.touches(ends, j, mask)) {
                     return Some(j);
                 }
             }
@@ -668,7 +702,7 @@ fn will_run_release(
         let mut j = first;
         let (last, more) = loop {
             let limit = if group > 0 { a + window } else { ends[j].end };
-            let q = j + 1 + ends[j + 1..].partition_point(|r| r.end <= limit);
+            let q = blocks.past(j + 1, limit);
             if q == j + 1 {
                 i = j + 1;
                 break (ends[j].end, i < ends.len());
