@@ -54,7 +54,8 @@ pub(crate) fn plan_limit(ctx: &PassCtx<'_>, job: JobIdx, part: PartId) -> Time {
 /// Most request shapes whose fit counts one pass remembers.
 const FITS_MEMO_MAX: usize = 16;
 
-/// `node_may_fit` of every node of `part` for requests of `req`'s shape,
+/// `node_may_fit` of every node of `part` for requests like `req` (to it:
+/// [`crate::select::same_node_fit`]),
 /// now (brought up to date when the pass starts a job) and as the running
 /// jobs end (valid until the pass starts a job).
 struct FitsMemo {
@@ -544,7 +545,7 @@ fn memo_for(
 ) -> usize {
     if let Some(i) = memo
         .iter()
-        .position(|m| m.part == part && m.req.same_shape(req))
+        .position(|m| m.part == part && crate::select::same_node_fit(&m.req, req))
     {
         return i;
     }

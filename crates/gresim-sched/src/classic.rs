@@ -675,8 +675,8 @@ struct Planner<'a> {
 /// Most request shapes whose fits one pass keeps.
 const SHAPES_MAX: usize = 32;
 
-/// `node_may_fit` (as [`Fit`]) of every node of `part` for requests of
-/// `req`'s shape in the current state (brought up to date at each start),
+/// `node_may_fit` (as [`Fit`]) of every node of `part` for requests like
+/// `req` (to it: [`crate::select::same_node_fit`]) in the current state (brought up to date at each start),
 /// and its changes as the ends are released.
 struct ShapeFits {
     req: std::sync::Arc<JobRequest>,
@@ -848,7 +848,7 @@ impl<'a> Planner<'a> {
         if let Some(i) = self
             .shapes
             .iter()
-            .position(|s| s.part == part && s.req.same_shape(req))
+            .position(|s| s.part == part && crate::select::same_node_fit(&s.req, req))
         {
             return i;
         }
