@@ -170,9 +170,9 @@ impl Classic {
     fn planner<'a>(&self, ctx: &PassCtx<'a>) -> Plan<'a> {
         #[cfg(feature = "reference")]
         if self.plain {
-            return Plan::Plain(plain::Planner::new(ctx));
+            return Box::new(plain::Planner::new(ctx));
         }
-        Plan::Fast(Box::new(Planner::new(ctx)))
+        Box::new(Planner::new(ctx))
     }
 
     pub fn kind(&self) -> ClassicKind {
@@ -611,14 +611,10 @@ pub fn first_fit(
     .ok()
 }
 
-/// One pass's earliest-fit search: the fast one, or the plain reference.
-enum Plan<'a> {
-    Fast(Box<Planner<'a>>),
-    #[cfg(feature = "reference")]
-    Plain(plain::Planner),
-}
-
-impl<'a> Plan<'a> {
+/// One pass's earliest-fit search: [`Planner`], or the plain reference
+/// (`classic/plain.rs`).
+trait Search<'a> {
+    /// Starts `job` now; later searches plan with its end (`w` from now).
     fn start(
         &mut self,
         ctx: &mut PassCtx<'a>,
@@ -626,14 +622,10 @@ impl<'a> Plan<'a> {
         part: PartId,
         alloc: Allocation,
         w: Time,
-    ) -> bool {
-        match self {
-            Plan::Fast(p) => p.start(ctx, job, part, alloc, w),
-            #[cfg(feature = "reference")]
-            Plan::Plain(p) => p.start(ctx, job, part, alloc, w),
-        }
-    }
+    ) -> bool;
 
+    /// The earliest time `job` fits (limit `w`) around the running jobs and
+    /// `policy`'s reservations, and the first-fit allocation it gets then.
     fn earliest(
         &mut self,
         ctx: &PassCtx<'a>,
@@ -642,14 +634,10 @@ impl<'a> Plan<'a> {
         job: JobIdx,
         part: PartId,
         w: Time,
-    ) -> Option<(Time, Allocation)> {
-        match self {
-            Plan::Fast(p) => p.earliest(ctx, cache, policy, job, part, w),
-            #[cfg(feature = "reference")]
-            Plan::Plain(p) => p.earliest(ctx, cache, policy, job, part, w),
-        }
-    }
+    ) -> Option<(Time, Allocation)>;
 }
+
+type Plan<'a> = Box<dyn Search<'a> + 'a>;
 
 /// One pass's earliest-fit search: the planned ends of the jobs it started,
 /// the release sweep and the per-shape fits it shares between the jobs it
@@ -695,6 +683,24 @@ impl Ends for [(Time, Cow<'_, Allocation>)] {
     fn alloc(&self, k: usize) -> &Allocation {
         &self[k].1
     }
+}
+
+/// Starts `job` now and files its planned end (`w` from now) in
+/// `started_ends`, (end, index in `ctx.started`) in order; its index, or
+/// `None` if it could not start.
+fn start_planned(
+    ctx: &mut PassCtx<'_>,
+    started_ends: &mut Vec<(Time, usize)>,
+    job: JobIdx,
+    part: PartId,
+    alloc: Allocation,
+    w: Time,
+) -> Option<usize> {
+    ctx.start(job, part, alloc, false).ok()?;
+    let e = (ctx.now.saturating_add(w), ctx.started.len() - 1);
+    let at = started_ends.partition_point(|x| x.0 <= e.0);
+    started_ends.insert(at, e);
+    Some(e.1)
 }
 
 /// The ends in release order: running jobs by planned end (a job past it is
@@ -804,39 +810,6 @@ impl<'a> Planner<'a> {
         }
     }
 
-    /// Starts `job` now; later searches plan with its end.
-    fn start(
-        &mut self,
-        ctx: &mut PassCtx<'a>,
-        job: JobIdx,
-        part: PartId,
-        alloc: Allocation,
-        w: Time,
-    ) -> bool {
-        if ctx.start(job, part, alloc, false).is_err() {
-            return false;
-        }
-        let e = (ctx.now.saturating_add(w), ctx.started.len() - 1);
-        let at = self.started_ends.partition_point(|x| x.0 <= e.0);
-        self.started_ends.insert(at, e);
-        // The state changed on the started job's nodes, and the ends with it.
-        let alloc = &ctx.started[e.1].alloc;
-        for sh in &mut self.shapes {
-            for id in alloc.node_ids() {
-                if ctx.cluster.in_partition(sh.part, id) {
-                    let new = fit_of(ctx.cluster, ctx.params, ctx.state.node(id), id, &sh.req);
-                    let old = std::mem::replace(&mut sh.fits[id.idx()], new);
-                    sh.base.sub(old);
-                    sh.base.add(new);
-                }
-            }
-            sh.changes.reset();
-        }
-        self.ends = None;
-        self.sweep.reset();
-        true
-    }
-
     /// The index in `shapes` of `req`'s shape in `part`, its fits computed
     /// in the current state if absent.
     fn shape(
@@ -871,9 +844,38 @@ impl<'a> Planner<'a> {
         });
         self.shapes.len() - 1
     }
+}
 
-    /// The earliest time `job` fits (limit `w`) around the running jobs and
-    /// `policy`'s reservations, and the first-fit allocation it gets then.
+impl<'a> Search<'a> for Planner<'a> {
+    fn start(
+        &mut self,
+        ctx: &mut PassCtx<'a>,
+        job: JobIdx,
+        part: PartId,
+        alloc: Allocation,
+        w: Time,
+    ) -> bool {
+        let Some(i) = start_planned(ctx, &mut self.started_ends, job, part, alloc, w) else {
+            return false;
+        };
+        // The state changed on the started job's nodes, and the ends with it.
+        let alloc = &ctx.started[i].alloc;
+        for sh in &mut self.shapes {
+            for id in alloc.node_ids() {
+                if ctx.cluster.in_partition(sh.part, id) {
+                    let new = fit_of(ctx.cluster, ctx.params, ctx.state.node(id), id, &sh.req);
+                    let old = std::mem::replace(&mut sh.fits[id.idx()], new);
+                    sh.base.sub(old);
+                    sh.base.add(new);
+                }
+            }
+            sh.changes.reset();
+        }
+        self.ends = None;
+        self.sweep.reset();
+        true
+    }
+
     fn earliest(
         &mut self,
         ctx: &PassCtx<'a>,
