@@ -2321,11 +2321,21 @@ proptest! {
 
     /// The backfill pass's shortcuts (the slot map of reservations, the
     /// release sweep shared by a pass, the per-shape fit changes, the
-    /// free-CPU count) change no decision: random clusters, queues, limits
-    /// and admin actions give the same starts, ends and allocations as the
-    /// plain pass kept in `gresim_sched::backfill_plain`.
+    /// free-CPU count, `_will_run_test()`'s groups found by time instead of
+    /// end by end) change no decision: random clusters, queues, limits,
+    /// admin actions and will-run windows (`bf_will_run_window`, 0 included,
+    /// and its wall-clock phase) give the same starts, ends and allocations
+    /// as the plain pass kept in `gresim_sched::backfill_plain`.
     #[test]
-    fn fast_backfill_decides_as_the_plain_pass(s in scenario()) {
+    fn fast_backfill_decides_as_the_plain_pass(
+        (mut s, window, phase) in (
+            scenario(),
+            prop_oneof![Just(30u64), Just(0u64), 1u64..=300],
+            0u64..=299,
+        )
+    ) {
+        s.params.bf_will_run_window = window;
+        s.params.bf_epoch_phase = phase % window.max(1);
         same_decisions(
             &s,
             Box::new(gresim_sched::Fifo::with_backfill()),

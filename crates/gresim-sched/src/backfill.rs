@@ -28,13 +28,13 @@ use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use gresim_model::job::Time;
-use gresim_model::state::NodeUsage;
-use gresim_model::{Allocation, ClusterState, JobIdx, NodeId, PartId};
+use gresim_model::{Allocation, JobIdx, NodeId, PartId};
 
 use crate::bf_map::{self, BfMap};
 use crate::fifo::partition_limit_reason;
 use crate::queue::QueueKey;
 use crate::select::{try_select, SelectCache};
+use crate::sweep::{Ends, FitChanges, Sweep};
 use crate::PassCtx;
 
 /// The planning time limit of a job in a partition: its limit, capped by the
@@ -54,8 +54,10 @@ pub(crate) fn plan_limit(ctx: &PassCtx<'_>, job: JobIdx, part: PartId) -> Time {
 /// Most request shapes whose fit counts one pass remembers.
 const FITS_MEMO_MAX: usize = 16;
 
-/// `node_may_fit` of every node of `part` for requests of `req`'s shape,
-/// now and as the running jobs end (valid until the pass starts a job).
+/// `node_may_fit` of every node of `part` for requests like `req` (to it:
+/// [`crate::select::same_node_fit`]),
+/// now (brought up to date when the pass starts a job) and as the running
+/// jobs end (valid until the pass starts a job).
 struct FitsMemo {
     req: std::sync::Arc<gresim_model::job::JobRequest>,
     part: PartId,
@@ -63,7 +65,29 @@ struct FitsMemo {
     /// The nodes with a fit, and their counts.
     bits: Vec<u64>,
     base: Counts,
-    changes: FitChanges,
+    changes: FitChanges<Fit>,
+}
+
+impl FitsMemo {
+    /// A job started on `alloc`'s nodes: their fits in the new state. (The
+    /// fit changes go with the sweep, which starts over.)
+    fn started(&mut self, ctx: &PassCtx<'_>, alloc: &Allocation) {
+        for id in alloc.node_ids() {
+            if !ctx.cluster.in_partition(self.part, id) {
+                continue;
+            }
+            let new = node_fit(ctx, ctx.state.node(id), id, &self.req);
+            if let Some(f) = std::mem::replace(&mut self.fits[id.idx()], new) {
+                self.base.sub(f);
+                bf_map::clear_bit(&mut self.bits, id);
+            }
+            if let Some(f) = new {
+                self.base.add(f);
+                bf_map::set_bit(&mut self.bits, id);
+            }
+        }
+        self.changes.reset();
+    }
 }
 
 /// A running job as backfill plans with it.
@@ -87,26 +111,31 @@ impl<'a> Running<'a> {
         });
         Running { end, alloc, bits }
     }
+}
 
-    /// Whether it runs on a node of `mask`.
-    fn touches(&self, mask: &[u64]) -> bool {
-        match &self.bits {
-            Some(b) => b.iter().zip(mask).any(|(x, y)| x & y != 0),
-            None => self
-                .alloc
-                .nodes
-                .iter()
-                .any(|na| bf_map::has_bit(mask, na.node)),
-        }
+impl Ends for [Running<'_>] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    fn alloc(&self, k: usize) -> &Allocation {
+        &self[k].alloc
     }
 }
 
 /// The running jobs' nodes in blocks of [`END_BLOCK`] consecutive ends (one
 /// bitmap per block), so the search for the next end on a usable node skips
-/// whole blocks of ends on blocked nodes.
+/// whole blocks of ends on blocked nodes; and, so that the searches read
+/// small arrays rather than the ends' allocations, each end's nodes in one
+/// flat list and the ends' times.
 struct EndBlocks {
     words: usize,
     masks: Vec<u64>,
+    /// `nodes[off[k]..off[k + 1]]`: the nodes of end `k` (unless it is wide:
+    /// then its bitmap).
+    nodes: Vec<u32>,
+    off: Vec<u32>,
+    times: Vec<Time>,
 }
 
 const END_BLOCK: usize = 64;
@@ -114,13 +143,70 @@ const END_BLOCK: usize = 64;
 impl EndBlocks {
     fn new(ends: &[Running<'_>], words: usize) -> Self {
         let mut masks = vec![0u64; ends.len().div_ceil(END_BLOCK) * words];
+        let (mut nodes, mut off) = (Vec::new(), Vec::with_capacity(ends.len() + 1));
+        off.push(0);
         for (k, r) in ends.iter().enumerate() {
             let m = &mut masks[k / END_BLOCK * words..(k / END_BLOCK + 1) * words];
             for id in r.alloc.node_ids() {
                 bf_map::set_bit(m, id);
+                if r.bits.is_none() {
+                    nodes.push(id.idx() as u32);
+                }
             }
+            off.push(nodes.len() as u32);
         }
-        EndBlocks { words, masks }
+        EndBlocks {
+            words,
+            masks,
+            nodes,
+            off,
+            times: ends.iter().map(|r| r.end).collect(),
+        }
+    }
+
+    /// Whether end `k` runs on a node of `mask`.
+    fn touches(&self, ends: &[Running<'_>], k: usize, mask: &[u64]) -> bool {
+        match &ends[k].bits {
+            Some(b) => b.iter().zip(mask).any(|(x, y)| x & y != 0),
+            None => self.nodes[self.off[k] as usize..self.off[k + 1] as usize]
+                .iter()
+                .any(|&n| mask[n as usize / 64] & (1 << (n % 64)) != 0),
+        }
+    }
+
+    /// The first end at or after index `from` planned to end after `limit`
+    /// (or the number of ends): a search in steps doubling from `from`, as
+    /// the answer is usually close.
+    fn past(&self, from: usize, limit: Time) -> usize {
+        let t = &self.times;
+        let (mut lo, mut step) = (from, 1usize);
+        while lo + step <= t.len() && t[lo + step - 1] <= limit {
+            lo += step;
+            step *= 2;
+        }
+        let hi = (lo + step).min(t.len());
+        lo + t[lo..hi].partition_point(|&x| x <= limit)
+    }
+
+    /// The last end at or after index `from` and before `to` on a node of
+    /// `mask`, which end `from` is.
+    fn prev_touching(&self, ends: &[Running<'_>], mask: &[u64], from: usize, to: usize) -> usize {
+        let mut i = to;
+        while i > from {
+            let b = (i - 1) / END_BLOCK;
+            let bm = &self.masks[b * self.words..(b + 1) * self.words];
+            let block_start = (b * END_BLOCK).max(from);
+            if bm.iter().zip(mask).any(|(x, y)| x & y != 0) {
+                if let Some(j) = (block_start..i)
+                    .rev()
+                    .find(|&j| self.touches(ends, j, mask))
+                {
+                    return j;
+                }
+            }
+            i = block_start;
+        }
+        from
     }
 
     /// The first end at or after index `i` on a node of `mask`.
@@ -130,7 +216,7 @@ impl EndBlocks {
             let bm = &self.masks[b * self.words..(b + 1) * self.words];
             let block_end = ((b + 1) * END_BLOCK).min(ends.len());
             if bm.iter().zip(mask).any(|(x, y)| x & y != 0) {
-                if let Some(j) = (i..block_end).find(|&j| ends[j].touches(mask)) {
+                if let Some(j) = (i..block_end).find(|&j| self.touches(ends, j, mask)) {
                     return Some(j);
                 }
             }
@@ -199,9 +285,6 @@ fn counts_fit(req: &gresim_model::job::JobRequest, c: Counts) -> bool {
                 >= u64::from(req.total_tasks(min_nodes)) * u64::from(req.cpus_per_task.max(1)))
 }
 
-/// Most jobs `_will_run_test()` releases before it tests again.
-const WILL_RUN_MAX_RM: u32 = 201;
-
 /// One backfill pass over `queue`. Returns the jobs it started; adds the
 /// jobs it tested to `tested`.
 pub fn backfill_pass(
@@ -236,14 +319,18 @@ pub fn backfill_pass(
         })
         .collect();
     // What `node_may_fit` says of each partition node in the current state,
-    // by request shape and partition; valid until this pass starts a job.
+    // by request shape and partition, brought up to date at each start.
     let mut fits_memo: Vec<FitsMemo> = Vec::new();
     // The running jobs released in planned-end order (valid until the pass
     // starts a job).
     let mut sweep = Sweep::default();
+    // The ends' nodes by blocks, for `will_run_release`'s scans (made again
+    // with the sweep).
+    let mut blocks: Option<EndBlocks> = None;
     // The nodes the reservations block for the current try, and the same
     // as node selection takes them.
     let mut blocked = bf_map::bitmap(words);
+    let mut windows = bf_map::Windows::default();
     let mut avoid = Avoid::new(nnodes);
     let mut on = bf_map::bitmap(words);
     let mut usable_bits = bf_map::bitmap(words);
@@ -314,26 +401,17 @@ pub fn backfill_pass(
         }
         // Each retry starts later (or on other nodes); the cap only guards
         // against a planning loop.
+        // The map does not change while one job is planned, and its tries
+        // only move later: their windows slide over the slots.
+        windows.restart();
         for _try in 0..64 {
             let end_time = start_res.max(now) + limit;
-            map.blocked(start_res, end_time, &mut blocked);
+            map.blocked_in(&mut windows, start_res, end_time, &mut blocked);
             avoid.stale();
             let pm = parts.of(ctx, part);
-            let later = map.later_start(start_res, end_time, map_end, &pm.sched);
-            // Enough usable nodes, and the required ones among them? With
-            // the nodes (and GPUs) that could hold the job now by counts.
-            // (The partition's totals less what the blocked nodes hold.)
+            let later = map.later_start_from(windows.first_after(), end_time, map_end, &pm.sched);
+            // Enough usable nodes, and the required ones among them?
             let usable = bf_map::count_unblocked(&usable_bits, &blocked);
-            let fm = &fits_memo[memo];
-            let mut counts = fm.base;
-            {
-                let fits = &fm.fits;
-                for id in bf_map::ids_both(&fm.bits, &blocked) {
-                    if let Some(f) = fits[id.idx()] {
-                        counts.sub(f);
-                    }
-                }
-            }
             if usable < need_nodes || req.nodelist.iter().any(|&id| bf_map::has_bit(&blocked, id)) {
                 match later {
                     Some(l) => {
@@ -343,8 +421,18 @@ pub fn backfill_pass(
                     None => break,
                 }
             }
-            // Can it start now (or at start_res) on those nodes?
-            if start_res <= now {
+            // The nodes (and GPUs) that could hold the job now by counts:
+            // the partition's totals less what the blocked nodes hold.
+            let fm = &fits_memo[memo];
+            let mut counts = fm.base;
+            for id in bf_map::ids_both(&fm.bits, &blocked) {
+                if let Some(f) = fm.fits[id.idx()] {
+                    counts.sub(f);
+                }
+            }
+            // Can it start now (or at start_res) on those nodes? (Not
+            // without the counts, which every selection needs.)
+            if start_res <= now && counts_fit(&req, counts) {
                 if let Ok(alloc) = crate::placement::place(
                     cache,
                     placement,
@@ -359,8 +447,11 @@ pub fn backfill_pass(
                     let whole = alloc.exclusive;
                     if ctx.start(job, part, alloc, true).is_ok() {
                         started.push(job);
-                        fits_memo.clear();
-                        sweep = Sweep::default();
+                        for m in &mut fits_memo {
+                            m.started(ctx, &planned.alloc);
+                        }
+                        sweep.reset();
+                        blocks = None;
                         // `_bf_reserve_running()`: a whole-node job started
                         // here also holds its nodes in the backfill map, from
                         // the map's start to its planned end.
@@ -402,7 +493,7 @@ pub fn backfill_pass(
                     &req,
                     (part, &mut avoid, &blocked, &ub),
                     &ends,
-                    &mut sweep,
+                    (&mut sweep, &mut blocks),
                     &mut fits_memo[memo],
                     counts,
                     group,
@@ -459,7 +550,7 @@ fn memo_for(
 ) -> usize {
     if let Some(i) = memo
         .iter()
-        .position(|m| m.part == part && m.req.same_shape(req))
+        .position(|m| m.part == part && crate::select::same_node_fit(&m.req, req))
     {
         return i;
     }
@@ -488,11 +579,13 @@ fn memo_for(
     memo.len() - 1
 }
 
-/// The blocked nodes as node selection takes them (a flag per node), built
-/// from the bitmap only when a try gets as far as selecting nodes.
+/// The blocked nodes as node selection takes them (a flag per node), brought
+/// up to date from the bitmap only when a try gets as far as selecting nodes,
+/// and then only where the bitmap changed since.
 struct Avoid {
     flags: Vec<bool>,
-    set: Vec<NodeId>,
+    /// The nodes `flags` holds, as a bitmap.
+    bits: Vec<u64>,
     fresh: bool,
 }
 
@@ -500,7 +593,7 @@ impl Avoid {
     fn new(nodes: usize) -> Self {
         Avoid {
             flags: vec![false; nodes],
-            set: Vec::new(),
+            bits: bf_map::bitmap(bf_map::words_for(nodes)),
             fresh: true,
         }
     }
@@ -512,12 +605,11 @@ impl Avoid {
 
     fn get(&mut self, blocked: &[u64]) -> &[bool] {
         if !self.fresh {
-            for id in self.set.drain(..) {
-                self.flags[id.idx()] = false;
-            }
-            self.set.extend(bf_map::ids(blocked));
-            for id in &self.set {
-                self.flags[id.idx()] = true;
+            for (w, (have, &want)) in self.bits.iter_mut().zip(blocked).enumerate() {
+                for id in bf_map::word_ids(w, *have ^ want) {
+                    self.flags[id.idx()] = bf_map::has_bit(blocked, id);
+                }
+                *have = want;
             }
             self.fresh = true;
         }
@@ -558,147 +650,18 @@ impl PartMasks {
     }
 }
 
-/// The running jobs released one by one in planned-end order, shared by
-/// every job the pass plans until it starts one: each node's usage after
-/// each release, and states after the first `k` ends for node selection.
-#[derive(Default)]
-struct Sweep {
-    /// Per end index, in order: the nodes it frees, with their usage after.
-    log: Vec<(usize, NodeId, NodeUsage)>,
-    /// The state after the first `done` ends.
-    state: Option<ClusterState>,
-    done: usize,
-    /// States after the first `k` ends, for node selection, the most
-    /// recently used last.
-    mats: Vec<(usize, ClusterState)>,
-    /// The ends' nodes by blocks, for `will_run_release`'s scans.
-    blocks: Option<EndBlocks>,
-}
-
-impl Sweep {
-    /// Releases the ends up to index `upto` (exclusive), logging the usage
-    /// of each node they free.
-    fn extend_to(&mut self, ctx: &PassCtx<'_>, ends: &[Running<'_>], upto: usize) {
-        let cl = ctx.cluster;
-        while self.done < upto.min(ends.len()) {
-            let st = self.state.get_or_insert_with(|| ctx.state.clone());
-            let r = &ends[self.done];
-            let _ = st.release(cl, &r.alloc);
-            for na in &r.alloc.nodes {
-                self.log.push((self.done, na.node, *st.node(na.node)));
-            }
-            self.done += 1;
-        }
-    }
-
-    /// The state after the first `at` ends (at most the ends released): the
-    /// sweep's own state, or a kept copy moved there (jobs ending given back
-    /// or released), or a new copy of the nearest kept state.
-    fn state_at(&mut self, ctx: &PassCtx<'_>, ends: &[Running<'_>], at: usize) -> &ClusterState {
-        let cl = ctx.cluster;
-        if at == self.done {
-            return self.state.get_or_insert_with(|| ctx.state.clone());
-        }
-        if let Some(i) = self.mats.iter().position(|(k, _)| *k == at) {
-            let m = self.mats.remove(i);
-            self.mats.push(m);
-            return &self.mats.last().expect("just pushed").1;
-        }
-        let dist = |k: usize| k.abs_diff(at);
-        let near = (0..self.mats.len()).min_by_key(|&i| dist(self.mats[i].0));
-        let (mut k, mut st) = match near {
-            // A kept state close by is moved, not copied.
-            Some(i) if dist(self.mats[i].0) <= MAT_MOVE || self.mats.len() >= MATS => {
-                self.mats.remove(i)
-            }
-            // Otherwise a copy of the nearest: a kept state, the sweep's, or
-            // the current one.
-            _ => match near {
-                Some(i) if self.state.is_none() || dist(self.done) > dist(self.mats[i].0) => {
-                    (self.mats[i].0, self.mats[i].1.clone())
-                }
-                _ => match &self.state {
-                    Some(sw) => (self.done, sw.clone()),
-                    None => (0, ctx.state.clone()),
-                },
-            },
-        };
-        while k > at {
-            if st.allocate(cl, &ends[k - 1].alloc).is_err() {
-                // Replay from the current state instead.
-                st = ctx.state.clone();
-                k = 0;
-                break;
-            }
-            k -= 1;
-        }
-        while k < at {
-            let _ = st.release(cl, &ends[k].alloc);
-            k += 1;
-        }
-        self.mats.push((k, st));
-        &self.mats.last().expect("just pushed").1
-    }
-}
-
-/// States [`Sweep`] keeps for node selection, and how far one is moved
-/// rather than copied.
-const MATS: usize = 6;
-const MAT_MOVE: usize = 4;
-
-/// How the ends change one request shape's fit on the partition's nodes:
-/// per end index, in order, the nodes whose `node_may_fit` it changes, with
-/// the fit before and after. A node's fit depends only on the jobs on it, so
-/// releasing also the jobs on nodes a try may not use changes nothing on the
-/// nodes it may: one order serves every node mask and every job of the shape.
-#[derive(Default)]
-struct FitChanges {
-    changes: Vec<(usize, NodeId, Option<Fit>, Option<Fit>)>,
-    /// The fits after the log's first `seen` entries.
-    fits: Vec<Option<Fit>>,
-    seen: usize,
-}
-
-impl FitChanges {
-    /// Records the changes of the sweep's log up to end index `upto`
-    /// (exclusive), the sweep having released that far.
-    fn extend_to(
-        &mut self,
-        ctx: &PassCtx<'_>,
-        req: &gresim_model::job::JobRequest,
-        part: PartId,
-        fits0: &[Option<Fit>],
-        sweep: &Sweep,
-        upto: usize,
-    ) {
-        let cl = ctx.cluster;
-        if self.fits.is_empty() {
-            self.fits.extend_from_slice(fits0);
-        }
-        while let Some(&(k, id, u)) = sweep.log.get(self.seen) {
-            if k >= upto {
-                break;
-            }
-            if cl.in_partition(part, id) {
-                let n = id.idx();
-                let old = self.fits[n];
-                let new = node_fit(ctx, &u, id, req);
-                if old != new {
-                    self.fits[n] = new;
-                    self.changes.push((k, id, old, new));
-                }
-            }
-            self.seen += 1;
-        }
-    }
-}
-
 /// `_will_run_test()` after the job did not fit in the current state: release
 /// the running jobs on usable nodes in planned-end order, a group at a time,
 /// and test after each group. Returns the planned start (the end of the last
 /// job released) and the allocation then. A start after `cutoff` is as good
 /// as none to the caller (it plans again from `later_start`, or makes no
 /// reservation beyond the window), so the release stops there.
+///
+/// The plain pass (`backfill_plain.rs`) also cuts a group after 201 usable
+/// ends without testing, and goes on with the same limit: the group is then
+/// tested at its end all the same, and a cutoff check on the way fails only
+/// where the one at the group's end would, so the cut changes nothing and is
+/// not made here.
 #[allow(clippy::too_many_arguments)]
 fn will_run_release(
     ctx: &PassCtx<'_>,
@@ -706,7 +669,7 @@ fn will_run_release(
     req: &gresim_model::job::JobRequest,
     (part, avoid, blocked, ub): (PartId, &mut Avoid, &[u64], &[u64]),
     ends: &[Running<'_>],
-    sweep: &mut Sweep,
+    (sweep, blocks): (&mut Sweep, &mut Option<EndBlocks>),
     memo: &mut FitsMemo,
     mut counts: Counts,
     group: Time,
@@ -723,73 +686,55 @@ fn will_run_release(
     let mut i = 0usize;
     loop {
         // The next group ends no earlier than its first usable job.
-        let blocks = sweep
-            .blocks
-            .get_or_insert_with(|| EndBlocks::new(ends, ub.len()));
+        let blocks = blocks.get_or_insert_with(|| EndBlocks::new(ends, ub.len()));
         let first = blocks.next_touching(ends, ub, i)?;
         if ends[first].end.max(now + 1) > cutoff {
             return None;
         }
-        let mut last: Option<Time> = None;
-        let mut more = true;
-        let mut removed = 0u32;
-        let mut skip_test = false;
-        loop {
-            // The next end on a usable node; the ends between are released
-            // too, and change nothing there.
-            let next = if i == first {
-                Some(first)
+        let a = *anchor.get_or_insert_with(|| {
+            // Aligned on a multiple of the window in wall-clock time.
+            let e = ends[first].end;
+            if group > 0 {
+                e + (group - (e + phase) % group)
             } else {
-                blocks.next_touching(ends, ub, i)
-            };
-            let Some(j) = next else {
-                i = ends.len();
-                more = false;
-                break;
-            };
-            let r = &ends[j];
-            i = j + 1;
-            if anchor.is_none() {
-                // Aligned on a multiple of the window in wall-clock time.
-                anchor = Some(if group > 0 {
-                    r.end + (group - (r.end + phase) % group)
-                } else {
-                    r.end
-                });
+                e
             }
-            last = Some(r.end);
-            match ends.get(i) {
+        });
+        // The group takes the usable ends from `first` on, and ends after the
+        // first of them whose next end lies past the limit (the ends between
+        // are released too, and change nothing on usable nodes). Usable ends
+        // before the last end within the limit are all taken, so the search
+        // jumps there instead of stepping through them.
+        let mut j = first;
+        let (last, more) = loop {
+            let limit = if group > 0 { a + window } else { ends[j].end };
+            let q = blocks.past(j + 1, limit);
+            if q == j + 1 {
+                i = j + 1;
+                break (ends[j].end, i < ends.len());
+            }
+            match blocks.next_touching(ends, ub, q - 1) {
+                Some(k) => j = k,
                 None => {
-                    more = false;
-                    break;
-                }
-                Some(n) => {
-                    let limit = if group > 0 {
-                        anchor.unwrap_or(r.end) + window
-                    } else {
-                        r.end
-                    };
-                    if n.end > limit {
-                        break;
-                    }
+                    // No usable end from there: the group takes the last one
+                    // before, and everything is released.
+                    let k = blocks.prev_touching(ends, ub, j, q - 1);
+                    i = ends.len();
+                    break (ends[k].end, false);
                 }
             }
-            removed += 1;
-            if removed > WILL_RUN_MAX_RM {
-                skip_test = true;
-                break;
-            }
-        }
-        let last = last?;
+        };
         // A job past its planned end is expected to end in the next second.
         let start = last.max(now + 1);
         if start > cutoff {
             return None;
         }
         // The ends released so far (`ends[..i]`) in the counts.
-        sweep.extend_to(ctx, ends, i);
+        sweep.extend_to(cl, ctx.state, ends, i);
         let tl = &mut memo.changes;
-        tl.extend_to(ctx, req, part, &memo.fits, sweep, i);
+        tl.extend_to(cl, part, &memo.fits, sweep, i, |u, id| {
+            node_fit(ctx, u, id, req)
+        });
         while applied < tl.changes.len() && tl.changes[applied].0 < i {
             let (_, id, old, new) = tl.changes[applied];
             if usable(id) {
@@ -802,29 +747,26 @@ fn will_run_release(
             }
             applied += 1;
         }
-        if !skip_test {
-            if group > 0 {
-                let a = anchor.unwrap_or(last);
-                loop {
-                    window *= 2;
-                    if ends.get(i).is_none_or(|n| n.end <= a + window) {
-                        break;
-                    }
+        if group > 0 {
+            loop {
+                window *= 2;
+                if ends.get(i).is_none_or(|n| n.end <= a + window) {
+                    break;
                 }
             }
-            if counts_fit(req, counts) {
-                let fut = sweep.state_at(ctx, ends, i);
-                if let Some(a) = try_select(
-                    cache,
-                    cl,
-                    ctx.params,
-                    fut,
-                    req,
-                    part,
-                    Some(avoid.get(blocked)),
-                ) {
-                    return Some((start, a));
-                }
+        }
+        if counts_fit(req, counts) {
+            let fut = sweep.state_at(cl, ctx.state, ends, i);
+            if let Some(a) = try_select(
+                cache,
+                cl,
+                ctx.params,
+                fut,
+                req,
+                part,
+                Some(avoid.get(blocked)),
+            ) {
+                return Some((start, a));
             }
         }
         if !more {

@@ -9,7 +9,9 @@
 //! reservation:
 //!
 //! * [`BfMap::blocked`]: the nodes reserved in any slot overlapping
-//!   `[a, b]` (a reservation beginning exactly at `b` counts);
+//!   `[a, b]` (a reservation beginning exactly at `b` counts), asked as
+//!   [`BfMap::blocked_in`] for one job's tries, whose windows only move
+//!   later: a sliding OR over the slots;
 //! * [`BfMap::overlaps`]: whether given nodes are reserved anywhere in
 //!   `[s, e)` (`_test_resv_overlap()`);
 //! * [`BfMap::later_start`]: Slurm's `later_start`, the end of the first
@@ -23,6 +25,38 @@
 
 use gresim_model::job::Time;
 use gresim_model::NodeId;
+
+/// Where [`BfMap::blocked_in`] left a series of windows.
+#[derive(Debug, Default)]
+pub(crate) struct Windows {
+    /// The first boundaries after the last window's start and end.
+    p: usize,
+    q: usize,
+    /// The last window's slots `[p - 1, hi)`: `[.., mid)` through `suf`,
+    /// `[mid, hi)` ORed in `back`.
+    mid: usize,
+    hi: usize,
+    /// `suf[(k - base) * words..][..words]`: the OR of slots `k..mid`.
+    base: usize,
+    suf: Vec<u64>,
+    back: Vec<u64>,
+}
+
+impl Windows {
+    /// A new series (the map changed, or another job's tries begin).
+    pub(crate) fn restart(&mut self) {
+        self.p = 0;
+        self.q = 0;
+        self.mid = 0;
+        self.hi = 0;
+        self.base = 0;
+    }
+
+    /// The first boundary after the last window's start.
+    pub(crate) fn first_after(&self) -> usize {
+        self.p
+    }
+}
 
 /// Reserved nodes by time slot (see the module documentation).
 #[derive(Debug, Clone)]
@@ -80,7 +114,8 @@ pub(crate) fn ids_both<'a>(a: &'a [u64], b: &'a [u64]) -> impl Iterator<Item = N
         .flat_map(|(w, (&x, &y))| word_ids(w, x & y))
 }
 
-fn word_ids(w: usize, bits: u64) -> impl Iterator<Item = NodeId> {
+/// The nodes of word `w` of a bitmap, whose bits are `bits`.
+pub(crate) fn word_ids(w: usize, bits: u64) -> impl Iterator<Item = NodeId> {
     let mut b = bits;
     std::iter::from_fn(move || {
         (b != 0).then(|| {
@@ -89,13 +124,6 @@ fn word_ids(w: usize, bits: u64) -> impl Iterator<Item = NodeId> {
             NodeId::from_idx(w * 64 + i)
         })
     })
-}
-
-/// The nodes of bitmap `m`, in index order.
-pub(crate) fn ids(m: &[u64]) -> impl Iterator<Item = NodeId> + '_ {
-    m.iter()
-        .enumerate()
-        .flat_map(|(w, &bits)| word_ids(w, bits))
 }
 
 impl BfMap {
@@ -153,7 +181,9 @@ impl BfMap {
     }
 
     /// Sets `out` to the nodes reserved in any slot that ends after `a` and
-    /// begins no later than `b`.
+    /// begins no later than `b`. (The pass asks [`BfMap::blocked_in`]; this
+    /// is what the tests check it against.)
+    #[cfg(test)]
     pub(crate) fn blocked(&self, a: Time, b: Time, out: &mut [u64]) {
         out.fill(0);
         if self.times.is_empty() {
@@ -194,10 +224,69 @@ impl BfMap {
         false
     }
 
+    /// [`BfMap::blocked`] for one of a series of windows `[a, b]` whose
+    /// starts and ends never move back, over a map that does not change
+    /// meanwhile (one job's tries): `w` keeps the slot searches where the
+    /// last window left them, and the OR of the window's slots as a sliding
+    /// window (each slot is ORed in a few times over the whole series
+    /// instead of once per window). Afterwards [`Windows::first_after`] is
+    /// the index of the first boundary after `a`.
+    pub(crate) fn blocked_in(&self, w: &mut Windows, a: Time, b: Time, out: &mut [u64]) {
+        let n = self.times.len();
+        let words = self.words;
+        if w.back.len() != words {
+            w.back = bitmap(words);
+        }
+        while w.p < n && self.times[w.p] <= a {
+            w.p += 1;
+        }
+        w.q = w.q.max(w.p);
+        while w.q < n && self.times[w.q] <= b {
+            w.q += 1;
+        }
+        // The window's slots: from the one holding `a` to the last that
+        // begins no later than `b`.
+        let (lo, hi) = (w.p.saturating_sub(1), w.q);
+        if lo >= w.mid {
+            // What the suffix ORs held has left the window: they are made
+            // again for the window's slots, and the back part starts empty.
+            w.suf.clear();
+            w.suf.resize((hi - lo) * words, 0);
+            for k in (lo..hi).rev() {
+                // Row `k` is slot `k` ORed with row `k + 1`.
+                let (head, next) = w.suf.split_at_mut((k - lo + 1) * words);
+                let row = &mut head[(k - lo) * words..];
+                row.copy_from_slice(self.mask(k));
+                for (x, y) in row.iter_mut().zip(next) {
+                    *x |= *y;
+                }
+            }
+            w.base = lo;
+            w.mid = hi;
+            w.back.fill(0);
+        } else {
+            for k in w.hi.max(w.mid)..hi {
+                for (x, y) in w.back.iter_mut().zip(self.mask(k)) {
+                    *x |= y;
+                }
+            }
+        }
+        w.hi = hi;
+        out.copy_from_slice(&w.back);
+        if lo < w.mid {
+            let row = &w.suf[(lo - w.base) * words..(lo - w.base + 1) * words];
+            for (o, x) in out.iter_mut().zip(row) {
+                *o |= x;
+            }
+        }
+    }
+
     /// Slurm's `later_start`: walking the slots from the one holding
     /// `start_res` to the first that begins after `end_time`, the end of the
     /// first slot after which a node of `part` reserved in it is free. The
-    /// map ends at `map_end`; its last slot has no successor.
+    /// map ends at `map_end`; its last slot has no successor. (The pass asks
+    /// [`BfMap::later_start_from`].)
+    #[cfg(test)]
     pub(crate) fn later_start(
         &self,
         start_res: Time,
@@ -205,9 +294,21 @@ impl BfMap {
         map_end: Time,
         part: &[u64],
     ) -> Option<Time> {
+        let first = self.times.partition_point(|&x| x <= start_res);
+        self.later_start_from(first, end_time, map_end, part)
+    }
+
+    /// [`BfMap::later_start`] with `first`, the index of the first boundary
+    /// after `start_res`.
+    pub(crate) fn later_start_from(
+        &self,
+        first: usize,
+        end_time: Time,
+        map_end: Time,
+        part: &[u64],
+    ) -> Option<Time> {
         // Boundaries at or before `start_res` are not checked; the walk
         // resumes at the first one after it, with the slot before it.
-        let first = self.times.partition_point(|&x| x <= start_res);
         let mut prev = first.checked_sub(1);
         for k in first..self.times.len() {
             let t = self.times[k];

@@ -42,11 +42,17 @@
 //!   after submissions only plans the new jobs.
 //!
 //! Cost of one pass: a job's earliest fit sweeps once over the running jobs'
-//! planned ends and the reservations (the profile), with node-fit counts
-//! kept up to date as nodes are released or reserved, so node selection runs
-//! only at times when the job could fit; conservative compression is
-//! O(queue × profile) sweeps.
+//! planned ends and the reservations (the profile), with counts of the
+//! fitting nodes, their GPUs and their free CPUs kept up to date as nodes
+//! are released or reserved, so node selection runs only at times when the
+//! job could fit; conservative compression is O(queue × profile) sweeps.
+//! The releases themselves are shared: until the pass starts a job, one
+//! release sweep of the ends (`crate::sweep`) serves every job it plans,
+//! and each request shape's node fits, and how the ends change them, are
+//! worked out once. (`classic/plain.rs` keeps the search without these
+//! shortcuts, for the property tests to compare.)
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound::{Excluded, Unbounded};
 
@@ -57,6 +63,7 @@ use crate::fifo::limit_reason;
 use crate::placement::{place, Placement};
 use crate::queue::job_partitions;
 use crate::select::{node_may_fit, try_select, SelectCache, SelectFail};
+use crate::sweep::{Ends, FitChanges, Sweep};
 use crate::{EnqueueCtx, PassCtx, Policy};
 
 #[cfg(feature = "reference")]
@@ -160,12 +167,12 @@ impl Classic {
     }
 
     /// The earliest-fit search of one pass.
-    fn planner(&self, ctx: &PassCtx<'_>) -> Plan {
+    fn planner<'a>(&self, ctx: &PassCtx<'a>) -> Plan<'a> {
         #[cfg(feature = "reference")]
         if self.plain {
-            return Plan::Plain(plain::Planner::new(ctx));
+            return Box::new(plain::Planner::new(ctx));
         }
-        Plan::Fast(Planner::new(ctx))
+        Box::new(Planner::new(ctx))
     }
 
     pub fn kind(&self) -> ClassicKind {
@@ -190,10 +197,10 @@ impl Classic {
     /// (`Some(true)`), else reserves its earliest start (`Some(false)`; the
     /// caller sets the reason). `None`: it fits at no time, and its reason
     /// says why.
-    fn start_or_reserve(
+    fn start_or_reserve<'a>(
         &mut self,
-        ctx: &mut PassCtx<'_>,
-        plan: &mut Plan,
+        ctx: &mut PassCtx<'a>,
+        plan: &mut Plan<'a>,
         cache: &mut SelectCache,
         job: JobIdx,
         part: PartId,
@@ -604,55 +611,142 @@ pub fn first_fit(
     .ok()
 }
 
-/// One pass's earliest-fit search: the fast one, or the plain reference.
-enum Plan {
-    Fast(Planner),
-    #[cfg(feature = "reference")]
-    Plain(plain::Planner),
-}
-
-impl Plan {
+/// One pass's earliest-fit search: [`Planner`], or the plain reference
+/// (`classic/plain.rs`).
+trait Search<'a> {
+    /// Starts `job` now; later searches plan with its end (`w` from now).
     fn start(
         &mut self,
-        ctx: &mut PassCtx<'_>,
+        ctx: &mut PassCtx<'a>,
         job: JobIdx,
         part: PartId,
         alloc: Allocation,
         w: Time,
-    ) -> bool {
-        match self {
-            Plan::Fast(p) => p.start(ctx, job, part, alloc, w),
-            #[cfg(feature = "reference")]
-            Plan::Plain(p) => p.start(ctx, job, part, alloc, w),
-        }
-    }
+    ) -> bool;
 
+    /// The earliest time `job` fits (limit `w`) around the running jobs and
+    /// `policy`'s reservations, and the first-fit allocation it gets then.
     fn earliest(
         &mut self,
-        ctx: &PassCtx<'_>,
+        ctx: &PassCtx<'a>,
         cache: &mut SelectCache,
         policy: &Classic,
         job: JobIdx,
         part: PartId,
         w: Time,
-    ) -> Option<(Time, Allocation)> {
-        match self {
-            Plan::Fast(p) => p.earliest(ctx, cache, policy, job, part, w),
-            #[cfg(feature = "reference")]
-            Plan::Plain(p) => p.earliest(ctx, cache, policy, job, part, w),
-        }
+    ) -> Option<(Time, Allocation)>;
+}
+
+type Plan<'a> = Box<dyn Search<'a> + 'a>;
+
+/// One pass's earliest-fit search: the planned ends of the jobs it started,
+/// the release sweep and the per-shape fits it shares between the jobs it
+/// plans until it starts one, and scratch space.
+struct Planner<'a> {
+    /// (planned end, index in `ctx.started`), sorted.
+    started_ends: Vec<(Time, usize)>,
+    /// The running jobs' and the started jobs' ends merged in the order the
+    /// search releases them (made when first needed after each start).
+    ends: Option<Vec<(Time, Cow<'a, Allocation>)>>,
+    sweep: Sweep,
+    /// Per request shape and partition, the nodes' fits in the current state
+    /// and as the ends are released.
+    shapes: Vec<ShapeFits>,
+    blk: Vec<u32>,
+    avoid: Vec<bool>,
+    /// The searched job's fits at the time searched.
+    fits: Vec<Option<Fit>>,
+    /// The reservations the search took in (to leave the scratch clean).
+    activated: Vec<JobIdx>,
+}
+
+/// Most request shapes whose fits one pass keeps.
+const SHAPES_MAX: usize = 32;
+
+/// `node_may_fit` (as [`Fit`]) of every node of `part` for requests like
+/// `req` (to it: [`crate::select::same_node_fit`]) in the current state (brought up to date at each start),
+/// and its changes as the ends are released.
+struct ShapeFits {
+    req: std::sync::Arc<JobRequest>,
+    part: PartId,
+    fits: Vec<Option<Fit>>,
+    base: Counts,
+    changes: FitChanges<Fit>,
+}
+
+/// A merged list of ends, as the sweep reads it.
+impl Ends for [(Time, Cow<'_, Allocation>)] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    fn alloc(&self, k: usize) -> &Allocation {
+        &self[k].1
     }
 }
 
-/// Planned ends of the jobs started in this pass, and scratch space for the
-/// earliest-fit search.
-struct Planner {
-    /// (planned end, index in `ctx.started`), sorted.
-    started_ends: Vec<(Time, usize)>,
-    blk: Vec<u32>,
-    avoid: Vec<bool>,
-    fits: Vec<Option<Fit>>,
-    active: BTreeSet<JobIdx>,
+/// Starts `job` now and files its planned end (`w` from now) in
+/// `started_ends`, (end, index in `ctx.started`) in order; its index, or
+/// `None` if it could not start.
+fn start_planned(
+    ctx: &mut PassCtx<'_>,
+    started_ends: &mut Vec<(Time, usize)>,
+    job: JobIdx,
+    part: PartId,
+    alloc: Allocation,
+    w: Time,
+) -> Option<usize> {
+    ctx.start(job, part, alloc, false).ok()?;
+    let e = (ctx.now.saturating_add(w), ctx.started.len() - 1);
+    let at = started_ends.partition_point(|x| x.0 <= e.0);
+    started_ends.insert(at, e);
+    Some(e.1)
+}
+
+/// The ends in release order: running jobs by planned end (a job past it is
+/// planned to end next tick), and the jobs started in this pass
+/// (`started_ends`), a running job first at equal times.
+fn merged_ends<'a>(
+    ctx: &PassCtx<'a>,
+    started_ends: &[(Time, usize)],
+) -> Vec<(Time, Cow<'a, Allocation>)> {
+    let jobs: &'a [Job] = ctx.jobs;
+    let now = ctx.now;
+    let mut running = ctx
+        .running
+        .iter()
+        .filter_map(|&(e, j)| Some((e.max(now + 1), &jobs[j.idx()].runs.last()?.alloc)))
+        .peekable();
+    let mut started = started_ends.iter().peekable();
+    let mut v = Vec::with_capacity(ctx.running.len() + started_ends.len());
+    loop {
+        match (running.peek(), started.peek()) {
+            (Some(&(a, alloc)), b) if b.is_none_or(|b| a <= b.0) => {
+                v.push((a, Cow::Borrowed(alloc)));
+                running.next();
+            }
+            (_, Some(&&(b, i))) => {
+                v.push((b, Cow::Owned(ctx.started[i].alloc.clone())));
+                started.next();
+            }
+            _ => break,
+        }
+    }
+    v
+}
+
+/// [`Fit`] of node `id` in usage `u` for `req`.
+fn fit_of(
+    cluster: &Cluster,
+    params: &crate::SchedParams,
+    u: &gresim_model::state::NodeUsage,
+    id: NodeId,
+    req: &JobRequest,
+) -> Option<Fit> {
+    node_may_fit(cluster, params, u, id, req).map(|gpus| Fit {
+        gpus,
+        cpus: u.free_core_count() * u32::from(cluster.node(id).threads_per_core),
+    })
 }
 
 /// What a node that `node_may_fit` admits offers a request: the free GPUs a
@@ -701,41 +795,90 @@ impl Counts {
     }
 }
 
-impl Planner {
-    fn new(ctx: &PassCtx<'_>) -> Self {
+impl<'a> Planner<'a> {
+    fn new(ctx: &PassCtx<'a>) -> Self {
         let n = ctx.cluster.nodes.len();
         Planner {
             started_ends: Vec::new(),
+            ends: None,
+            sweep: Sweep::default(),
+            shapes: Vec::new(),
             blk: vec![0; n],
             avoid: vec![false; n],
             fits: vec![None; n],
-            active: BTreeSet::new(),
+            activated: Vec::new(),
         }
     }
 
-    /// Starts `job` now; later searches plan with its end.
+    /// The index in `shapes` of `req`'s shape in `part`, its fits computed
+    /// in the current state if absent.
+    fn shape(
+        &mut self,
+        ctx: &PassCtx<'_>,
+        req: &std::sync::Arc<JobRequest>,
+        part: PartId,
+    ) -> usize {
+        if let Some(i) = self
+            .shapes
+            .iter()
+            .position(|s| s.part == part && crate::select::same_node_fit(&s.req, req))
+        {
+            return i;
+        }
+        let cluster = ctx.cluster;
+        let mut fits = vec![None; cluster.nodes.len()];
+        let mut base = Counts::default();
+        for &id in &cluster.partition(part).nodes {
+            fits[id.idx()] = fit_of(cluster, ctx.params, ctx.state.node(id), id, req);
+            base.add(fits[id.idx()]);
+        }
+        if self.shapes.len() >= SHAPES_MAX {
+            self.shapes.remove(0);
+        }
+        self.shapes.push(ShapeFits {
+            req: std::sync::Arc::clone(req),
+            part,
+            fits,
+            base,
+            changes: FitChanges::default(),
+        });
+        self.shapes.len() - 1
+    }
+}
+
+impl<'a> Search<'a> for Planner<'a> {
     fn start(
         &mut self,
-        ctx: &mut PassCtx<'_>,
+        ctx: &mut PassCtx<'a>,
         job: JobIdx,
         part: PartId,
         alloc: Allocation,
         w: Time,
     ) -> bool {
-        if ctx.start(job, part, alloc, false).is_err() {
+        let Some(i) = start_planned(ctx, &mut self.started_ends, job, part, alloc, w) else {
             return false;
+        };
+        // The state changed on the started job's nodes, and the ends with it.
+        let alloc = &ctx.started[i].alloc;
+        for sh in &mut self.shapes {
+            for id in alloc.node_ids() {
+                if ctx.cluster.in_partition(sh.part, id) {
+                    let new = fit_of(ctx.cluster, ctx.params, ctx.state.node(id), id, &sh.req);
+                    let old = std::mem::replace(&mut sh.fits[id.idx()], new);
+                    sh.base.sub(old);
+                    sh.base.add(new);
+                }
+            }
+            sh.changes.reset();
         }
-        let e = (ctx.now.saturating_add(w), ctx.started.len() - 1);
-        let at = self.started_ends.partition_point(|x| x.0 <= e.0);
-        self.started_ends.insert(at, e);
+        self.ends = None;
+        self.sweep.reset();
         true
     }
 
-    /// The earliest time `job` fits (limit `w`) around the running jobs and
-    /// `policy`'s reservations, and the first-fit allocation it gets then.
     fn earliest(
         &mut self,
-        ctx: &PassCtx<'_>,
+        ctx: &PassCtx<'a>,
         cache: &mut SelectCache,
         policy: &Classic,
         job: JobIdx,
@@ -745,83 +888,82 @@ impl Planner {
         let now = ctx.now;
         let cluster = ctx.cluster;
         let req = std::sync::Arc::clone(&ctx.jobs[job.idx()].request);
-        let pnodes = &cluster.partition(part).nodes;
-        let mut future: Option<ClusterState> = None;
-        let fits_of = |st: &ClusterState, id: NodeId| {
-            let u = st.node(id);
-            node_may_fit(cluster, ctx.params, u, id, &req).map(|gpus| Fit {
-                gpus,
-                cpus: u.free_core_count() * u32::from(cluster.node(id).threads_per_core),
-            })
-        };
-        for &id in pnodes {
-            self.fits[id.idx()] = fits_of(ctx.state, id);
-        }
-        let mut counts = Counts::default();
-        for &id in pnodes {
-            counts.add(self.fits[id.idx()]);
-        }
+        let m = self.shape(ctx, &req, part);
+        let Planner {
+            started_ends,
+            ends,
+            sweep,
+            shapes,
+            blk,
+            avoid,
+            fits,
+            activated,
+        } = self;
+        let sh = &mut shapes[m];
+        let mut counts = sh.base;
         let check = req.nodelist.is_empty();
-        // Running jobs past their planned end are planned to end next tick.
-        let mut running = ctx
-            .running
-            .iter()
-            .map(|&(e, j)| (e.max(now + 1), j))
-            .peekable();
-        let mut si = 0usize;
+        // Ends released, and fit changes applied, so far; the fits are the
+        // shape's until the first release.
+        let (mut k, mut applied, mut own_fits) = (0usize, 0usize, false);
         let mut enters = policy.by_start.iter().peekable();
         let mut leaves = policy.by_end.iter().peekable();
+        // The end of the window the last step took reservations in for.
+        let mut taken_to: Option<Time> = None;
         let mut t = now;
         let found = loop {
-            // Release the running jobs planned to end by t.
-            loop {
-                let next_run = running.peek().map(|x| x.0);
-                let next_started = self.started_ends.get(si).map(|x| x.0);
-                let alloc: &Allocation = match (next_run, next_started) {
-                    (Some(a), b) if a <= t && b.is_none_or(|b| a <= b) => {
-                        let (_, j) = running.next().expect("peeked");
-                        match ctx.jobs[j.idx()].runs.last() {
-                            Some(r) => &r.alloc,
-                            None => continue,
+            // Release the ends planned by t (none is planned by now, so the
+            // list is made only when a search gets past now).
+            if let Some(ends) = ends.as_deref() {
+                let mut upto = k;
+                while ends.get(upto).is_some_and(|e| e.0 <= t) {
+                    upto += 1;
+                }
+                if upto > k {
+                    sweep.extend_to(cluster, ctx.state, ends, upto);
+                    sh.changes
+                        .extend_to(cluster, part, &sh.fits, sweep, upto, |u, id| {
+                            fit_of(cluster, ctx.params, u, id, &req)
+                        });
+                    if !own_fits {
+                        fits.copy_from_slice(&sh.fits);
+                        own_fits = true;
+                    }
+                    while let Some(&(e, id, old, new)) = sh.changes.changes.get(applied) {
+                        if e >= upto {
+                            break;
                         }
-                    }
-                    (_, Some(b)) if b <= t => {
-                        si += 1;
-                        &ctx.started[self.started_ends[si - 1].1].alloc
-                    }
-                    _ => break,
-                };
-                let st = future.get_or_insert_with(|| ctx.state.clone());
-                let _ = st.release(cluster, alloc);
-                for na in &alloc.nodes {
-                    if cluster.in_partition(part, na.node) {
-                        let i = na.node.idx();
-                        let old = self.fits[i];
-                        self.fits[i] = fits_of(st, na.node);
-                        if self.blk[i] == 0 {
+                        let i = id.idx();
+                        fits[i] = new;
+                        if blk[i] == 0 {
                             counts.sub(old);
-                            counts.add(self.fits[i]);
+                            counts.add(new);
                         }
+                        applied += 1;
                     }
+                    k = upto;
                 }
             }
-            // Reservations over by t leave the window [t, t + w) ...
+            let cur: &[Option<Fit>] = if own_fits { fits } else { &sh.fits };
+            // Reservations over by t leave the window [t, t + w) (those taken
+            // in: begun before the last window's end) ...
             while let Some(&&(e, j)) = leaves.peek() {
                 if e > t {
                     break;
                 }
                 leaves.next();
-                if self.active.remove(&j) {
-                    if let Some(r) = &policy.resv[j.idx()] {
-                        for id in &r.nodes {
-                            let i = id.idx();
-                            self.blk[i] -= 1;
-                            if self.blk[i] == 0 {
-                                self.avoid[i] = false;
-                                if cluster.in_partition(part, *id) {
-                                    counts.add(self.fits[i]);
-                                }
-                            }
+                let Some(r) = &policy.resv[j.idx()] else {
+                    continue;
+                };
+                if taken_to.is_none_or(|to| r.start >= to) {
+                    continue;
+                }
+                for id in &r.nodes {
+                    let i = id.idx();
+                    blk[i] -= 1;
+                    if blk[i] == 0 {
+                        avoid[i] = false;
+                        if cluster.in_partition(part, *id) {
+                            counts.add(cur[i]);
                         }
                     }
                 }
@@ -835,55 +977,50 @@ impl Planner {
                 enters.next();
                 if let Some(r) = &policy.resv[j.idx()] {
                     if r.end > t {
-                        self.active.insert(j);
+                        activated.push(j);
                         for id in &r.nodes {
                             let i = id.idx();
-                            if self.blk[i] == 0 {
-                                self.avoid[i] = true;
+                            if blk[i] == 0 {
+                                avoid[i] = true;
                                 if cluster.in_partition(part, *id) {
-                                    counts.sub(self.fits[i]);
+                                    counts.sub(cur[i]);
                                 }
                             }
-                            self.blk[i] += 1;
+                            blk[i] += 1;
                         }
                     }
                 }
             }
+            taken_to = Some(wend);
             // `first_fit` on these nodes needs the counts to hold the job.
             if !check || counts.may_hold(&req) {
-                let st = future.as_ref().unwrap_or(&*ctx.state);
-                if let Some(a) = first_fit(
-                    cache,
-                    cluster,
-                    ctx.params,
-                    st,
-                    &req,
-                    part,
-                    Some(&self.avoid),
-                ) {
+                let st = match ends.as_deref() {
+                    Some(ends) if k > 0 => sweep.state_at(cluster, ctx.state, ends, k),
+                    _ => &*ctx.state,
+                };
+                if let Some(a) = first_fit(cache, cluster, ctx.params, st, &req, part, Some(avoid))
+                {
                     break Some((t, a));
                 }
             }
             // The next time availability can grow.
-            let next = [
-                running.peek().map(|x| x.0),
-                self.started_ends.get(si).map(|x| x.0),
-                leaves.peek().map(|x| x.0),
-            ]
-            .into_iter()
-            .flatten()
-            .min();
+            let ends = ends.get_or_insert_with(|| merged_ends(ctx, started_ends));
+            let next = match (ends.get(k), leaves.peek()) {
+                (Some(a), Some(b)) => Some(a.0.min(b.0)),
+                (Some(a), None) => Some(a.0),
+                (None, b) => b.map(|b| b.0),
+            };
             match next {
                 Some(n) => t = n.max(t + 1),
                 None => break None,
             }
         };
         // Leave the scratch space clean for the next search.
-        for j in std::mem::take(&mut self.active) {
+        for j in activated.drain(..) {
             if let Some(r) = &policy.resv[j.idx()] {
                 for id in &r.nodes {
-                    self.blk[id.idx()] = 0;
-                    self.avoid[id.idx()] = false;
+                    blk[id.idx()] = 0;
+                    avoid[id.idx()] = false;
                 }
             }
         }
@@ -974,6 +1111,8 @@ impl Policy for Classic {
             ClassicKind::Easy => self.easy_pass(ctx, &mut cache),
             ClassicKind::Conservative => self.conservative_pass(ctx, &mut cache),
         }
+        // Kept for the next pass, as every policy keeps its caches.
+        self.cache = cache;
         if self.kind != ClassicKind::StrictFifo {
             self.stats.add_backfill_pass(queued, self.tested);
         }

@@ -25,6 +25,7 @@ pub mod placement;
 pub mod queue;
 pub mod select;
 pub mod shares;
+mod sweep;
 
 use gresim_model::job::{Job, JobSpec};
 use gresim_model::{Cluster, PartId};

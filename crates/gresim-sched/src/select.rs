@@ -196,6 +196,28 @@ pub fn node_may_fit(
     }
 }
 
+/// Whether [`node_may_fit`] answers `a` and `b` alike on every node in every
+/// usage: they agree on each field it reads (whether the job is exclusive,
+/// what its memory option asks of a node, its GPUs per node and per task,
+/// and the GRES type of its per-job GPUs). Requests that differ only in
+/// their node, task or CPU counts share per-node fits. Keep in step with
+/// `node_may_fit`.
+pub(crate) fn same_node_fit(a: &JobRequest, b: &JobRequest) -> bool {
+    // What `node_may_fit` reads of the memory option: the whole node (or
+    // DefMemPerCPU's absence) for these two, an amount per node, or nothing.
+    let mem = |m: MemReq| match m {
+        MemReq::Default => (0, 0),
+        MemReq::WholeNode => (1, 0),
+        MemReq::PerNode(x) => (2, x),
+        MemReq::PerCpu(_) | MemReq::PerGpu(_) => (3, 0),
+    };
+    a.exclusive == b.exclusive
+        && mem(a.mem) == mem(b.mem)
+        && a.gpus_per_node == b.gpus_per_node
+        && a.gpus_per_task == b.gpus_per_task
+        && a.gpus_per_job.map(|g| g.ty) == b.gpus_per_job.map(|g| g.ty)
+}
+
 /// Why `req` does not fit in `part` now: busy, waiting for unavailable nodes, or never.
 pub fn classify(
     cache: &mut SelectCache,
@@ -351,6 +373,58 @@ mod tests {
         gresim_model::state::gpu_indices(a.nodes[k].gpus)
             .map(u16::from)
             .collect()
+    }
+
+    /// Requests [`same_node_fit`] pairs get the same `node_may_fit` on nodes
+    /// with and without free GPUs, cores and memory; changing a field it
+    /// reads can change the answer, and then it does not pair them.
+    #[test]
+    fn same_node_fit_pairs_requests_node_may_fit_answers_alike() {
+        let c = cluster(vec![node("n1", 1, 4, 4, |_| None)]);
+        let p = SchedParams::default();
+        let id = NodeId::from_idx(0);
+        let idle = ClusterState::new(&c);
+        let mut busy = ClusterState::new(&c);
+        run(&c, &mut busy, &gres(3));
+        let base = JobRequest {
+            mem: MemReq::PerCpu(100),
+            gpus_per_job: Some(GpuReq { ty: None, count: 2 }),
+            ..JobRequest::default()
+        };
+        let counts_only = JobRequest {
+            min_nodes: 3,
+            ntasks: Some(12),
+            cpus_per_task: 2,
+            mem: MemReq::PerCpu(700),
+            gpus_per_job: Some(GpuReq { ty: None, count: 9 }),
+            ..base.clone()
+        };
+        let other = [
+            JobRequest {
+                exclusive: true,
+                ..base.clone()
+            },
+            JobRequest {
+                mem: MemReq::PerNode(1_000_000),
+                ..base.clone()
+            },
+            JobRequest {
+                gpus_per_node: vec![GpuReq { ty: None, count: 2 }],
+                ..base.clone()
+            },
+        ];
+        let fit = |s: &ClusterState, r: &JobRequest| node_may_fit(&c, &p, s.node(id), id, r);
+        assert!(same_node_fit(&base, &counts_only));
+        for s in [&idle, &busy] {
+            assert_eq!(fit(s, &base), fit(s, &counts_only));
+        }
+        for r in &other {
+            assert!(!same_node_fit(&base, r));
+        }
+        // Each field it reads changes the answer on some node state.
+        assert!(other
+            .iter()
+            .all(|r| [&idle, &busy].iter().any(|s| fit(s, r) != fit(s, &base))));
     }
 
     /// `_set_node_bits`: the first GPU is the lowest free index, the rest are

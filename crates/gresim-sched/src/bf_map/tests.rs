@@ -137,7 +137,7 @@ fn node_ids_come_back_in_order_across_words() {
     for i in [129, 0, 64, 63, 1] {
         set_bit(&mut m, NodeId::from_idx(i));
     }
-    let got: Vec<usize> = ids(&m).map(|id| id.idx()).collect();
+    let got: Vec<usize> = ids_both(&m, &m).map(|id| id.idx()).collect();
     assert_eq!(got, [0, 1, 63, 64, 129]);
 }
 
@@ -196,6 +196,45 @@ proptest! {
                 map.later_start(a, b, map_end, &part_bits),
                 plain::later_start(&res, a, b, map_end, &in_part, n)
             );
+        }
+    }
+}
+
+proptest! {
+    /// One job's tries: windows whose starts and ends never move back get
+    /// the blocked nodes and `later_start` the map gives each on its own.
+    #[test]
+    fn sliding_windows_answer_as_each_window(
+        n in prop::sample::select(vec![3usize, 64, 130]),
+        res in reservations(130),
+        start in 0u64..600,
+        len in 0u64..700,
+        steps in prop::collection::vec((0u64..200, 0u64..200), 1..30),
+    ) {
+        let res: Vec<Reservation> = res
+            .into_iter()
+            .map(|mut x| {
+                x.nodes.retain(|id| id.idx() < n);
+                x
+            })
+            .filter(|x| !x.nodes.is_empty())
+            .collect();
+        let map = map_of(&res, n);
+        let part = bits(&(0..n).map(|i| i % 4 != 1).collect::<Vec<_>>());
+        let mut w = Windows::default();
+        w.restart();
+        let (mut out, mut want) = (bitmap(words_for(n)), bitmap(words_for(n)));
+        let (mut a, mut b) = (start, start + len);
+        for (da, db) in steps {
+            map.blocked_in(&mut w, a, b, &mut out);
+            map.blocked(a, b, &mut want);
+            prop_assert_eq!(&out, &want, "window [{}, {}]", a, b);
+            prop_assert_eq!(
+                map.later_start_from(w.first_after(), b, 1200, &part),
+                map.later_start(a, b, 1200, &part)
+            );
+            a += da;
+            b = (b + db).max(a);
         }
     }
 }

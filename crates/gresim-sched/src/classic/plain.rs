@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use gresim_model::job::Time;
 use gresim_model::{Allocation, ClusterState, JobIdx, NodeId, PartId};
 
-use super::{first_fit, Classic};
+use super::{first_fit, start_planned, Classic, Search};
 use crate::select::{node_may_fit, SelectCache};
 use crate::PassCtx;
 
@@ -39,9 +39,10 @@ impl Planner {
             active: BTreeSet::new(),
         }
     }
+}
 
-    /// Starts `job` now; later searches plan with its end.
-    pub(super) fn start(
+impl Search<'_> for Planner {
+    fn start(
         &mut self,
         ctx: &mut PassCtx<'_>,
         job: JobIdx,
@@ -49,18 +50,10 @@ impl Planner {
         alloc: Allocation,
         w: Time,
     ) -> bool {
-        if ctx.start(job, part, alloc, false).is_err() {
-            return false;
-        }
-        let e = (ctx.now.saturating_add(w), ctx.started.len() - 1);
-        let at = self.started_ends.partition_point(|x| x.0 <= e.0);
-        self.started_ends.insert(at, e);
-        true
+        start_planned(ctx, &mut self.started_ends, job, part, alloc, w).is_some()
     }
 
-    /// The earliest time `job` fits (limit `w`) around the running jobs and
-    /// `policy`'s reservations, and the first-fit allocation it gets then.
-    pub(super) fn earliest(
+    fn earliest(
         &mut self,
         ctx: &PassCtx<'_>,
         cache: &mut SelectCache,

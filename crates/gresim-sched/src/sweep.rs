@@ -1,0 +1,187 @@
+//! The running jobs released one by one in planned-end order, shared by
+//! every job a planning pass looks at until the pass starts one (which
+//! changes the state and the order of ends): backfill's `_will_run_test()`
+//! (`backfill.rs`) and the classic policies' earliest-fit search
+//! (`classic.rs`).
+//!
+//! [`Sweep`] logs each freed node's usage after each release and keeps a
+//! few states after the first `k` ends for node selection; [`FitChanges`]
+//! turns the log into the changes of one request shape's per-node fit, once
+//! per shape, so that a job's planning reads a list of changes instead of
+//! releasing jobs on its own copy of the state.
+
+use gresim_model::state::NodeUsage;
+use gresim_model::{Allocation, Cluster, ClusterState, NodeId, PartId};
+
+/// The planned ends a sweep releases, in order.
+pub(crate) trait Ends {
+    fn count(&self) -> usize;
+    fn alloc(&self, k: usize) -> &Allocation;
+}
+
+/// The sweep over one order of ends (see the module documentation).
+#[derive(Default)]
+pub(crate) struct Sweep {
+    /// Per end index, in order: the nodes it frees, with their usage after.
+    log: Vec<(usize, NodeId, NodeUsage)>,
+    /// The state after the first `done` ends.
+    state: Option<ClusterState>,
+    done: usize,
+    /// States after the first `k` ends, for node selection, the most
+    /// recently used last.
+    mats: Vec<(usize, ClusterState)>,
+}
+
+/// States [`Sweep`] keeps for node selection, and how far one is moved
+/// rather than copied.
+const MATS: usize = 6;
+const MAT_MOVE: usize = 4;
+
+impl Sweep {
+    /// Starts over (the state or the order of ends changed), keeping the
+    /// log's memory.
+    pub(crate) fn reset(&mut self) {
+        self.log.clear();
+        self.state = None;
+        self.done = 0;
+        self.mats.clear();
+    }
+
+    /// Releases the ends up to index `upto` (exclusive) from `now` (the
+    /// current state), logging the usage of each node they free.
+    pub(crate) fn extend_to(
+        &mut self,
+        cluster: &Cluster,
+        now: &ClusterState,
+        ends: &(impl Ends + ?Sized),
+        upto: usize,
+    ) {
+        while self.done < upto.min(ends.count()) {
+            let st = self.state.get_or_insert_with(|| now.clone());
+            let alloc = ends.alloc(self.done);
+            let _ = st.release(cluster, alloc);
+            for na in &alloc.nodes {
+                self.log.push((self.done, na.node, *st.node(na.node)));
+            }
+            self.done += 1;
+        }
+    }
+
+    /// The state after the first `at` ends (at most the ends released): the
+    /// sweep's own state, or a kept copy moved there (jobs ending given back
+    /// or released), or a new copy of the nearest kept state.
+    pub(crate) fn state_at(
+        &mut self,
+        cluster: &Cluster,
+        now: &ClusterState,
+        ends: &(impl Ends + ?Sized),
+        at: usize,
+    ) -> &ClusterState {
+        if at == self.done {
+            return self.state.get_or_insert_with(|| now.clone());
+        }
+        if let Some(i) = self.mats.iter().position(|(k, _)| *k == at) {
+            let m = self.mats.remove(i);
+            self.mats.push(m);
+            return &self.mats.last().expect("just pushed").1;
+        }
+        let dist = |k: usize| k.abs_diff(at);
+        let near = (0..self.mats.len()).min_by_key(|&i| dist(self.mats[i].0));
+        let (mut k, mut st) = match near {
+            // A kept state close by is moved, not copied.
+            Some(i) if dist(self.mats[i].0) <= MAT_MOVE || self.mats.len() >= MATS => {
+                self.mats.remove(i)
+            }
+            // Otherwise a copy of the nearest: a kept state, the sweep's, or
+            // the current one.
+            _ => match near {
+                Some(i) if self.state.is_none() || dist(self.done) > dist(self.mats[i].0) => {
+                    (self.mats[i].0, self.mats[i].1.clone())
+                }
+                _ => match &self.state {
+                    Some(sw) => (self.done, sw.clone()),
+                    None => (0, now.clone()),
+                },
+            },
+        };
+        while k > at {
+            if st.allocate(cluster, ends.alloc(k - 1)).is_err() {
+                // Replay from the current state instead.
+                st = now.clone();
+                k = 0;
+                break;
+            }
+            k -= 1;
+        }
+        while k < at {
+            let _ = st.release(cluster, ends.alloc(k));
+            k += 1;
+        }
+        self.mats.push((k, st));
+        &self.mats.last().expect("just pushed").1
+    }
+}
+
+/// How the ends change one request shape's fit `F` on a partition's nodes:
+/// per end index, in order, the nodes whose fit it changes, with the fit
+/// before and after. A node's fit depends only on the jobs on it, so
+/// releasing also the jobs on nodes a planning may not use changes nothing
+/// on the nodes it may: one order serves every node mask and every job of
+/// the shape.
+pub(crate) struct FitChanges<F> {
+    pub(crate) changes: Vec<(usize, NodeId, Option<F>, Option<F>)>,
+    /// The fits after the log's first `seen` entries.
+    fits: Vec<Option<F>>,
+    seen: usize,
+}
+
+impl<F> Default for FitChanges<F> {
+    fn default() -> Self {
+        FitChanges {
+            changes: Vec::new(),
+            fits: Vec::new(),
+            seen: 0,
+        }
+    }
+}
+
+impl<F: Copy + PartialEq> FitChanges<F> {
+    /// Starts over (the sweep did), keeping the memory.
+    pub(crate) fn reset(&mut self) {
+        self.changes.clear();
+        self.fits.clear();
+        self.seen = 0;
+    }
+
+    /// Records the changes of the sweep's log up to end index `upto`
+    /// (exclusive), the sweep having released that far. `fits0` are the
+    /// fits in the current state, `fit` a node's fit in a usage.
+    pub(crate) fn extend_to(
+        &mut self,
+        cluster: &Cluster,
+        part: PartId,
+        fits0: &[Option<F>],
+        sweep: &Sweep,
+        upto: usize,
+        fit: impl Fn(&NodeUsage, NodeId) -> Option<F>,
+    ) {
+        if self.fits.is_empty() {
+            self.fits.extend_from_slice(fits0);
+        }
+        while let Some(&(k, id, u)) = sweep.log.get(self.seen) {
+            if k >= upto {
+                break;
+            }
+            if cluster.in_partition(part, id) {
+                let n = id.idx();
+                let old = self.fits[n];
+                let new = fit(&u, id);
+                if old != new {
+                    self.fits[n] = new;
+                    self.changes.push((k, id, old, new));
+                }
+            }
+            self.seen += 1;
+        }
+    }
+}
