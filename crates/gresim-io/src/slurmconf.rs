@@ -1959,6 +1959,7 @@ mod tests {
             ("NodeName=n1 Gres=gpu:a100:x\n", "Gres", 1),
             ("NodeName=n1 State=WEIRD\n", "State", 1),
             ("PartitionName=p\nPartitionName=p\n", "twice", 2),
+            ("\nPriorityUsageResetPeriod=HOURLY\n", "PriorityUsageResetPeriod", 2),
         ] {
             let e = parse_slurm_conf(Path::new("s.conf"), t).unwrap_err();
             assert!(e.to_string().contains(want), "{t:?}: {e}");
@@ -2000,6 +2001,27 @@ mod tests {
         assert_eq!(policy_name(&c), "fifo");
         let d = sched_params(&SlurmConf::default(), &SchedParams::default());
         assert_eq!(d, SchedParams::default());
+    }
+
+    #[test]
+    fn partition_qos_billing_weights_and_usage_reset_are_read() {
+        let (c, w) = parse(
+            "SelectType=select/cons_tres\nPriorityType=priority/multifactor\n\
+             PriorityUsageResetPeriod=WEEKLY\nNodeName=n1 CPUs=4 RealMemory=1000\n\
+             PartitionName=DEFAULT TRESBillingWeights=CPU=1,GRES/gpu=8\n\
+             PartitionName=p Nodes=n1 QOS=part_p\nPartitionName=q Nodes=n1\n",
+        );
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(c.partitions[0].qos.as_deref(), Some("part_p"));
+        assert_eq!(c.partitions[1].qos, None);
+        for p in &c.partitions {
+            assert_eq!(p.tres_billing_weights.as_deref(), Some("CPU=1,GRES/gpu=8"));
+        }
+        let PriorityConfig::Multifactor(m) = sched_params(&c, &SchedParams::default()).priority
+        else {
+            panic!("multifactor expected")
+        };
+        assert_eq!(m.usage_reset, gresim_sched::fairshare::UsageReset::Weekly);
     }
 
     #[test]
