@@ -33,6 +33,9 @@ const UNLIMITED_PLAN: u64 = 365 * 86400;
 /// Priority/basic: the first job gets 0xFFFF0000 − 1, each later one one less.
 const BASIC_PRIORITY_TOP: u32 = 0xFFFF_0000 - 1;
 
+/// Seconds between the samples of [`SimOutput::fairshare_log`].
+const FAIRSHARE_SAMPLE: Time = 3600;
+
 /// Per-submission bookkeeping (a plain job or a whole array).
 #[derive(Debug, Clone, Default)]
 struct SubState {
@@ -150,6 +153,8 @@ pub struct Engine<'a> {
     /// PriorityUsageResetPeriod: the last reset (slurmctld's start at
     /// first) and the next, once computed.
     usage_reset: (Time, Option<Time>),
+    /// [`SimOutput::fairshare_log`].
+    fairshare_log: Vec<(Time, Vec<f64>)>,
     /// The next accounting tick (the priority plugin's decay thread), if any.
     acct_tick_at: Option<Time>,
 }
@@ -241,6 +246,7 @@ impl<'a> Engine<'a> {
                 .map(gresim_model::accounting::AcctUsage::new),
             acct_running: BTreeMap::new(),
             usage_reset: (0, None),
+            fairshare_log: Vec::new(),
             acct_tick_at: None,
             cluster,
         };
@@ -405,6 +411,7 @@ impl<'a> Engine<'a> {
             node_failures: self.node_failures,
             pass_stats: self.policy.stats(),
             acct: self.acct,
+            fairshare_log: self.fairshare_log,
         })
     }
 
@@ -1407,6 +1414,13 @@ impl<'a> Engine<'a> {
         }
         gresim_policy::fairshare::compute(a, u, fair_tree, before.as_deref());
         u.last_decay = now;
+        if self
+            .fairshare_log
+            .last()
+            .is_none_or(|&(t, _)| now >= t + FAIRSHARE_SAMPLE)
+        {
+            self.fairshare_log.push((now, u.fairshare.clone()));
+        }
         let ectx = gresim_policy::EnqueueCtx {
             cluster: &self.cluster,
             params: &self.params,

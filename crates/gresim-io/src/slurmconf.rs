@@ -1959,7 +1959,11 @@ mod tests {
             ("NodeName=n1 Gres=gpu:a100:x\n", "Gres", 1),
             ("NodeName=n1 State=WEIRD\n", "State", 1),
             ("PartitionName=p\nPartitionName=p\n", "twice", 2),
-            ("\nPriorityUsageResetPeriod=HOURLY\n", "PriorityUsageResetPeriod", 2),
+            (
+                "\nPriorityUsageResetPeriod=HOURLY\n",
+                "PriorityUsageResetPeriod",
+                2,
+            ),
         ] {
             let e = parse_slurm_conf(Path::new("s.conf"), t).unwrap_err();
             assert!(e.to_string().contains(want), "{t:?}: {e}");
