@@ -36,6 +36,21 @@ fn multi_tenant_views_name_accounts_qos_and_limits() {
         html.contains("GPUs held per account"),
         "the report charts GPUs per account"
     );
+    assert!(
+        html.contains("Fair-share factor per account"),
+        "the report charts fair-share over time"
+    );
+    let rf = gresim_report::run_file::RunFile::load(&tmp.path().join("run")).unwrap();
+    let fs = rf.fairshare.expect("run.json keeps the fair-share samples");
+    assert_eq!(fs.accounts, ["team_a", "team_b", "team_c"]);
+    assert!(fs.samples.len() > 10, "{}", fs.samples.len());
+    assert!(fs.samples.windows(2).all(|w| w[1].0 >= w[0].0 + 3600));
+    // The factors move: no account keeps one value all run long.
+    for i in 0..3 {
+        let first = fs.samples[0].1[i];
+        assert!(fs.samples.iter().any(|(_, v)| v[i] != first), "account {i}");
+        assert!(fs.samples.iter().all(|(_, v)| (0.0..=1.0).contains(&v[i])));
+    }
 
     let q = text(&sim(
         tmp.path(),
@@ -94,6 +109,7 @@ fn sshare_without_accounting_is_bad_input() {
         !html.contains("GPUs held per account"),
         "no accounts, no per-account chart"
     );
+    assert!(!html.contains("Fair-share factor per account"));
     let o = sim(tmp.path(), &["sshare", "run"]);
     assert_eq!(o.status.code(), Some(2));
     let e = String::from_utf8_lossy(&o.stderr);

@@ -180,6 +180,9 @@ pub struct SimOutput {
     pub pass_stats: gresim_policy::PassStats,
     /// Association and QOS usage at the end, with accounting (`sim sshare`).
     pub acct: Option<gresim_model::accounting::AcctUsage>,
+    /// Every association's fair-share factor as the decay thread computed
+    /// it, sampled at most once an hour (accounting with priority/multifactor).
+    pub fairshare_log: Vec<(Time, Vec<f64>)>,
 }
 
 impl SimOutput {

@@ -33,6 +33,9 @@ const UNLIMITED_PLAN: u64 = 365 * 86400;
 /// Priority/basic: the first job gets 0xFFFF0000 − 1, each later one one less.
 const BASIC_PRIORITY_TOP: u32 = 0xFFFF_0000 - 1;
 
+/// Seconds between the samples of [`SimOutput::fairshare_log`].
+const FAIRSHARE_SAMPLE: Time = 3600;
+
 /// Per-submission bookkeeping (a plain job or a whole array).
 #[derive(Debug, Clone, Default)]
 struct SubState {
@@ -63,6 +66,15 @@ enum DepStatus {
     Waiting,
     Met,
     Never,
+}
+
+/// A running job's accounting: what it holds, its billable TRES, the
+/// seconds of its time limit left, and when its use last counted.
+struct AcctRun {
+    tres: gresim_model::accounting::TresArray,
+    billable: f64,
+    left: u64,
+    last: Time,
 }
 
 /// The simulator for one run. Build with [`Engine::new`], then [`Engine::run`].
@@ -137,7 +149,12 @@ pub struct Engine<'a> {
     acct: Option<gresim_model::accounting::AcctUsage>,
     /// Running jobs under accounting: TRES held, seconds of their time
     /// limit not yet run down, and when they were last run down.
-    acct_running: BTreeMap<JobIdx, (gresim_model::accounting::TresArray, u64, Time)>,
+    acct_running: BTreeMap<JobIdx, AcctRun>,
+    /// PriorityUsageResetPeriod: the last reset (slurmctld's start at
+    /// first) and the next, once computed.
+    usage_reset: (Time, Option<Time>),
+    /// [`SimOutput::fairshare_log`].
+    fairshare_log: Vec<(Time, Vec<f64>)>,
     /// The next accounting tick (the priority plugin's decay thread), if any.
     acct_tick_at: Option<Time>,
 }
@@ -228,6 +245,8 @@ impl<'a> Engine<'a> {
                 .accounting()
                 .map(gresim_model::accounting::AcctUsage::new),
             acct_running: BTreeMap::new(),
+            usage_reset: (0, None),
+            fairshare_log: Vec::new(),
             acct_tick_at: None,
             cluster,
         };
@@ -392,6 +411,7 @@ impl<'a> Engine<'a> {
             node_failures: self.node_failures,
             pass_stats: self.policy.stats(),
             acct: self.acct,
+            fairshare_log: self.fairshare_log,
         })
     }
 
@@ -1195,9 +1215,19 @@ impl<'a> Engine<'a> {
                 let j = &self.jobs[job.idx()];
                 let alloc = &j.runs.last().map(|r| &r.alloc);
                 if let Some(alloc) = alloc {
-                    let tres = a.alloc_tres(&self.cluster, alloc);
+                    let tres = a.alloc_tres(&self.cluster, alloc, Some(partition));
+                    let billable =
+                        a.billable(&tres, a.part_weights(&self.cluster, Some(partition)));
                     let left = limit.unwrap_or(gresim_policy::ACCT_UNLIMITED);
-                    self.acct_running.insert(job, (tres, left, now));
+                    self.acct_running.insert(
+                        job,
+                        AcctRun {
+                            tres,
+                            billable,
+                            left,
+                            last: now,
+                        },
+                    );
                 }
             }
         }
@@ -1284,7 +1314,13 @@ impl<'a> Engine<'a> {
     /// A running job under accounting stops holding its TRES (`acct_policy_job_fini`),
     /// and its use since the last tick counts (`priority_p_job_end()`).
     fn acct_fini(&mut self, job: JobIdx) {
-        let Some((tres, left, last)) = self.acct_running.remove(&job) else {
+        let Some(AcctRun {
+            tres,
+            billable,
+            left,
+            last,
+        }) = self.acct_running.remove(&job)
+        else {
             return;
         };
         let (df, _) = self.fairshare_params();
@@ -1296,7 +1332,15 @@ impl<'a> Engine<'a> {
         let spec = &self.specs[self.jobs[job.idx()].sub as usize];
         if let Some(ja) = spec.acct() {
             if multifactor {
-                gresim_policy::fairshare::accrue(a, u, ja, &tres, now.saturating_sub(last), df);
+                gresim_policy::fairshare::accrue(
+                    a,
+                    u,
+                    ja,
+                    &tres,
+                    billable,
+                    now.saturating_sub(last),
+                    df,
+                );
             }
             let mut run_left = [0u64; gresim_model::accounting::MAX_TRES];
             for (r, t) in run_left.iter_mut().zip(&tres) {
@@ -1319,6 +1363,30 @@ impl<'a> Engine<'a> {
         let (Some(a), Some(u)) = (self.cluster.accounting(), self.acct.as_mut()) else {
             return;
         };
+        // PriorityUsageResetPeriod: checked first of all.
+        if let PriorityConfig::Multifactor(m) = &self.params.priority {
+            use gresim_policy::fairshare::{next_reset, reset_usage, UsageReset};
+            match m.usage_reset {
+                UsageReset::None => {}
+                UsageReset::Now => {
+                    if self.usage_reset.1.is_none() {
+                        reset_usage(u);
+                        self.usage_reset = (now, Some(Time::MAX));
+                    }
+                }
+                p => {
+                    let (last, next) = self.usage_reset;
+                    if let Some(next) = next.or_else(|| next_reset(p, last, now)) {
+                        if now >= next {
+                            reset_usage(u);
+                            self.usage_reset = (next, next_reset(p, next, now));
+                        } else {
+                            self.usage_reset.1 = Some(next);
+                        }
+                    }
+                }
+            }
+        }
         // Classic fair-share: the accounts' effective usage as the thread
         // finds it when it starts, before decay and new usage.
         let before = (!fair_tree).then(|| {
@@ -1333,19 +1401,26 @@ impl<'a> Engine<'a> {
             self.params.priority_calc_period.max(1)
         };
         gresim_policy::fairshare::apply_decay(a, u, df.powf(since as f64));
-        for (job, (tres, left, last)) in self.acct_running.iter_mut() {
-            let ran = now.saturating_sub(*last);
-            let d = ran.min(*left);
-            *left -= d;
-            *last = now;
+        for (job, r) in self.acct_running.iter_mut() {
+            let ran = now.saturating_sub(r.last);
+            let d = ran.min(r.left);
+            r.left -= d;
+            r.last = now;
             let spec = &self.specs[self.jobs[job.idx()].sub as usize];
             if let Some(ja) = spec.acct() {
-                gresim_policy::fairshare::accrue(a, u, ja, tres, ran, df);
-                u.run_down(a, ja, &spec.user, tres, d);
+                gresim_policy::fairshare::accrue(a, u, ja, &r.tres, r.billable, ran, df);
+                u.run_down(a, ja, &spec.user, &r.tres, d);
             }
         }
         gresim_policy::fairshare::compute(a, u, fair_tree, before.as_deref());
         u.last_decay = now;
+        if self
+            .fairshare_log
+            .last()
+            .is_none_or(|&(t, _)| now >= t + FAIRSHARE_SAMPLE)
+        {
+            self.fairshare_log.push((now, u.fairshare.clone()));
+        }
         let ectx = gresim_policy::EnqueueCtx {
             cluster: &self.cluster,
             params: &self.params,
@@ -1357,14 +1432,40 @@ impl<'a> Engine<'a> {
         self.policy.reprioritize(&ectx);
         // Ticks go on while anything else is left to happen (not for jobs
         // that can never start: a reordered queue alone starts nothing new).
-        let more =
-            !self.acct_running.is_empty() || !self.queue.is_empty() || self.next_spec.is_some();
+        let more = !self.acct_running.is_empty()
+            || !self.queue.is_empty()
+            || self.next_spec.is_some()
+            || self.usage_may_free_jobs();
         if self.policy.queued() > 0 {
             self.mark_dirty();
         }
         if more {
             self.ensure_acct_tick();
         }
+    }
+
+    /// Whether decay or a coming usage reset may still let a job start that
+    /// `GrpTRESMins` or `GrpWall` holds: some usage is at least a minute
+    /// (the limits count whole minutes) and such a job is pending.
+    fn usage_may_free_jobs(&self) -> bool {
+        let (Some(u), PriorityConfig::Multifactor(m)) = (self.acct.as_ref(), &self.params.priority)
+        else {
+            return false;
+        };
+        let resets = match m.usage_reset {
+            gresim_policy::fairshare::UsageReset::None => false,
+            gresim_policy::fairshare::UsageReset::Now => self.usage_reset.1.is_none(),
+            _ => true,
+        };
+        (m.half_life > 0 || resets)
+            && u.assoc_decayed
+                .iter()
+                .chain(&u.qos_decayed)
+                .any(|d| d.wall >= 60.0 || d.tres.iter().any(|t| *t >= 60.0))
+            && self
+                .jobs
+                .iter()
+                .any(|j| j.is_pending() && j.reason.reads_decayed_usage())
     }
 
     /// A running job is killed (`scancel`): its run ends now, but like

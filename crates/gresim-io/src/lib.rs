@@ -196,7 +196,7 @@ pub fn parse_scenario(path: &Path, text: &str) -> Result<Scenario, InputError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut warnings: Vec<String> = Vec::new();
     // AccountingStorageEnforce and AccountingStorageTRES of a site's slurm.conf.
-    let mut conf_acct: (Option<String>, Option<String>) = (None, None);
+    let mut conf_acct: Option<spec::AccountingDef> = None;
     let (cluster, base, conf_policy) = match (&def.cluster.nodes, &def.cluster.slurm_conf) {
         (Some(_), None) => {
             if def.cluster.gres_conf.is_some() {
@@ -223,10 +223,30 @@ pub fn parse_scenario(path: &Path, text: &str) -> Result<Scenario, InputError> {
             let gp = def.cluster.gres_conf.as_ref().map(|g| dir.join(g));
             let l = slurmconf::load(&dir.join(sc), gp.as_deref())?;
             warnings.extend(l.warnings.iter().map(ToString::to_string));
-            conf_acct = (
-                l.conf.accounting_storage_enforce.clone(),
-                l.conf.accounting_storage_tres.clone(),
-            );
+            // What slurm.conf says about accounting, for an `accounting`
+            // section that does not say it itself.
+            conf_acct = Some(spec::AccountingDef {
+                enforce: l.conf.accounting_storage_enforce.clone(),
+                tres: l.conf.accounting_storage_tres.clone(),
+                partition_qos: l
+                    .conf
+                    .partitions
+                    .iter()
+                    .filter_map(|p| Some((p.name.clone(), p.qos.clone()?)))
+                    .collect(),
+                tres_billing_weights: l
+                    .conf
+                    .partitions
+                    .iter()
+                    .filter_map(|p| Some((p.name.clone(), p.tres_billing_weights.clone()?)))
+                    .collect(),
+                max_tres: l
+                    .conf
+                    .priority_flags
+                    .as_deref()
+                    .is_some_and(|f| f.to_ascii_uppercase().contains("MAX_TRES")),
+                ..Default::default()
+            });
             let mut cluster = l.cluster;
             if !def.partitions.is_empty() {
                 let parts = build::build_partitions(path, &cluster.nodes, &def.partitions)?;
@@ -246,11 +266,16 @@ pub fn parse_scenario(path: &Path, text: &str) -> Result<Scenario, InputError> {
     let mut cluster = cluster;
     if let Some(a) = &def.accounting {
         let mut a = a.clone();
-        if a.enforce.is_none() {
-            a.enforce = conf_acct.0;
-        }
-        if a.tres.is_none() {
-            a.tres = conf_acct.1;
+        if let Some(c) = conf_acct {
+            a.enforce = a.enforce.or(c.enforce);
+            a.tres = a.tres.or(c.tres);
+            for (p, q) in c.partition_qos {
+                a.partition_qos.entry(p).or_insert(q);
+            }
+            for (p, w) in c.tres_billing_weights {
+                a.tres_billing_weights.entry(p).or_insert(w);
+            }
+            a.max_tres |= c.max_tres;
         }
         cluster.set_accounting(Some(sacctmgr::build(path, &a, &cluster)?));
     }
@@ -608,6 +633,12 @@ fn priority_config(
             m.weight_partition = w.partition;
             m.weight_fairshare = w.fairshare;
             m.weight_qos = w.qos;
+            m.weight_assoc = w.assoc;
+            if let Some(r) = &w.usage_reset_period {
+                m.usage_reset = r.parse().map_err(|e: String| {
+                    InputError::at(path, "scheduler.priority_weights.usage_reset_period", e)
+                })?;
+            }
             m.weight_tres_cpu = w.tres_cpu;
             m.weight_tres_mem = w.tres_mem;
             m.weight_tres_gpu = w.tres_gpu;

@@ -309,7 +309,11 @@ fn set_assoc_field(
     match k.as_str() {
         "description" | "organization" | "cluster" | "adminlevel" | "defaultaccount"
         | "defaultwckey" | "wckeys" | "account" | "accounts" | "names" | "name" | "user"
-        | "users" | "parent" | "partition" | "priority" => {}
+        | "users" | "parent" | "partition" => {}
+        "priority" => {
+            r.priority = if v == "-1" { 0 } else { count(key, v)? };
+            r.set.priority = true;
+        }
         "fairshare" | "shares" => {
             r.shares = if v.eq_ignore_ascii_case("parent") {
                 Shares::Parent
@@ -785,6 +789,21 @@ pub fn build(
             .ok_or_else(|| InputError::at(path, &at, format!("unknown QOS \"{q}\"")))?;
         acct.part_qos.push((part.clone(), id));
     }
+    for (part, w) in &def.tres_billing_weights {
+        let at = format!("accounting.tres_billing_weights.{part}");
+        if cluster.partition_id(part).is_none() {
+            return Err(InputError::at(
+                path,
+                at,
+                format!("unknown partition \"{part}\""),
+            ));
+        }
+        let w = acct
+            .parse_billing_weights(w)
+            .map_err(|m| InputError::at(path, &at, m))?;
+        acct.billing_weights.push((part.clone(), w));
+    }
+    acct.billing_max_tres = def.max_tres;
     acct.finish()
         .map_err(|m| InputError::at(path, "accounting", m))?;
     Ok(acct)

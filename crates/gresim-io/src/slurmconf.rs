@@ -278,6 +278,10 @@ pub struct PartitionConf {
     pub state: PartitionState,
     /// `OverSubscribe=` (upper case); only `NO` is modelled.
     pub oversubscribe: String,
+    /// `QOS=`: the partition QOS (applies with accounting).
+    pub qos: Option<String>,
+    /// `TRESBillingWeights=` as written (applies with accounting).
+    pub tres_billing_weights: Option<String>,
 }
 
 /// A parsed slurm.conf.
@@ -310,6 +314,7 @@ pub struct SlurmConf {
     pub priority_calc_period: Option<Seconds>,
     /// PriorityFlags as written.
     pub priority_flags: Option<String>,
+    pub priority_usage_reset: Option<gresim_sched::fairshare::UsageReset>,
     pub accounting_storage_enforce: Option<String>,
     pub accounting_storage_tres: Option<String>,
     /// DefMemPerCPU in MB; `Some(0)` is Slurm's "no default".
@@ -368,6 +373,8 @@ struct PartRaw {
     max_nodes: Option<Option<u32>>,
     state: Option<PartitionState>,
     oversubscribe: Option<String>,
+    qos: Option<String>,
+    tres_billing_weights: Option<String>,
 }
 
 impl PartRaw {
@@ -383,6 +390,10 @@ impl PartRaw {
             max_nodes: self.max_nodes.or(d.max_nodes),
             state: self.state.or(d.state),
             oversubscribe: self.oversubscribe.or_else(|| d.oversubscribe.clone()),
+            qos: self.qos.or_else(|| d.qos.clone()),
+            tres_billing_weights: self
+                .tres_billing_weights
+                .or_else(|| d.tres_billing_weights.clone()),
         }
     }
 }
@@ -589,7 +600,6 @@ const UNMODELLED_KEYS: &[&str] = &[
     "priorityparameters",
     "prioritysitefactorparameters",
     "prioritysitefactorplugin",
-    "priorityusageresetperiod",
     "requeueexit",
     "requeueexithold",
     "schedulertimeslice",
@@ -631,7 +641,6 @@ const QUIET_PART_KEYS: &[&str] = &[
     "resumetimeout",
     "suspendtime",
     "suspendtimeout",
-    "tresbillingweights",
 ];
 /// Partition keys that matter but are not modelled.
 const UNMODELLED_PART_KEYS: &[&str] = &[
@@ -646,7 +655,6 @@ const UNMODELLED_PART_KEYS: &[&str] = &[
     "maxmempernode",
     "overtimelimit",
     "preemptmode",
-    "qos",
     "selecttypeparameters",
 ];
 
@@ -1076,6 +1084,8 @@ fn part_fields(
                 r.priority_job_factor = Some(p);
             }
             "minnodes" => r.min_nodes = Some(num(l, k, v)?),
+            "qos" => r.qos = Some(v.clone()),
+            "tresbillingweights" => r.tres_billing_weights = Some(v.clone()),
             "maxnodes" => r.max_nodes = Some(if unlimited { None } else { Some(num(l, k, v)?) }),
             "state" => {
                 r.state = Some(match v.to_ascii_uppercase().as_str() {
@@ -1153,6 +1163,8 @@ fn resolve_partition(
         max_nodes: r.max_nodes.flatten(),
         state: r.state.unwrap_or_default(),
         oversubscribe: r.oversubscribe.unwrap_or_else(|| "NO".into()),
+        qos: r.qos,
+        tres_billing_weights: r.tres_billing_weights,
     })
 }
 
@@ -1243,6 +1255,12 @@ fn global(
             c.priority_calc_period = Some(time_opt(l, k, v)?.filter(|s| *s > 0).unwrap_or(60))
         }
         "priorityflags" => c.priority_flags = Some(v.to_string()),
+        "priorityusageresetperiod" => {
+            c.priority_usage_reset = Some(
+                v.parse::<gresim_sched::fairshare::UsageReset>()
+                    .map_err(|m| line_err(l, &format!("{k}={v}: {m}")))?,
+            )
+        }
         "accountingstorageenforce" => c.accounting_storage_enforce = Some(v.to_string()),
         "accountingstoragetres" => c.accounting_storage_tres = Some(v.to_string()),
         "prioritymaxage" => {
@@ -1351,6 +1369,9 @@ pub fn sched_params(conf: &SlurmConf, base: &SchedParams) -> SchedParams {
                 // DEPTH_OBLIVIOUS is a variant of classic fair-share; gresim
                 // computes it as classic.
                 m.fair_tree = !(f.contains("NO_FAIR_TREE") || f.contains("DEPTH_OBLIVIOUS"));
+            }
+            if let Some(r) = conf.priority_usage_reset {
+                m.usage_reset = r;
             }
             p.priority = PriorityConfig::Multifactor(m);
         }
@@ -1938,6 +1959,11 @@ mod tests {
             ("NodeName=n1 Gres=gpu:a100:x\n", "Gres", 1),
             ("NodeName=n1 State=WEIRD\n", "State", 1),
             ("PartitionName=p\nPartitionName=p\n", "twice", 2),
+            (
+                "\nPriorityUsageResetPeriod=HOURLY\n",
+                "PriorityUsageResetPeriod",
+                2,
+            ),
         ] {
             let e = parse_slurm_conf(Path::new("s.conf"), t).unwrap_err();
             assert!(e.to_string().contains(want), "{t:?}: {e}");
@@ -1979,6 +2005,27 @@ mod tests {
         assert_eq!(policy_name(&c), "fifo");
         let d = sched_params(&SlurmConf::default(), &SchedParams::default());
         assert_eq!(d, SchedParams::default());
+    }
+
+    #[test]
+    fn partition_qos_billing_weights_and_usage_reset_are_read() {
+        let (c, w) = parse(
+            "SelectType=select/cons_tres\nPriorityType=priority/multifactor\n\
+             PriorityUsageResetPeriod=WEEKLY\nNodeName=n1 CPUs=4 RealMemory=1000\n\
+             PartitionName=DEFAULT TRESBillingWeights=CPU=1,GRES/gpu=8\n\
+             PartitionName=p Nodes=n1 QOS=part_p\nPartitionName=q Nodes=n1\n",
+        );
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(c.partitions[0].qos.as_deref(), Some("part_p"));
+        assert_eq!(c.partitions[1].qos, None);
+        for p in &c.partitions {
+            assert_eq!(p.tres_billing_weights.as_deref(), Some("CPU=1,GRES/gpu=8"));
+        }
+        let PriorityConfig::Multifactor(m) = sched_params(&c, &SchedParams::default()).priority
+        else {
+            panic!("multifactor expected")
+        };
+        assert_eq!(m.usage_reset, gresim_sched::fairshare::UsageReset::Weekly);
     }
 
     #[test]

@@ -92,6 +92,15 @@ pub struct AccountingDef {
     /// Partition QOS (slurm.conf's `QOS=` on a partition): `{"gpu": "part_gpu"}`.
     #[serde(default)]
     pub partition_qos: BTreeMap<String, String>,
+    /// TRESBillingWeights per partition (slurm.conf's partition key):
+    /// `{"gpu": "CPU=1.0,Mem=0.25G,GRES/gpu=2.0"}`. Jobs in a partition
+    /// without weights bill their CPUs.
+    #[serde(default)]
+    pub tres_billing_weights: BTreeMap<String, String>,
+    /// `PriorityFlags=MAX_TRES`: a job's billing is its largest weighted
+    /// TRES instead of the sum.
+    #[serde(default)]
+    pub max_tres: bool,
 }
 
 /// A named variant: the same workload and seed on a changed cluster or policy.
@@ -346,6 +355,14 @@ pub struct PriorityWeightsDef {
     pub fairshare: u32,
     #[serde(default)]
     pub qos: u32,
+    /// PriorityWeightAssoc: the association's `Priority` over the largest.
+    #[serde(default)]
+    pub assoc: u32,
+    /// PriorityUsageResetPeriod: `NONE` (default), `NOW`, `DAILY`, `WEEKLY`,
+    /// `MONTHLY`, `QUARTERLY` or `YEARLY` (simulated time is read as UTC
+    /// Unix time).
+    #[serde(default)]
+    pub usage_reset_period: Option<String>,
     /// PriorityWeightTRES for CPUs.
     #[serde(default)]
     pub tres_cpu: f64,

@@ -214,6 +214,9 @@ pub struct Assoc {
     /// QOS the association may use; empty inherits the parent's.
     pub qos: Vec<QosId>,
     pub default_qos: Option<QosId>,
+    /// `Priority=`: the association factor of priority/multifactor (0 when
+    /// unset; inherited like the `Max*` limits).
+    pub priority: u32,
     /// Which limits were set on this association itself (before inheritance).
     pub set: LimitsSet,
 }
@@ -228,6 +231,7 @@ pub struct LimitsSet {
     pub max_submit_jobs: bool,
     pub max_wall_pj: bool,
     pub qos: bool,
+    pub priority: bool,
 }
 
 /// The accounting configuration.
@@ -244,8 +248,12 @@ pub struct Accounting {
     pub assocs: Vec<Assoc>,
     /// Each user's default account.
     pub default_account: BTreeMap<String, String>,
-    /// TRESBillingWeights (cluster-wide): weight per TRES.
-    pub billing_weights: Vec<(usize, f64)>,
+    /// TRESBillingWeights per partition (partition name, weight per TRES);
+    /// a partition without weights bills its jobs' CPUs.
+    pub billing_weights: Vec<(String, Vec<(usize, f64)>)>,
+    /// `PriorityFlags=MAX_TRES`: the billing of node TRES (cpu, mem, node,
+    /// GRES) is the largest weighted one, not their sum.
+    pub billing_max_tres: bool,
     /// Partition QOS (`QOS=` on a partition): partition name, QOS.
     pub part_qos: Vec<(String, QosId)>,
 }
@@ -282,6 +290,7 @@ impl Accounting {
                 limits: AssocLimits::default(),
                 qos: vec![0],
                 default_qos: None,
+                priority: 0,
                 set: LimitsSet {
                     qos: true,
                     ..LimitsSet::default()
@@ -289,6 +298,7 @@ impl Accounting {
             }],
             default_account: BTreeMap::new(),
             billing_weights: Vec::new(),
+            billing_max_tres: false,
             part_qos: Vec::new(),
         };
         a.add_user("root", 0, None);
@@ -382,6 +392,7 @@ impl Accounting {
             limits: AssocLimits::default(),
             qos: Vec::new(),
             default_qos: None,
+            priority: 0,
             set: LimitsSet::default(),
         });
         (self.assocs.len() - 1) as AssocId
@@ -407,6 +418,7 @@ impl Accounting {
             limits: AssocLimits::default(),
             qos: Vec::new(),
             default_qos: None,
+            priority: 0,
             set: LimitsSet::default(),
         });
         (self.assocs.len() - 1) as AssocId
@@ -471,6 +483,9 @@ impl Accounting {
             }
             if a.default_qos.is_none() {
                 a.default_qos = parent.default_qos;
+            }
+            if !s.priority {
+                a.priority = parent.priority;
             }
         }
         Ok(())
@@ -539,6 +554,12 @@ impl Accounting {
             .map(|&(_, q)| q)
     }
 
+    /// The largest association priority (association factor = priority /
+    /// this; `g_assoc_max_priority`).
+    pub fn max_assoc_priority(&self) -> u32 {
+        self.assocs.iter().map(|a| a.priority).max().unwrap_or(0)
+    }
+
     /// The largest QOS priority (QOS factor = priority / this).
     pub fn max_qos_priority(&self) -> u32 {
         self.qos.iter().map(|q| q.priority).max().unwrap_or(0)
@@ -569,7 +590,13 @@ impl Accounting {
     /// What a pending job asks for, as limit checks count it before nodes
     /// are chosen: its minimum node count, the CPUs of its tasks, its
     /// memory and GPUs on that many nodes (`job_ptr->tres_req_cnt`).
-    pub fn request_tres(&self, cluster: &crate::Cluster, r: &crate::JobRequest) -> TresArray {
+    /// `part` is the partition whose TRESBillingWeights give the billing.
+    pub fn request_tres(
+        &self,
+        cluster: &crate::Cluster,
+        r: &crate::JobRequest,
+        part: Option<crate::PartId>,
+    ) -> TresArray {
         use crate::job::MemReq;
         let mut t = [0u64; MAX_TRES];
         let nodes = u64::from(r.min_nodes.max(1));
@@ -601,12 +628,18 @@ impl Accounting {
             MemReq::PerGpu(m) => m * gpus_total,
             _ => 0,
         };
-        t[TRES_BILLING] = self.billing(&t);
+        t[TRES_BILLING] = self.billable(&t, self.part_weights(cluster, part)) as u64;
         t
     }
 
-    /// What a running job holds (`job_set_alloc_tres()`).
-    pub fn alloc_tres(&self, cluster: &crate::Cluster, alloc: &crate::Allocation) -> TresArray {
+    /// What a running job holds (`job_set_alloc_tres()`), billed with the
+    /// weights of partition `part`.
+    pub fn alloc_tres(
+        &self,
+        cluster: &crate::Cluster,
+        alloc: &crate::Allocation,
+        part: Option<crate::PartId>,
+    ) -> TresArray {
         let mut t = [0u64; MAX_TRES];
         for na in &alloc.nodes {
             t[TRES_CPU] += u64::from(na.cpus);
@@ -621,21 +654,95 @@ impl Accounting {
             }
         }
         t[TRES_NODE] = alloc.nodes.len() as u64;
-        t[TRES_BILLING] = self.billing(&t);
+        t[TRES_BILLING] = self.billable(&t, self.part_weights(cluster, part)) as u64;
         t
     }
 
-    /// Billing of a TRES count vector with TRESBillingWeights (CPUs when none).
-    pub fn billing(&self, tres: &TresArray) -> u64 {
-        if self.billing_weights.is_empty() {
-            return tres[TRES_CPU];
-        }
-        let b: f64 = self
-            .billing_weights
+    /// The TRESBillingWeights of partition `part`, if it has any.
+    pub fn part_weights(
+        &self,
+        cluster: &crate::Cluster,
+        part: Option<crate::PartId>,
+    ) -> Option<&[(usize, f64)]> {
+        let name = &cluster.partitions.get(part?.idx())?.name;
+        self.billing_weights
             .iter()
-            .map(|&(i, w)| tres[i] as f64 * w)
-            .sum();
-        b.max(0.0) as u64
+            .find(|(p, _)| p == name)
+            .map(|(_, w)| w.as_slice())
+    }
+
+    /// The billable TRES of a count vector (`assoc_mgr_tres_weighted()`):
+    /// its CPUs without weights, else the weighted sum, or with
+    /// `PriorityFlags=MAX_TRES` the largest weighted node TRES (cpu, mem,
+    /// node, GRES; every TRES gresim tracks is one).
+    pub fn billable(&self, tres: &TresArray, weights: Option<&[(usize, f64)]>) -> f64 {
+        let Some(w) = weights else {
+            return tres[TRES_CPU] as f64;
+        };
+        let (mut node, mut global) = (0.0f64, 0.0f64);
+        for &(i, wt) in w {
+            if i == TRES_BILLING {
+                continue;
+            }
+            let v = tres[i] as f64 * wt;
+            if self.billing_max_tres {
+                node = node.max(v);
+            } else {
+                global += v;
+            }
+        }
+        node + global
+    }
+
+    /// Parses a TRESBillingWeights string (`CPU=1.0,Mem=0.25G,GRES/gpu=2.0`):
+    /// a weight per configured TRES; a unit suffix divides the weight by
+    /// the unit's size over the TRES's base unit (MiB for memory), as
+    /// `slurm_get_tres_weight_array()` does.
+    pub fn parse_billing_weights(&self, s: &str) -> Result<Vec<(usize, f64)>, String> {
+        let mut out: Vec<(usize, f64)> = Vec::new();
+        for item in s.split(',').filter(|x| !x.trim().is_empty()) {
+            let (name, value) = item.split_once('=').ok_or_else(|| {
+                format!("\"{item}\" is an invalid TRES weight entry: expected TRES=WEIGHT")
+            })?;
+            let name = name.trim();
+            let i = self.tres_index(name).ok_or_else(|| {
+                format!(
+                    "TRES weight \"{name}\" is not a configured TRES: expected one of {}",
+                    self.tres_names.join(", ")
+                )
+            })?;
+            let value = value.trim();
+            let split = value
+                .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+'))
+                .unwrap_or(value.len());
+            let (num, unit) = value.split_at(split);
+            let mut w: f64 = num
+                .parse()
+                .map_err(|_| format!("\"{item}\": expected a number as the weight"))?;
+            if !w.is_finite() || w < 0.0 {
+                return Err(format!("\"{item}\": expected a weight of 0 or more"));
+            }
+            if !unit.is_empty() {
+                let level = match unit.to_ascii_uppercase().as_str() {
+                    "K" => 1,
+                    "M" => 2,
+                    "G" => 3,
+                    "T" => 4,
+                    "P" => 5,
+                    _ => return Err(format!("\"{item}\": expected a unit of K, M, G, T or P")),
+                };
+                let base = if i == TRES_MEM { 2 } else { 0 };
+                if level > base {
+                    w /= 1024f64.powi(level - base);
+                }
+            }
+            match out.iter_mut().find(|(j, _)| *j == i) {
+                Some(e) => e.1 = w,
+                None => out.push((i, w)),
+            }
+        }
+        out.sort_by_key(|&(i, _)| i);
+        Ok(out)
     }
 }
 
@@ -698,6 +805,17 @@ pub struct Decayed {
     pub raw: f64,
     /// Per TRES, TRES-seconds.
     pub tres: Vec<f64>,
+    /// Decayed wall seconds of running jobs (`grp_used_wall`, for `GrpWall`).
+    pub wall: f64,
+}
+
+impl Decayed {
+    /// Forgets all usage (`_reset_usage()`, PriorityUsageResetPeriod).
+    pub fn reset(&mut self) {
+        self.raw = 0.0;
+        self.tres.iter_mut().for_each(|t| *t = 0.0);
+        self.wall = 0.0;
+    }
 }
 
 /// One association's line of `sshare -l`: shares and usage as the last
@@ -747,14 +865,16 @@ impl AcctUsage {
             assoc_decayed: vec![
                 Decayed {
                     raw: 0.0,
-                    tres: vec![0.0; nt]
+                    tres: vec![0.0; nt],
+                    wall: 0.0,
                 };
                 acct.assocs.len()
             ],
             qos_decayed: vec![
                 Decayed {
                     raw: 0.0,
-                    tres: vec![0.0; nt]
+                    tres: vec![0.0; nt],
+                    wall: 0.0,
                 };
                 acct.qos.len()
             ],
@@ -947,5 +1067,44 @@ mod tests {
         u.remove_submit(&a, j, &user);
         assert_eq!(u.assoc[ml], Used::default());
         assert_eq!(u.qos_account(0, "ml").unwrap(), &Used::default());
+    }
+
+    #[test]
+    fn billing_weights_as_slurm_parses_and_sums_them() {
+        let mut a = sample();
+        let w = a
+            .parse_billing_weights("CPU=1.0,Mem=0.25G,GRES/gpu=2.0")
+            .unwrap();
+        assert_eq!(
+            w,
+            vec![(TRES_CPU, 1.0), (TRES_MEM, 0.25 / 1024.0), (4, 2.0)]
+        );
+        let mut t = [0u64; MAX_TRES];
+        t[TRES_CPU] = 8;
+        t[TRES_MEM] = 64 * 1024; // 64 GiB
+        t[4] = 2;
+        assert_eq!(a.billable(&t, None), 8.0);
+        assert_eq!(a.billable(&t, Some(&w)), 8.0 + 16.0 + 4.0);
+        a.billing_max_tres = true;
+        assert_eq!(a.billable(&t, Some(&w)), 16.0);
+        for bad in ["CPU", "cpu=x", "licence/x=1", "cpu=1Q", "cpu=-1"] {
+            assert!(a.parse_billing_weights(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn association_priority_is_inherited_unless_set() {
+        let mut a = sample();
+        let ml = a.account("ml").unwrap();
+        a.assocs[ml as usize].priority = 50;
+        a.assocs[ml as usize].set.priority = true;
+        let v2 = a.add_user("v2", ml, None);
+        a.assocs[v2 as usize].priority = 10;
+        a.assocs[v2 as usize].set.priority = true;
+        a.finish().unwrap();
+        let v1 = a.user_assoc("v1", "ml", None).unwrap();
+        assert_eq!(a.assocs[v1 as usize].priority, 50);
+        assert_eq!(a.assocs[v2 as usize].priority, 10);
+        assert_eq!(a.max_assoc_priority(), 50);
     }
 }

@@ -788,6 +788,18 @@ impl Reason {
         )
     }
 
+    /// Whether the limit reads decayed usage (`GrpTRESMins`, `GrpWall`),
+    /// which decay or a usage reset can lift with no job ending.
+    pub fn reads_decayed_usage(self) -> bool {
+        matches!(
+            self,
+            Reason::AssocLimit(LimitKind::GrpMins, _)
+                | Reason::QosLimit(LimitKind::GrpMins, _)
+                | Reason::AssocGrpWall
+                | Reason::QosGrpWall
+        )
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Reason::None => "None",

@@ -5,12 +5,14 @@
 //! `fair_tree.c`, Slurm's default; the classic algorithm with
 //! `PriorityFlags=NO_FAIR_TREE`).
 //!
-//! Usage is billing-seconds (CPU-seconds without `TRESBillingWeights`),
-//! scaled by the QOS's `UsageFactor`, decayed with the half-life
+//! Usage is billing-seconds (CPU-seconds without `TRESBillingWeights`;
+//! with them, the job's partition's weighted TRES), scaled by the QOS's
+//! `UsageFactor`, decayed with the half-life
 //! `PriorityDecayHalfLife`: every second multiplies it by
 //! `1 - 0.693 / half_life`, Slurm's own linearised factor.
 
-use gresim_model::accounting::{Accounting, AcctUsage, JobAcct, Shares, TresArray};
+use gresim_model::accounting::{Accounting, AcctUsage, Decayed, JobAcct, Shares, TresArray};
+use gresim_model::job::Time;
 
 /// Slurm's per-second decay factor for a half-life in seconds (1: no decay).
 pub fn decay_factor(half_life: u64) -> f64 {
@@ -27,30 +29,42 @@ pub fn apply_decay(acct: &Accounting, usage: &mut AcctUsage, real_decay: f64) {
     if real_decay == 1.0 {
         return;
     }
-    for d in &mut usage.assoc_decayed {
+    let decay = |d: &mut Decayed| {
         d.raw *= real_decay;
         for t in &mut d.tres {
             *t *= real_decay;
         }
-    }
+        d.wall *= real_decay;
+    };
+    usage.assoc_decayed.iter_mut().for_each(decay);
     for (q, d) in usage.qos_decayed.iter_mut().enumerate() {
-        if acct.qos[q].flags.no_decay {
-            continue;
-        }
-        d.raw *= real_decay;
-        for t in &mut d.tres {
-            *t *= real_decay;
+        if !acct.qos[q].flags.no_decay {
+            decay(d);
         }
     }
 }
 
+/// Forgets every association's and QOS's usage (`_reset_usage()`, every
+/// `PriorityUsageResetPeriod`).
+pub fn reset_usage(usage: &mut AcctUsage) {
+    usage
+        .assoc_decayed
+        .iter_mut()
+        .chain(usage.qos_decayed.iter_mut())
+        .for_each(Decayed::reset);
+}
+
 /// A running job's use over `run_delta` seconds, added to its association
-/// and every ancestor up to root, and to its QOS (`_apply_new_usage()`).
+/// and every ancestor up to root, to its QOS and to its partition's QOS
+/// when that is another (`_apply_new_usage()`). `billable` is the job's
+/// billable TRES (`calc_job_billable_tres()`, its partition's
+/// TRESBillingWeights); the job QOS's `UsageFactor` scales all of it.
 pub fn accrue(
     acct: &Accounting,
     usage: &mut AcctUsage,
     job: JobAcct,
     tres: &TresArray,
+    billable: f64,
     run_delta: u64,
     df: f64,
 ) {
@@ -58,29 +72,105 @@ pub fn accrue(
         return;
     }
     let delta = run_delta as f64;
-    let qos = &acct.qos[job.qos as usize];
-    let uf = qos.usage_factor;
-    let billing = acct.billing(tres) as f64;
+    let uf = acct.qos[job.qos as usize].usage_factor;
     let run_decay = delta * df.powf(delta) * uf;
     let run_nodecay = delta * uf;
     let nt = acct.tres_names.len();
-    let q = &mut usage.qos_decayed[job.qos as usize];
-    let r = if qos.flags.no_decay {
-        run_nodecay
-    } else {
-        run_decay
+    let add = |d: &mut Decayed, r: f64| {
+        d.wall += r;
+        d.raw += r * billable;
+        for (i, t) in d.tres.iter_mut().enumerate().take(nt) {
+            *t += r * tres[i] as f64;
+        }
     };
-    q.raw += r * billing;
-    for (i, t) in q.tres.iter_mut().enumerate().take(nt) {
-        *t += r * tres[i] as f64;
+    let part_qos = job.part_qos.filter(|&q| q != job.qos);
+    for q in std::iter::once(job.qos).chain(part_qos) {
+        let r = if acct.qos[q as usize].flags.no_decay {
+            run_nodecay
+        } else {
+            run_decay
+        };
+        add(&mut usage.qos_decayed[q as usize], r);
     }
     for a in acct.lineage(job.assoc) {
-        let d = &mut usage.assoc_decayed[a as usize];
-        d.raw += run_decay * billing;
-        for (i, t) in d.tres.iter_mut().enumerate().take(nt) {
-            *t += run_decay * tres[i] as f64;
-        }
+        add(&mut usage.assoc_decayed[a as usize], run_decay);
     }
+}
+
+/// `PriorityUsageResetPeriod`: when every usage is cleared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UsageReset {
+    #[default]
+    None,
+    /// Once, at the decay thread's first run.
+    Now,
+    Daily,
+    Weekly,
+    Monthly,
+    Quarterly,
+    Yearly,
+}
+
+impl std::str::FromStr for UsageReset {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s.to_ascii_uppercase().as_str() {
+            "NONE" => UsageReset::None,
+            "NOW" => UsageReset::Now,
+            "DAILY" => UsageReset::Daily,
+            "WEEKLY" => UsageReset::Weekly,
+            "MONTHLY" => UsageReset::Monthly,
+            "QUARTERLY" => UsageReset::Quarterly,
+            "YEARLY" => UsageReset::Yearly,
+            _ => {
+                return Err(format!(
+                    "unknown PriorityUsageResetPeriod \"{s}\": expected NONE, NOW, DAILY, WEEKLY, MONTHLY, QUARTERLY or YEARLY"
+                ))
+            }
+        })
+    }
+}
+
+/// The next reset after `last_reset` as the decay thread computes it at
+/// `now` (`_next_reset()`, in UTC: simulated seconds are a Unix time). A
+/// daily or weekly reset that was missed is moved up to the latest
+/// boundary not more than one period before `now`. `None` for `None` and
+/// `Now`, which the caller handles.
+pub fn next_reset(period: UsageReset, last_reset: Time, now: Time) -> Option<Time> {
+    use gresim_model::slurm_time::{civil_from_days, days_from_civil};
+    const DAY: Time = 86_400;
+    let days = (last_reset / DAY) as i64;
+    let midnight = last_reset - last_reset % DAY;
+    let (y, m, _) = civil_from_days(days);
+    let first_of = |y: i64, m: u32| (days_from_civil(y, m, 1).max(0) as Time) * DAY;
+    Some(match period {
+        UsageReset::None | UsageReset::Now => return None,
+        UsageReset::Daily => {
+            let mut t = midnight + DAY;
+            while t + DAY < now {
+                t += DAY;
+            }
+            t
+        }
+        UsageReset::Weekly => {
+            // 1970-01-01 was a Thursday (tm_wday 4).
+            let wday = (days + 4).rem_euclid(7) as Time;
+            let mut t = midnight + DAY * (7 - wday);
+            while t + 7 * DAY < now {
+                t += 7 * DAY;
+            }
+            t
+        }
+        UsageReset::Monthly if m < 12 => first_of(y, m + 1),
+        UsageReset::Monthly => first_of(y + 1, 1),
+        UsageReset::Quarterly => match m {
+            1..=3 => first_of(y, 4),
+            4..=6 => first_of(y, 7),
+            7..=9 => first_of(y, 10),
+            _ => first_of(y + 1, 1),
+        },
+        UsageReset::Yearly => first_of(y + 1, 1),
+    })
 }
 
 /// Children of each association, in configuration order.
@@ -327,7 +417,7 @@ mod tests {
         let ja = a.resolve(&format!("u{i}"), None, None, None).unwrap();
         let mut t = [0u64; MAX_TRES];
         t[0] = cpus;
-        accrue(a, u, ja, &t, secs, 1.0);
+        accrue(a, u, ja, &t, a.billable(&t, None), secs, 1.0);
     }
 
     #[test]
@@ -387,5 +477,69 @@ mod tests {
         apply_decay(&a, &mut u, df.powf(600.0));
         let r = u.assoc_decayed[0].raw / before;
         assert!((r - 0.5).abs() < 0.01, "{r}");
+    }
+
+    #[test]
+    fn usage_reset_boundaries_follow_the_calendar() {
+        const DAY: Time = 86_400;
+        // 1970-01-01 was a Thursday: the first weekly reset is Sunday the 4th.
+        assert_eq!(next_reset(UsageReset::Weekly, 0, 10), Some(3 * DAY));
+        assert_eq!(
+            next_reset(UsageReset::Weekly, 3 * DAY, 3 * DAY),
+            Some(10 * DAY)
+        );
+        assert_eq!(
+            next_reset(UsageReset::Daily, 5 * DAY + 7, 5 * DAY + 9),
+            Some(6 * DAY)
+        );
+        // A missed daily reset is moved up to the last midnight before now.
+        assert_eq!(
+            next_reset(UsageReset::Daily, 0, 10 * DAY + 5),
+            Some(10 * DAY)
+        );
+        assert_eq!(
+            next_reset(UsageReset::Monthly, 40 * DAY, 40 * DAY),
+            Some(59 * DAY)
+        );
+        assert_eq!(
+            next_reset(UsageReset::Monthly, 340 * DAY, 0),
+            Some(365 * DAY)
+        );
+        assert_eq!(
+            next_reset(UsageReset::Quarterly, 100 * DAY, 0),
+            Some(181 * DAY)
+        );
+        assert_eq!(
+            next_reset(UsageReset::Yearly, 100 * DAY, 0),
+            Some(365 * DAY)
+        );
+        assert_eq!(next_reset(UsageReset::None, 0, 0), None);
+        assert_eq!("weekly".parse::<UsageReset>(), Ok(UsageReset::Weekly));
+        assert!("fortnightly".parse::<UsageReset>().is_err());
+    }
+
+    #[test]
+    fn accrue_counts_wall_billing_and_the_partition_qos() {
+        let mut a = three_accounts([1, 1, 1]);
+        let part = a.qos.len() as gresim_model::accounting::QosId;
+        a.qos.push(gresim_model::accounting::Qos::new("part"));
+        let mut u = AcctUsage::new(&a);
+        let mut ja = a.resolve("u0", None, None, None).unwrap();
+        ja.part_qos = Some(part);
+        let mut t = [0u64; MAX_TRES];
+        t[0] = 4;
+        accrue(&a, &mut u, ja, &t, 10.0, 60, 1.0);
+        let q = &u.qos_decayed[ja.qos as usize];
+        assert_eq!((q.wall, q.raw, q.tres[0]), (60.0, 600.0, 240.0));
+        assert_eq!(u.qos_decayed[part as usize].raw, 600.0);
+        assert_eq!(u.assoc_decayed[0].wall, 60.0);
+        apply_decay(&a, &mut u, 0.5);
+        assert_eq!(u.assoc_decayed[ja.assoc as usize].wall, 30.0);
+        reset_usage(&mut u);
+        assert!(u
+            .assoc_decayed
+            .iter()
+            .chain(&u.qos_decayed)
+            .all(|d| d.raw == 0.0 && d.wall == 0.0 && d.tres.iter().all(|t| *t == 0.0)));
     }
 }

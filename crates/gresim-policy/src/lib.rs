@@ -63,7 +63,7 @@ impl<'a> PassCtx<'a> {
             let j = &self.jobs[job.idx()];
             let spec = &self.specs[j.sub as usize];
             if let Some(ja) = spec.acct() {
-                let tres = a.alloc_tres(self.cluster, &alloc);
+                let tres = a.alloc_tres(self.cluster, &alloc, Some(partition));
                 let limit = time_limit_in(self.cluster, j, partition).unwrap_or(ACCT_UNLIMITED);
                 u.job_begin(a, ja, &spec.user, &tres, limit);
             }

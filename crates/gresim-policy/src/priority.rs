@@ -17,10 +17,11 @@
 //!   database in real Slurm; a weight of 0 switches it off, as in the
 //!   conformance recordings, which ran without slurmdbd).
 //!
-//! With accounting, `W_fs·F_fs + W_qos·F_qos` join the sum: the job's
-//! association's fair-share factor ([`crate::fairshare`]) and its QOS's
-//! priority over the largest QOS priority. The association factor
-//! (`Priority=` on associations) is not modelled and contributes 0.
+//! With accounting, `W_assoc·F_assoc + W_fs·F_fs + W_qos·F_qos` join the
+//! sum: the association's `Priority` over the largest association priority,
+//! its fair-share factor ([`crate::fairshare`]) and the QOS's priority over
+//! the largest QOS priority. The terms are added in Slurm's order (age,
+//! association, fair-share, job size, partition, QOS, TRES).
 
 use gresim_model::job::{Job, MemReq, Time};
 use gresim_model::{Cluster, PartId};
@@ -54,11 +55,15 @@ pub struct Multifactor {
     pub half_life: Time,
     /// Fair Tree (the default) or, with `PriorityFlags=NO_FAIR_TREE`, classic fair-share.
     pub fair_tree: bool,
+    /// PriorityUsageResetPeriod (default NONE).
+    pub usage_reset: crate::fairshare::UsageReset,
 }
 
 /// The factors accounting adds to a job's priority, each in [0, 1].
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct AcctFactors {
+    /// The association's `Priority` over the largest association priority.
+    pub assoc: f64,
     pub fairshare: f64,
     pub qos: f64,
 }
@@ -141,10 +146,12 @@ impl Multifactor {
                 tres += self.weight_tres_gpu * gpus / pgpu;
             }
         }
+        // In `_get_priority_internal()`'s order of addition.
         let total = f64::from(self.weight_age) * age
+            + f64::from(self.weight_assoc) * acct.assoc
+            + f64::from(self.weight_fairshare) * acct.fairshare
             + f64::from(self.weight_job_size) * js
             + f64::from(self.weight_partition) * part_f
-            + f64::from(self.weight_fairshare) * acct.fairshare
             + f64::from(self.weight_qos) * acct.qos
             + tres
             - f64::from(nice);

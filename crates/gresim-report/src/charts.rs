@@ -279,6 +279,36 @@ pub fn gpu_by_account_svg(rf: &RunFile) -> Option<Result<String, String>> {
     ))
 }
 
+/// The fair-share factor of each account's users over time (runs with
+/// accounting under priority/multifactor; `None` otherwise).
+pub fn fairshare_svg(rf: &RunFile) -> Option<Result<String, String>> {
+    let fs = rf.fairshare.as_ref()?;
+    if fs.accounts.is_empty() {
+        return None;
+    }
+    let series: Vec<(String, Vec<(u64, f64)>)> = fs
+        .accounts
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let pts = fs
+                .samples
+                .iter()
+                .filter_map(|(t, v)| Some((*t, *v.get(i)?)))
+                .collect();
+            (a.clone(), pts)
+        })
+        .collect();
+    Some(lines_svg(
+        "Fair-share factor per account (mean of its users)",
+        "FairShare",
+        rf.end_time,
+        &series,
+        false,
+        Some(1.05),
+    ))
+}
+
 /// GPUs allocated, idle and usable, idle and fragmented, and down or
 /// drained over time, stacked (see [`crate::fragmentation`]); MIG instances
 /// count as their fraction of a GPU.
@@ -648,6 +678,13 @@ pub fn report_charts(rf: &RunFile, fr: &Fragmentation) -> Vec<Chart> {
             stem: "gpu_by_account",
             title: "GPUs per account",
             svg: a,
+        });
+    }
+    if let Some(f) = fairshare_svg(rf) {
+        v.push(Chart {
+            stem: "fairshare",
+            title: "fair-share per account",
+            svg: f,
         });
     }
     if let Some(g) = gantt_svg(rf) {

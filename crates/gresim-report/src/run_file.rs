@@ -289,6 +289,59 @@ pub struct UsageRec {
     pub to: u64,
 }
 
+/// The fair-share factor of each account's users over time (runs with
+/// accounting under priority/multifactor): per sample, the mean FairShare
+/// of the user associations directly under each account, to 4 decimals.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FairshareRec {
+    pub accounts: Vec<String>,
+    pub samples: Vec<(u64, Vec<f64>)>,
+}
+
+impl FairshareRec {
+    fn new(out: &SimOutput) -> Option<FairshareRec> {
+        let acct = out.cluster.accounting()?;
+        if out.fairshare_log.is_empty() {
+            return None;
+        }
+        // Accounts with users directly under them, in configuration order.
+        let mut users: Vec<(String, Vec<usize>)> = Vec::new();
+        for (i, a) in acct.assocs.iter().enumerate() {
+            // The user root that `sacctmgr add cluster` puts under root
+            // runs nothing.
+            let (Some(u), Some(p)) = (&a.user, a.parent) else {
+                continue;
+            };
+            if u == "root" {
+                continue;
+            }
+            let name = &acct.assocs[p as usize].account;
+            match users.iter_mut().find(|(n, _)| n == name) {
+                Some((_, v)) => v.push(i),
+                None => users.push((name.clone(), vec![i])),
+            }
+        }
+        let samples = out
+            .fairshare_log
+            .iter()
+            .map(|(t, f)| {
+                let means = users
+                    .iter()
+                    .map(|(_, us)| {
+                        let m = us.iter().map(|&i| f[i]).sum::<f64>() / us.len() as f64;
+                        (m * 1e4).round() / 1e4
+                    })
+                    .collect();
+                (*t, means)
+            })
+            .collect();
+        Some(FairshareRec {
+            accounts: users.into_iter().map(|(n, _)| n).collect(),
+            samples,
+        })
+    }
+}
+
 /// The whole persisted run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunFile {
@@ -309,6 +362,8 @@ pub struct RunFile {
     pub node_states: Vec<NodeStateRec>,
     pub timeline: Vec<SampleRec>,
     pub usage: UsageRec,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fairshare: Option<FairshareRec>,
     pub scenario_text: Option<String>,
     pub jobs: Vec<JobRec>,
 }
@@ -727,6 +782,7 @@ struct HeadParts {
     actions: Vec<ActionRec>,
     node_states: Vec<NodeStateRec>,
     usage: UsageRec,
+    fairshare: Option<FairshareRec>,
 }
 
 impl HeadParts {
@@ -758,6 +814,7 @@ impl HeadParts {
                 from: out.usage.from,
                 to: out.usage.to,
             },
+            fairshare: FairshareRec::new(out),
         }
     }
 }
@@ -802,6 +859,8 @@ struct Head<'a, T: Serialize> {
     node_states: &'a [NodeStateRec],
     timeline: T,
     usage: &'a UsageRec,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fairshare: Option<&'a FairshareRec>,
     scenario_text: Option<&'a str>,
     jobs: &'a [JobRec],
 }
@@ -882,6 +941,7 @@ pub fn write_run_json<W: Write>(out: &SimOutput, meta: &RunMeta, w: &mut W) -> i
         node_states: &parts.node_states,
         timeline: TimelineSer(&out.timeline),
         usage: &parts.usage,
+        fairshare: parts.fairshare.as_ref(),
         scenario_text: meta.scenario_text.as_deref(),
         jobs: &[],
     };
@@ -904,6 +964,7 @@ impl RunFile {
             actions,
             node_states,
             usage,
+            fairshare,
         } = HeadParts::new(out, meta);
         let ctx = JobCtx::new(out, meta);
         let jobs = out
@@ -928,6 +989,7 @@ impl RunFile {
             node_states,
             timeline: out.timeline.iter().map(sample_rec).collect(),
             usage,
+            fairshare,
             scenario_text: meta.scenario_text.clone(),
             jobs,
         }
@@ -959,6 +1021,7 @@ impl RunFile {
             node_states: &self.node_states,
             timeline: &self.timeline,
             usage: &self.usage,
+            fairshare: self.fairshare.as_ref(),
             scenario_text: self.scenario_text.as_deref(),
             jobs: &[],
         };

@@ -112,27 +112,13 @@ pub fn sacct_col(s: &str, width: usize, right: bool) -> String {
     }
 }
 
-/// Days since 1970-01-01 to a civil date (proleptic Gregorian).
-fn civil(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
-}
-
 /// A simulated time as sacct prints dates (`%FT%T`). Simulated time 0 is
 /// printed as 1970-01-01T00:00:00: simulated seconds are read as a Unix time.
 pub fn timestamp(t: u64) -> String {
     let t = t.min(253_402_300_799); // 9999-12-31T23:59:59
     let days = (t / 86_400) as i64;
     let s = t % 86_400;
-    let (y, m, d) = civil(days);
+    let (y, m, d) = gresim_model::slurm_time::civil_from_days(days);
     format!(
         "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
         s / 3600,

@@ -13,13 +13,16 @@
 //! Every check reads the counters of [`AcctUsage`], which the engine keeps
 //! per association and per QOS: no running job is visited.
 //!
-//! Not modelled yet: partition QOS (`qos_ptr_2`), `GrpWall`, the node-count
+//! `GrpTRESMins` and `GrpWall` read the decayed usage the priority plugin
+//! keeps ([`gresim_policy::fairshare`]), as Slurm's do.
+//!
+//! Not modelled yet: the node-count
 //! adjustment for nodes a QOS or user already uses
 //! (`_get_unique_job_node_cnt`), and admin-set limits.
 
 use gresim_model::accounting::{
-    Accounting, AcctUsage, JobAcct, QosId, QosLimits, TresArray, TresGpu, Used, NO_LIMIT,
-    TRES_BILLING, TRES_CPU, TRES_MEM, TRES_NODE,
+    Accounting, AcctUsage, Decayed, JobAcct, QosId, QosLimits, TresArray, TresGpu, Used, MAX_TRES,
+    NO_LIMIT, TRES_BILLING, TRES_CPU, TRES_MEM, TRES_NODE,
 };
 use gresim_model::job::Job;
 use gresim_model::job::{LimitKind, TresClass};
@@ -86,6 +89,31 @@ fn over_max(
     })
 }
 
+/// `_validate_tres_usage_limits()` for `GrpTRESMins`: the first TRES the
+/// job asks for whose decayed usage (`used`) is already at the limit, or,
+/// with `safe`, whose request on top of the running jobs' remaining
+/// minutes (`run`) does not fit in what the usage leaves.
+fn over_mins(
+    nt: usize,
+    limit: &TresArray,
+    skip: Option<&TresArray>,
+    req: &TresArray,
+    run: &TresArray,
+    used: &TresArray,
+    safe: bool,
+) -> Option<usize> {
+    (0..nt).find(|&i| {
+        if !set(limit[i]) || skip.is_some_and(|s| set(s[i])) {
+            return false;
+        }
+        if req[i] > 0 && used[i] >= limit[i] {
+            return true;
+        }
+        safe && (req[i] > limit[i]
+            || (req[i] > 0 && req[i].saturating_add(run[i]) > limit[i] - used[i]))
+    })
+}
+
 fn mins(t: &TresArray, minutes: u64) -> TresArray {
     t.map(|x| x.saturating_mul(minutes))
 }
@@ -115,6 +143,25 @@ impl<'a> JobLimits<'a> {
         let account = &self.acct.assocs[self.ja.assoc as usize].account;
         self.usage.qos_account(q, account).unwrap_or(zero())
     }
+    /// `GrpWall`: the decayed wall time of running jobs (whole minutes) is
+    /// at the limit, or with `safe` the job's time limit would pass it.
+    fn over_wall(&self, used_secs: f64, limit: u64, time_min: u64) -> bool {
+        let wall_mins = (used_secs / 60.0) as u64;
+        wall_mins >= limit || (self.acct.enforce.safe && wall_mins.saturating_add(time_min) > limit)
+    }
+
+    /// The decayed TRES-minutes of a usage record (`usage_tres_raw / 60`),
+    /// cleared when the job's QOS has a `UsageFactor` of 0.
+    fn used_mins(&self, d: &Decayed) -> TresArray {
+        let mut t = [0u64; MAX_TRES];
+        if self.acct.qos[self.ja.qos as usize].usage_factor != 0.0 {
+            for (x, u) in t.iter_mut().zip(&d.tres) {
+                *x = (u / 60.0) as u64;
+            }
+        }
+        t
+    }
+
     /// The job's QOS and its partition's, in checking order.
     fn qos(&self) -> impl Iterator<Item = QosId> {
         self.ja.qos_order(self.acct).into_iter().flatten()
@@ -132,6 +179,16 @@ impl<'a> JobLimits<'a> {
                 out.grp_jobs = ql.grp_jobs;
                 if qu.jobs >= ql.grp_jobs {
                     return Some(Reason::QosGrpJobs);
+                }
+            }
+            if !set(out.grp_wall) && set(ql.grp_wall) {
+                out.grp_wall = ql.grp_wall;
+                if self.over_wall(
+                    self.usage.qos_decayed[q as usize].wall,
+                    ql.grp_wall,
+                    time_min,
+                ) {
+                    return Some(Reason::QosGrpWall);
                 }
             }
             if out.max_jobs_pa == u32::MAX && ql.max_jobs_pa != u32::MAX {
@@ -158,6 +215,16 @@ impl<'a> JobLimits<'a> {
             let u = &self.usage.assoc[a as usize];
             if out.grp_jobs == u32::MAX && l.grp_jobs != u32::MAX && u.jobs >= l.grp_jobs {
                 return Some(Reason::AssocGrpJobs);
+            }
+            if !set(out.grp_wall)
+                && set(l.grp_wall)
+                && self.over_wall(
+                    self.usage.assoc_decayed[a as usize].wall,
+                    l.grp_wall,
+                    time_min,
+                )
+            {
+                return Some(Reason::AssocGrpWall);
             }
             // Max limits were propagated to the job's own association.
             if depth > 0 {
@@ -186,6 +253,17 @@ impl<'a> JobLimits<'a> {
         for q in self.qos() {
             let ql = &self.acct.qos[q as usize].limits;
             let qu = &self.usage.qos[q as usize];
+            if let Some(i) = over_mins(
+                nt,
+                &ql.grp_tres_mins,
+                Some(&out.grp_tres_mins),
+                &req_mins,
+                &run_mins(qu),
+                &self.used_mins(&self.usage.qos_decayed[q as usize]),
+                self.acct.enforce.safe,
+            ) {
+                return ql_(LimitKind::GrpMins, i);
+            }
             if let Some(i) = over_usage(nt, &ql.grp_tres, Some(&out.grp_tres), req, &qu.tres) {
                 return ql_(LimitKind::Grp, i);
             }
@@ -256,6 +334,7 @@ impl<'a> JobLimits<'a> {
             ) {
                 return ql_(LimitKind::MaxPerUser, i);
             }
+            merge(&mut out.grp_tres_mins, &ql.grp_tres_mins);
             merge(&mut out.grp_tres, &ql.grp_tres);
             merge(&mut out.grp_tres_run_mins, &ql.grp_tres_run_mins);
             merge(&mut out.max_tres_mins_pj, &ql.max_tres_mins_pj);
@@ -269,6 +348,17 @@ impl<'a> JobLimits<'a> {
         for (depth, a) in self.acct.lineage(self.ja.assoc).enumerate() {
             let l = &self.acct.assocs[a as usize].limits;
             let u = &self.usage.assoc[a as usize];
+            if let Some(i) = over_mins(
+                nt,
+                &l.grp_tres_mins,
+                Some(&out.grp_tres_mins),
+                &req_mins,
+                &run_mins(u),
+                &self.used_mins(&self.usage.assoc_decayed[a as usize]),
+                self.acct.enforce.safe,
+            ) {
+                return al(LimitKind::GrpMins, i);
+            }
             if let Some(i) = over_usage(nt, &l.grp_tres, Some(&out.grp_tres), req, &u.tres) {
                 return al(LimitKind::Grp, i);
             }
@@ -504,7 +594,7 @@ pub fn runnable(ctx: &PassCtx<'_>, job: gresim_model::JobIdx, part: PartId) -> O
     };
     let tm = time_min(ctx.cluster, j, part);
     lim.pre_select(tm).or_else(|| {
-        let req = acct.request_tres(ctx.cluster, &j.request);
+        let req = acct.request_tres(ctx.cluster, &j.request, Some(part));
         lim.post_select(&req, tm)
     })
 }
@@ -538,7 +628,7 @@ pub fn submit_rejection(
         Some(l) => l,
         None => cluster.partition(part).effective_default_time(),
     };
-    let req = acct.request_tres(cluster, r);
+    let req = acct.request_tres(cluster, r, Some(part));
     let r = lim.validate(&req, minutes(limit), job_cnt)?;
     Some((
         r,

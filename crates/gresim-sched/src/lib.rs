@@ -31,8 +31,8 @@ use gresim_model::job::{Job, JobSpec};
 use gresim_model::{Cluster, PartId};
 
 pub use gresim_policy::{
-    decision, priority, time_limit_in, EnqueueCtx, MigReconfig, PassCtx, PassStats, Policy,
-    SchedParams, Start,
+    decision, fairshare, priority, time_limit_in, EnqueueCtx, MigReconfig, PassCtx, PassStats,
+    Policy, SchedParams, Start,
 };
 
 pub use fifo::Fifo;
@@ -60,7 +60,17 @@ pub fn record_priority(
                 let factors = match (cluster.accounting(), acct, spec.acct()) {
                     (Some(a), Some(u), Some(ja)) => {
                         let maxq = a.max_qos_priority();
+                        let maxa = if m.weight_assoc > 0 {
+                            a.max_assoc_priority()
+                        } else {
+                            0
+                        };
                         priority::AcctFactors {
+                            assoc: if maxa > 0 {
+                                f64::from(a.assocs[ja.assoc as usize].priority) / f64::from(maxa)
+                            } else {
+                                0.0
+                            },
                             fairshare: u.fairshare[ja.assoc as usize],
                             qos: if maxq > 0 {
                                 f64::from(a.qos[ja.qos as usize].priority) / f64::from(maxq)
