@@ -16,7 +16,9 @@
 //! `sim run`, `sim compare`, sweeps, a scenario's variants and the
 //! benchmarks all run through [`Simulation`]; the `sim` binary only parses
 //! arguments and prints. A policy of one's own (anything implementing
-//! [`Policy`]) runs through [`Simulation::custom_policy`].
+//! [`Policy`]) runs through [`Simulation::custom_policy`]; so does a
+//! placement of one's own inside Slurm's passes
+//! (`Fifo::with_placement(Placement::Custom(..))`, docs/extending.md).
 
 use std::path::{Path, PathBuf};
 
@@ -26,8 +28,19 @@ pub mod sweep;
 pub use gresim_engine::{EngineError, ProgressFn, SimOutput};
 pub use gresim_io::{load_runnable_scenario, load_scenario, InputError, Scenario};
 pub use gresim_policy::Policy;
+/// The interface between the engine and a policy: [`Policy`], the pass
+/// context a pass reads and starts jobs through, and the decisions.
+pub use gresim_policy as policy;
 pub use gresim_report::{JobRecord, RunFile, RunMeta, Summary};
 pub use gresim_sched::{PolicyKind, UnknownPolicy};
+
+/// The model a policy reads: clusters, nodes, GPUs, jobs and allocations.
+pub use gresim_model as model;
+/// Placement strategies, and the trait for a placement of one's own
+/// ([`placement::CustomPlacement`], run with [`Fifo::with_placement`]).
+pub use gresim_sched::placement;
+/// Slurm's passes (main pass and backfill), with a placement of one's choice.
+pub use gresim_sched::Fifo;
 
 /// One run of a scenario, set up step by step: the policy and the seed
 /// default to the scenario's own.
