@@ -25,6 +25,7 @@ __all__ = [
     "SimulationError",
     "UsageError",
     "compare",
+    "fgd",
     "load",
     "policies",
     "run",
@@ -238,3 +239,68 @@ def sweep(path, out=None, threads: int | None = None) -> SweepResult:
         os.fspath(path), None if out is None else os.fspath(out), threads
     )
     return SweepResult(head, rows, table)
+
+
+class FgdResult:
+    """``gresim.fgd``'s result: ``runs`` (each run's figure per metric and
+    arrival percentage) and ``summary`` (mean over seeds beside the published
+    mean, every 10 %), each a DataFrame with pandas, else a list of dicts;
+    ``runs_csv`` and ``summary_csv``, the files ``sim fgd --out`` writes;
+    ``nodes``, ``gpus`` and ``tasks``, the size of the OpenB cluster and trace."""
+
+    def __init__(self, runs_csv: str, summary_csv: str, size):
+        self.runs_csv, self.summary_csv = runs_csv, summary_csv
+        self.nodes, self.gpus, self.tasks = size
+
+    @staticmethod
+    def _parse(text: str) -> list[dict]:
+        import csv
+        import io
+
+        rows = list(csv.DictReader(io.StringIO(text)))
+        for r in rows:
+            for k, v in r.items():
+                if v == "":
+                    r[k] = None
+                elif k in ("seed", "arrived_gpu_request_pct", "n_seeds"):
+                    r[k] = int(v)
+                elif k not in ("workload", "sc_policy", "metric"):
+                    r[k] = float(v)
+        return rows
+
+    def run_list(self) -> list[dict]:
+        return self._parse(self.runs_csv)
+
+    def summary_list(self) -> list[dict]:
+        return self._parse(self.summary_csv)
+
+    @property
+    def runs(self):
+        return _table(self.run_list())
+
+    @property
+    def summary(self):
+        return _table(self.summary_list())
+
+    def write(self, dir) -> None:
+        """Writes ``fgd_runs.csv`` and ``fgd_summary.csv`` into ``dir``."""
+        os.makedirs(dir, exist_ok=True)
+        for name, text in (("fgd_runs.csv", self.runs_csv), ("fgd_summary.csv", self.summary_csv)):
+            with open(os.path.join(dir, name), "w", encoding="utf-8", newline="") as f:
+                f.write(text)
+
+
+def fgd(data=None, workload: str = "default", seeds=None, policies=None, threads: int | None = None) -> FgdResult:
+    """The FGD (ATC'23) reproduction on Alibaba's OpenB trace, as ``sim fgd``
+    computes it: every seed (default 42..51) under every policy (default
+    random, dotprod, clustering, packing, bestfit, fgd), in parallel. ``data``
+    defaults to the repository's ``data/`` (OpenB's CSVs and the published
+    figures, compressed); ``workload`` names ``openb_pod_list_<workload>.csv``."""
+    runs, summary, size = _gresim.fgd(
+        None if data is None else os.fspath(data),
+        workload,
+        None if seeds is None else [int(s) for s in seeds],
+        None if policies is None else list(policies),
+        threads,
+    )
+    return FgdResult(runs, summary, size)

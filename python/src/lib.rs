@@ -14,6 +14,7 @@ use pyo3::types::{PyDict, PyString};
 
 mod batch;
 mod errors;
+mod fgd;
 mod outcome;
 mod placement;
 
@@ -233,6 +234,8 @@ fn policies() -> Vec<&'static str> {
 mod _gresim {
     #[pymodule_export]
     use super::batch::{compare, sweep};
+    #[pymodule_export]
+    use super::fgd::fgd;
     #[pymodule_export]
     use super::placement::PlacementQuery;
     #[pymodule_export]

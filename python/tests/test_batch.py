@@ -6,6 +6,8 @@ from __future__ import annotations
 import filecmp
 import json
 
+import pytest
+
 import gresim
 from conftest import SCENARIOS, run_sim
 
@@ -73,3 +75,27 @@ def test_sweep_and_compare_errors_are_sims(tmp_path, sim_bin):
         assert str(e).startswith("unknown policy 'nope'")
     else:
         raise AssertionError("no error")
+
+
+def test_fgd_writes_what_sim_fgd_writes(tmp_path, sim_bin):
+    r = run_sim(sim_bin, "fgd", "--seeds", "42,43", "--policies", "fgd,bestfit,random",
+                "--out", tmp_path / "cli")
+    assert r.returncode == 0, r.stderr
+    f = gresim.fgd(seeds=[42, 43], policies=["fgd", "bestfit", "random"])
+    f.write(tmp_path / "py")
+    for name in ("fgd_runs.csv", "fgd_summary.csv"):
+        cli = (tmp_path / "cli" / name).read_text()
+        assert (tmp_path / "py" / name).read_text() == cli, name
+    # The cluster's size as sim fgd's header prints it.
+    assert f"{f.nodes} nodes / {f.gpus} GPUs, {f.tasks} original tasks" in r.stdout
+    rows = f.summary_list()
+    assert {r["sc_policy"] for r in rows} == {"06-FGD", "05-BestFit", "01-Random"}
+    # FGD allocates more than Random at 130 % arrived, as the paper reports.
+    alloc = {r["sc_policy"]: r["mean"] for r in rows
+             if r["metric"] == "gpu_alloc_ratio_pct" and r["arrived_gpu_request_pct"] == 130}
+    assert alloc["06-FGD"] > alloc["01-Random"]
+    assert all(r["published_mean"] is not None for r in rows)
+    with pytest.raises(gresim.UsageError, match="unknown policy 'nope'"):
+        gresim.fgd(seeds=[42], policies=["nope"])
+    with pytest.raises(gresim.ScenarioError, match="bad workload name"):
+        gresim.fgd(seeds=[42], workload="../x")

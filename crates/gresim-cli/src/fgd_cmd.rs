@@ -4,13 +4,11 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use gresim_frag::experiment::{stat, Experiment, Metric, RunResult, MAX_PCT};
+use gresim_frag::experiment::{stat, Experiment, Metric, RunResult};
 use gresim_frag::mig::{LayoutRule, MigGeometry, StartRule};
 use gresim_frag::mig_experiment::{default_mix, parse_mix, uniform_nodes, MigExperiment};
 use gresim_frag::model::TaskSpec;
-use gresim_frag::openb::{
-    read_nodes, read_published, read_tasks, Cluster, Published, PublishedKey,
-};
+use gresim_frag::openb::{Cluster, Published, PublishedKey};
 use gresim_frag::PolicyKind;
 use gresim_model::catalog;
 
@@ -94,15 +92,9 @@ pub struct FgdArgs {
     mig_start: String,
 }
 
-/// The repository's `data/` directory, where OpenB's CSVs and the published
-/// figures ship compressed.
-fn repo_data() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data")
-}
-
 impl FgdArgs {
     fn data(&self) -> PathBuf {
-        self.data.clone().unwrap_or_else(repo_data)
+        self.data.clone().unwrap_or_else(gresim::fgd::repo_data)
     }
 }
 
@@ -160,15 +152,7 @@ pub fn cmd_fgd(args: &FgdArgs) -> Result<(), Failure> {
         return cmd_fgd_mig(args, &seeds, &policies, started);
     }
     let (cluster, tasks) = read_openb(args)?;
-    let summary_path = args
-        .data()
-        .join("fgd-expected-results/fgd_summary_by_arrival.csv");
-    let summary_gz = summary_path.with_extension("csv.gz");
-    let published = if summary_path.exists() || summary_gz.exists() {
-        Some(read_published(&summary_path).map_err(Failure::input)?)
-    } else {
-        None
-    };
+    let published = gresim::fgd::read_published_figures(&args.data()).map_err(Failure::input)?;
 
     let exp = Experiment::new(cluster, tasks);
     let loaded = started.elapsed();
@@ -204,26 +188,7 @@ pub fn cmd_fgd(args: &FgdArgs) -> Result<(), Failure> {
 
 /// OpenB's cluster and the `--workload` tasks.
 fn read_openb(args: &FgdArgs) -> Result<(Cluster, Vec<TaskSpec>), Failure> {
-    if args.workload.is_empty()
-        || !args
-            .workload
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    {
-        return Err(Failure::input(format!(
-            "--workload: bad name '{}'",
-            args.workload
-        )));
-    }
-    let trace_dir = args.data().join("alibaba-openb-gpu-v2023");
-    let cluster =
-        read_nodes(&trace_dir.join("openb_node_list_gpu_node.csv")).map_err(Failure::input)?;
-    let tasks = read_tasks(
-        &trace_dir.join(format!("openb_pod_list_{}.csv", args.workload)),
-        &cluster,
-    )
-    .map_err(Failure::input)?;
-    Ok((cluster, tasks))
+    gresim::fgd::read_openb(&args.data(), &args.workload).map_err(Failure::input)
 }
 
 /// `sim fgd --mig`: the experiment on MIG-partitioned GPUs.
@@ -440,25 +405,6 @@ fn mig_report(
     s
 }
 
-fn pub_mean(
-    published: Option<&std::collections::BTreeMap<PublishedKey, Published>>,
-    metric: Metric,
-    workload: &str,
-    p: PolicyKind,
-    pct: usize,
-) -> Option<f64> {
-    let key = (
-        metric.upstream_name().to_string(),
-        workload.to_string(),
-        p.upstream_label().to_string(),
-        pct as u32,
-    );
-    published?
-        .get(&key)
-        .map(|v| v.mean)
-        .filter(|m| m.is_finite())
-}
-
 fn cell(ours: Option<f64>, theirs: Option<f64>) -> String {
     match (ours, theirs) {
         (Some(o), Some(t)) => format!("{o:6.2} {t:6.2} {:+5.2}", o - t),
@@ -514,7 +460,10 @@ fn report(
                 let _ = write!(
                     s,
                     " | {}",
-                    cell(ours, pub_mean(published, m, workload, p, pct))
+                    cell(
+                        ours,
+                        gresim::fgd::published_mean(published, m, workload, p, pct)
+                    )
                 );
             }
             let _ = writeln!(s);
@@ -528,7 +477,7 @@ fn report(
         for &p in policies {
             if let (Some(o), Some(t)) = (
                 stat(results, p, m, pct).map(|v| v.mean),
-                pub_mean(published, m, workload, p, pct),
+                gresim::fgd::published_mean(published, m, workload, p, pct),
             ) {
                 compared += 1;
                 let d = (o - t).abs();
@@ -570,46 +519,8 @@ fn write_outputs(
 ) -> Result<(), Failure> {
     std::fs::create_dir_all(dir)
         .map_err(|e| Failure::internal(format!("cannot create {}: {e}", dir.display())))?;
-    let mut runs = String::from("workload,sc_policy,seed,metric,arrived_gpu_request_pct,value\n");
-    for r in results {
-        for m in Metric::ALL {
-            for pct in 0..=MAX_PCT {
-                if let Some(v) = r.get(m, pct) {
-                    let _ = writeln!(
-                        runs,
-                        "{workload},{},{},{},{pct},{v}",
-                        r.policy.upstream_label(),
-                        r.seed,
-                        m.upstream_name()
-                    );
-                }
-            }
-        }
-    }
-    let mut summary =
-        String::from("metric,workload,sc_policy,arrived_gpu_request_pct,mean,std,n_seeds,published_mean,diff_pp\n");
-    for m in Metric::ALL {
-        for &p in policies {
-            for pct in (10..=MAX_PCT).step_by(10) {
-                if let Some(st) = stat(results, p, m, pct) {
-                    let theirs = pub_mean(published, m, workload, p, pct);
-                    let _ = writeln!(
-                        summary,
-                        "{},{workload},{},{pct},{:.3},{:.3},{},{},{}",
-                        m.upstream_name(),
-                        p.upstream_label(),
-                        st.mean,
-                        st.std,
-                        st.n,
-                        theirs.map(|t| format!("{t:.3}")).unwrap_or_default(),
-                        theirs
-                            .map(|t| format!("{:.3}", st.mean - t))
-                            .unwrap_or_default(),
-                    );
-                }
-            }
-        }
-    }
+    let runs = gresim::fgd::runs_csv(results, workload);
+    let summary = gresim::fgd::summary_csv(results, policies, published, workload);
     crate::write_atomic(&dir.join(format!("{prefix}_runs.csv")), &runs)?;
     crate::write_atomic(&dir.join(format!("{prefix}_summary.csv")), &summary)?;
     Ok(())

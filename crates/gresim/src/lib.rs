@@ -23,14 +23,15 @@
 use std::path::{Path, PathBuf};
 
 pub mod compare;
+pub mod fgd;
 pub mod sweep;
 
 pub use gresim_engine::{EngineError, ProgressFn, SimOutput};
 pub use gresim_io::{load_runnable_scenario, load_scenario, InputError, Scenario};
-pub use gresim_policy::Policy;
 /// The interface between the engine and a policy: [`Policy`], the pass
 /// context a pass reads and starts jobs through, and the decisions.
 pub use gresim_policy as policy;
+pub use gresim_policy::Policy;
 pub use gresim_report::{JobRecord, RunFile, RunMeta, Summary};
 pub use gresim_sched::{PolicyKind, UnknownPolicy};
 
