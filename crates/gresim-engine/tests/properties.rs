@@ -697,7 +697,7 @@ fn build_actions(
                     sub,
                     admin: a.admin,
                 },
-                5 => Action::Release { sub },
+                5 => Action::Release { sub, owner: false },
                 6 => Action::Cancel { sub },
                 _ => Action::Requeue { sub },
             };
