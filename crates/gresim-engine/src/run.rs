@@ -2124,6 +2124,15 @@ impl<'a> Engine<'a> {
                         JobChange::Nice(_) => {}
                     }
                 });
+                // Slurm judges the changed job anew: a limit it was held by
+                // may be gone (the passes name what still holds it).
+                let j = &self.jobs[job.idx()];
+                if j.eligible.is_some()
+                    && !matches!(j.reason, Reason::Dependency | Reason::BeginTime)
+                    && j.held.is_none()
+                {
+                    self.set_reason(job, Reason::None, None);
+                }
                 if let JobChange::Dependency(_) = change {
                     // Eligible again from now, or waiting on the new dependency.
                     if self.jobs[job.idx()].eligible.take().is_some() {
