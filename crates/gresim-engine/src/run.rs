@@ -12,8 +12,8 @@ use gresim_policy::{PassCtx, Policy, Start};
 
 use crate::event::{EventKind, EventQueue, Phase};
 use crate::{
-    Action, EngineError, JobChange, FailureSource, JobSource, NodeChange, ReasonChange, Sample, SimInput,
-    SimOutput, TimedAction, Usage,
+    Action, EngineError, FailureSource, JobChange, JobSource, NodeChange, ReasonChange, Sample,
+    SimInput, SimOutput, TimedAction, Usage,
 };
 
 /// When in its second an action takes effect: nodes coming back to service
@@ -1990,7 +1990,8 @@ impl<'a> Engine<'a> {
             let j = &mut e.jobs[job.idx()];
             j.priority = to;
             let spec = &mut e.specs[j.sub as usize];
-            spec.nice = (i64::from(spec.nice) - delta).clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32;
+            spec.nice = (i64::from(spec.nice) - delta)
+                .clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32;
         });
     }
 

@@ -1043,7 +1043,11 @@ pub(crate) fn signal_number(s: &str) -> Result<u8, String> {
         .ok_or_else(|| {
             format!(
                 "unsupported signal '{s}'; expected one of {}",
-                SIGNALS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+                SIGNALS
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )
         })
 }

@@ -776,7 +776,10 @@ fn parse_action(
     };
     // Plain users may act on their own jobs only.
     let owned = |subs: &[u32]| {
-        user.is_none_or(|u| subs.iter().all(|&s| owners.get(s as usize) == Some(&Some(u))))
+        user.is_none_or(|u| {
+            subs.iter()
+                .all(|&s| owners.get(s as usize) == Some(&Some(u)))
+        })
     };
     let per_job = |subs: Vec<u32>, f: &dyn Fn(u32) -> Action| -> Vec<Action> {
         if owned(&subs) {
@@ -812,12 +815,17 @@ fn parse_action(
                 }
                 js => (false, js),
             };
-            Ok(per_job(jobs(js)?, &|sub| Action::RequeueHold { sub, special_exit }))
+            Ok(per_job(jobs(js)?, &|sub| Action::RequeueHold {
+                sub,
+                special_exit,
+            }))
         }
         ["scontrol", "suspend", js @ ..] => {
             let subs = jobs(js)?;
             Ok(if operator {
-                subs.into_iter().map(|sub| Action::Suspend { sub }).collect()
+                subs.into_iter()
+                    .map(|sub| Action::Suspend { sub })
+                    .collect()
             } else {
                 Vec::new()
             })
@@ -925,11 +933,9 @@ fn parse_scancel(
             "--user" | "-u" => by_user = Some(value()?.to_string()),
             "--signal" | "-s" => signal = Some(crate::build::signal_number(value()?)?),
             "--batch" | "-b" => batch = true,
-            o if o.starts_with('-') => {
-                return Err(format!(
-                    "unsupported scancel option '{o}'; expected --state, --user, --signal or --batch"
-                ))
-            }
+            o if o.starts_with('-') => return Err(format!(
+                "unsupported scancel option '{o}'; expected --state, --user, --signal or --batch"
+            )),
             _ => named.push(w),
         }
     }
@@ -962,7 +968,9 @@ fn parse_scancel(
     // A plain user cancels only their own jobs.
     let by_user = by_user.or_else(|| user.map(str::to_string));
     match (subs, state, by_user) {
-        (Some(subs), None, None) => Ok(subs.into_iter().map(|sub| Action::Cancel { sub }).collect()),
+        (Some(subs), None, None) => {
+            Ok(subs.into_iter().map(|sub| Action::Cancel { sub }).collect())
+        }
         (None, None, None) => Err(format!("'{cmd}' names no job and no filter")),
         (subs, state, by_user) => Ok(vec![Action::CancelWhere {
             subs,

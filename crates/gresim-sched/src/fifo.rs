@@ -382,7 +382,10 @@ impl Policy for Fifo {
             if !ctx.state.all_schedulable() {
                 let j = &ctx.jobs[job.idx()];
                 let waits_required = j.reason == Reason::ReqNodeNotAvail
-                    && req.nodelist.iter().any(|n| !ctx.state.node(*n).schedulable());
+                    && req
+                        .nodelist
+                        .iter()
+                        .any(|n| !ctx.state.node(*n).schedulable());
                 let avail = ctx
                     .cluster
                     .partition(part)

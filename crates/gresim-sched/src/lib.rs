@@ -27,10 +27,9 @@ pub mod select;
 pub mod shares;
 mod sweep;
 
-
 pub use gresim_policy::{
-    decision, priority, record_priority, time_limit_in, EnqueueCtx, MigReconfig, PassCtx, PassStats, Policy,
-    SchedParams, Start,
+    decision, priority, record_priority, time_limit_in, EnqueueCtx, MigReconfig, PassCtx,
+    PassStats, Policy, SchedParams, Start,
 };
 
 pub use fifo::Fifo;
