@@ -1764,21 +1764,7 @@ impl<'a> Engine<'a> {
             }
             Action::Hold { sub, admin } => {
                 for j in self.sub_jobs(sub) {
-                    let job = JobIdx(j);
-                    if self.jobs[j as usize].state != JobState::Pending {
-                        continue;
-                    }
-                    if self.jobs[j as usize].eligible.take().is_some() {
-                        self.policy.dequeue(job, &self.jobs, &self.cluster);
-                    }
-                    self.jobs[j as usize].held = Some(!admin);
-                    self.jobs[j as usize].priority = 0;
-                    let r = if admin {
-                        Reason::JobHeldAdmin
-                    } else {
-                        Reason::JobHeldUser
-                    };
-                    self.set_reason(job, r, None);
+                    self.hold_pending(JobIdx(j), admin);
                 }
             }
             Action::Release { sub, owner } => {
@@ -1860,7 +1846,7 @@ impl<'a> Engine<'a> {
                             if special_exit {
                                 self.special_exit.insert(job);
                             }
-                            self.apply(Action::Hold { sub, admin: false })?;
+                            self.hold_pending(job, false);
                         }
                         _ => {}
                     }
@@ -1889,6 +1875,27 @@ impl<'a> Engine<'a> {
         }
         self.mark_dirty();
         Ok(())
+    }
+
+    /// Holds a pending job (priority 0, out of the queue): an administrator's
+    /// hold (JobHeldAdmin) or a user's (JobHeldUser; no reason in SPECIAL_EXIT).
+    fn hold_pending(&mut self, job: JobIdx, admin: bool) {
+        if self.jobs[job.idx()].state != JobState::Pending {
+            return;
+        }
+        if self.jobs[job.idx()].eligible.take().is_some() {
+            self.policy.dequeue(job, &self.jobs, &self.cluster);
+        }
+        self.jobs[job.idx()].held = Some(!admin);
+        self.jobs[job.idx()].priority = 0;
+        let r = if admin {
+            Reason::JobHeldAdmin
+        } else if self.special_exit.contains(&job) {
+            Reason::None
+        } else {
+            Reason::JobHeldUser
+        };
+        self.set_reason(job, r, None);
     }
 
     /// `scancel` of one job: pending, it ends at once; running, it is

@@ -1052,6 +1052,9 @@ pub(crate) fn signal_number(s: &str) -> Result<u8, String> {
         })
 }
 
+/// Resolves a job id of a dependency to (submission, array task).
+pub(crate) type ResolveJob<'a> = &'a dyn Fn(&str) -> Option<(u32, Option<u32>)>;
+
 /// One `scontrol update JobId=` change, `key` lower-case: timelimit,
 /// partition, nice, dependency (`resolve` names the jobs; empty clears
 /// it) or numnodes.
@@ -1059,7 +1062,7 @@ pub(crate) fn job_change(
     key: &str,
     value: &str,
     cluster: &Cluster,
-    resolve: &dyn Fn(&str) -> Option<(u32, Option<u32>)>,
+    resolve: ResolveJob<'_>,
 ) -> Result<JobChange, String> {
     match key {
         "timelimit" => gresim_model::slurm_time::parse_time_limit(value)

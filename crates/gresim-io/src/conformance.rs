@@ -907,12 +907,15 @@ fn strip_braces(v: &str) -> String {
     v.replace(['{', '}'], "")
 }
 
+/// Case job words (`{a},{b}`) to submissions.
+type JobList<'a> = &'a dyn Fn(&[&str]) -> Result<Vec<u32>, String>;
+
 /// `scancel [--state=S] [--user=U] [--signal=SIG [--batch]] [JOB...]`.
 fn parse_scancel(
     cmd: &str,
     rest: &[&str],
     user: Option<&str>,
-    jobs: &dyn Fn(&[&str]) -> Result<Vec<u32>, String>,
+    jobs: JobList<'_>,
     owned: &dyn Fn(&[u32]) -> bool,
 ) -> Result<Vec<Action>, String> {
     let (mut state, mut by_user, mut signal, mut batch) = (None, None, None, false);
@@ -933,9 +936,11 @@ fn parse_scancel(
             "--user" | "-u" => by_user = Some(value()?.to_string()),
             "--signal" | "-s" => signal = Some(crate::build::signal_number(value()?)?),
             "--batch" | "-b" => batch = true,
-            o if o.starts_with('-') => return Err(format!(
+            o if o.starts_with('-') => {
+                return Err(format!(
                 "unsupported scancel option '{o}'; expected --state, --user, --signal or --batch"
-            )),
+            ))
+            }
             _ => named.push(w),
         }
     }
