@@ -1049,15 +1049,7 @@ impl<'a> Engine<'a> {
         ) {
             self.set_reason(job, Reason::None, None);
         }
-        let ectx = gresim_policy::EnqueueCtx {
-            cluster: &self.cluster,
-            params: &self.params,
-            jobs: &self.jobs,
-            specs: &self.specs,
-            acct: self.acct.as_ref(),
-            now: None,
-        };
-        let top = self.policy.enqueue(job, &ectx);
+        let top = self.enqueue(job);
         if at_submit && !top {
             self.set_reason(job, Reason::Priority, None);
         }
@@ -1275,7 +1267,7 @@ impl<'a> Engine<'a> {
         let (start, part, run) = (r.start, r.partition, j.runs.len() as u32 - 1);
         let limit = gresim_policy::time_limit_in(&self.cluster, j, part);
         let base = start + self.suspended_secs(job);
-        let kill = limit.map(|l| self.limit_check_at(base + l).max(self.now));
+        let kill = limit.map(|l| self.limit_check_at((base + l).max(self.now)));
         let end_at = match (j.natural_end, kill) {
             (Some(n), Some(k)) => n.min(k),
             (Some(n), None) => n,
@@ -1976,16 +1968,21 @@ impl<'a> Engine<'a> {
         }
         f(self);
         if queued {
-            let ectx = gresim_policy::EnqueueCtx {
-                cluster: &self.cluster,
-                params: &self.params,
-                jobs: &self.jobs,
-                specs: &self.specs,
-                acct: self.acct.as_ref(),
-                now: None,
-            };
-            self.policy.enqueue(job, &ectx);
+            self.enqueue(job);
         }
+    }
+
+    /// Puts the job in the policy's queue; whether nothing queued is ahead of it.
+    fn enqueue(&mut self, job: JobIdx) -> bool {
+        let ectx = gresim_policy::EnqueueCtx {
+            cluster: &self.cluster,
+            params: &self.params,
+            jobs: &self.jobs,
+            specs: &self.specs,
+            acct: self.acct.as_ref(),
+            now: None,
+        };
+        self.policy.enqueue(job, &ectx)
     }
 
     /// Sets the job's priority: under priority/basic its own value; the nice

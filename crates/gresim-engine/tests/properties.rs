@@ -1164,6 +1164,12 @@ fn check_stuck_jobs_explained(_s: &Scenario, out: &SimOutput) -> Result<(), Test
             | Reason::PartitionDown
             | Reason::PartitionInactive
             | Reason::BadConstraints => {}
+            // `_schedule()`: the partition has fewer available (not DOWN or
+            // DRAINED) nodes than the job needs.
+            Reason::Resources
+                if j.reason_desc
+                    .as_deref()
+                    .is_some_and(|d| d.starts_with("Nodes required for job are DOWN")) => {}
             Reason::Dependency => {
                 let dep = spec.dependency().ok_or_else(|| {
                     TestCaseError::fail(format!("job {ji} waits on a dependency it does not have"))
