@@ -377,8 +377,8 @@ impl Policy for Fifo {
             }
             let req = &ctx.jobs[job.idx()].request;
             // `_schedule()`: fewer available (not DOWN or DRAINED) nodes in
-            // the partition than the job needs fails the partition with
-            // Resources, unless the job already waits for its required nodes.
+            // the partition than the job needs gives Resources, unless the
+            // job already waits for its required nodes.
             if !ctx.state.all_schedulable() {
                 let j = &ctx.jobs[job.idx()];
                 let waits_required = j.reason == Reason::ReqNodeNotAvail
@@ -402,9 +402,8 @@ impl Policy for Fifo {
                                 .into(),
                         ),
                     );
-                    resources.push(job);
-                    failed[part.idx()] = true;
-                    nfailed += 1;
+                    // Slurm also fails the partition here (the jobs behind
+                    // show Priority); gresim judges them on their own.
                     continue;
                 }
             }
