@@ -29,6 +29,17 @@ const FLOORS: &[(&str, u32)] = &[
     ("acct_qos_priority", 15),
     // Scored 2/8 before partition QOS was modelled, 8/8 after.
     ("acct_partition_qos", 8),
+    // Admin actions (issue 18 item 5; recorded by xtask/harness, three
+    // recordings each). Fitted on them: signal_exit_delay (admin_scancel).
+    // admin_requeuehold's j2 and j3 differ in reasons only: j2 is submitted
+    // at 0.5 s, after j1 started, which whole seconds cannot show.
+    ("admin_node_state", 4),
+    ("admin_requeuehold", 2),
+    ("admin_scancel", 6),
+    ("admin_suspend", 2),
+    ("admin_top", 6),
+    ("admin_uhold", 4),
+    ("admin_update", 9),
     ("backfill", 12),
     ("backfill_phase0", 12),
     ("bf_will_run_group", 5),

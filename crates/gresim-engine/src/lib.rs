@@ -31,12 +31,46 @@ pub enum Action {
     NodeResume(Vec<NodeId>),
     /// `scontrol hold` (admin) or `scontrol hold` by the user.
     Hold { sub: u32, admin: bool },
-    /// `scontrol release`.
-    Release { sub: u32 },
+    /// `scontrol release`, by an administrator (`owner: false`) or by the
+    /// job's owner, who cannot release an administrator's hold (Slurm
+    /// answers "Access/permission denied" and nothing changes).
+    Release { sub: u32, owner: bool },
     /// `scancel`.
     Cancel { sub: u32 },
+    /// `scancel` with filters (`--state`, `--user`): the jobs named (every
+    /// job when `subs` is `None`) that are in `state` (pending or running;
+    /// any when `None`) and belong to `user` (anyone's when `None`).
+    CancelWhere {
+        subs: Option<Vec<u32>>,
+        state: Option<gresim_model::JobState>,
+        user: Option<std::sync::Arc<str>>,
+    },
+    /// `scancel --signal=SIG [--batch]`: a signal to a running job. Without
+    /// `batch` it goes to the job's steps; gresim's jobs run their batch
+    /// script only, so nothing changes. With `batch` the batch shell dies of
+    /// it: the job ends FAILED with the signal as its exit code
+    /// `signal_exit_delay` seconds later (the job's processes are reaped).
+    Signal { sub: u32, signal: u8, batch: bool },
     /// `scontrol requeue`.
     Requeue { sub: u32 },
+    /// `scontrol requeuehold [State=SpecialExit]`: the running job is killed
+    /// and stays COMPLETING (its resources held) for `requeue_completing`
+    /// seconds, then goes back to pending held by the user (JobHeldUser,
+    /// whoever asked), or in SPECIAL_EXIT (held, no reason) with
+    /// `special_exit`, until `release`.
+    RequeueHold { sub: u32, special_exit: bool },
+    /// `scontrol suspend`: the running job stops; it keeps its resources and
+    /// its run time and time limit stop counting until [`Action::Resume`].
+    Suspend { sub: u32 },
+    /// `scontrol resume` of a suspended job.
+    Resume { sub: u32 },
+    /// `scontrol top`: the jobs go to the top of their owner's pending jobs
+    /// in the same partition and association (Slurm's `_set_top()`). An
+    /// `owner`'s request is refused unless SchedulerParameters has
+    /// `enable_user_top`.
+    Top { subs: Vec<u32>, owner: bool },
+    /// `scontrol update JobId=`: one change of a job.
+    Update { sub: u32, change: JobChange },
     /// A hardware failure (from a failure model): the nodes go DOWN like
     /// [`Action::NodeDown`]; admin actions while they are failed take effect
     /// at the repair.
@@ -44,6 +78,24 @@ pub enum Action {
     /// The failed nodes are repaired and return to the state they had (or an
     /// admin set while they were failed): UP, DRAIN or DOWN.
     NodeRepair(Vec<NodeId>),
+}
+
+/// What `scontrol update JobId=` changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobChange {
+    /// `TimeLimit=`: of a pending job, or of a running one (its kill moves;
+    /// suspended time does not count). `None` is UNLIMITED.
+    TimeLimit(Option<gresim_model::slurm_time::Seconds>),
+    /// `Partition=` of a pending job.
+    Partition(gresim_model::PartId),
+    /// `Nice=`: under priority/basic the priority moves by the difference
+    /// (at least 2), under multifactor the nice term changes.
+    Nice(i32),
+    /// `Dependency=` of a pending job (`None` clears it: the job is
+    /// eligible from now).
+    Dependency(Option<gresim_model::job::Dependency>),
+    /// `NumNodes=min[-max]` of a pending job.
+    NumNodes(u32, u32),
 }
 
 /// An action and when it happens.

@@ -12,8 +12,8 @@ use gresim_policy::{PassCtx, Policy, Start};
 
 use crate::event::{EventKind, EventQueue, Phase};
 use crate::{
-    Action, EngineError, FailureSource, JobSource, NodeChange, ReasonChange, Sample, SimInput,
-    SimOutput, TimedAction, Usage,
+    Action, EngineError, FailureSource, JobChange, JobSource, NodeChange, ReasonChange, Sample,
+    SimInput, SimOutput, TimedAction, Usage,
 };
 
 /// When in its second an action takes effect: nodes coming back to service
@@ -157,6 +157,27 @@ pub struct Engine<'a> {
     fairshare_log: Vec<(Time, Vec<f64>)>,
     /// The next accounting tick (the priority plugin's decay thread), if any.
     acct_tick_at: Option<Time>,
+    /// Running jobs that were suspended in their current run (see
+    /// [`Engine::suspend_job`]).
+    suspended: BTreeMap<JobIdx, Suspension>,
+    /// The time of the run-end event in force, for running jobs whose end
+    /// moved (resume, a new time limit, a signal): the events queued before
+    /// are stale.
+    moved_ends: BTreeMap<JobIdx, Time>,
+    /// Jobs killed by `requeuehold` that are COMPLETING: whether they go to
+    /// SPECIAL_EXIT rather than a user hold once the kill is done.
+    requeue_held: BTreeMap<JobIdx, bool>,
+    /// Pending jobs held in SPECIAL_EXIT (held, no reason shown).
+    special_exit: std::collections::BTreeSet<JobIdx>,
+}
+
+/// A running job's suspensions in its current run.
+#[derive(Debug, Clone, Copy, Default)]
+struct Suspension {
+    /// Suspended since, while it is.
+    since: Option<Time>,
+    /// Seconds suspended before `since`.
+    total: u64,
 }
 
 /// Runs a simulation to its end.
@@ -248,6 +269,10 @@ impl<'a> Engine<'a> {
             usage_reset: (0, None),
             fairshare_log: Vec::new(),
             acct_tick_at: None,
+            suspended: BTreeMap::new(),
+            moved_ends: BTreeMap::new(),
+            requeue_held: BTreeMap::new(),
+            special_exit: Default::default(),
             cluster,
         };
         for i in 0..e.cluster.nodes.len() {
@@ -501,7 +526,14 @@ impl<'a> Engine<'a> {
     /// Whether an event has been overtaken by what happened since it was queued.
     fn is_stale(&self, kind: &EventKind, t: Time) -> bool {
         match *kind {
-            EventKind::RunEnd { job, run } | EventKind::Requeue { job, run } => {
+            EventKind::RunEnd { job, run } => {
+                let j = &self.jobs[job.idx()];
+                j.state != JobState::Running
+                    || j.runs.len() as u32 != run + 1
+                    || self.moved_ends.get(&job).is_some_and(|&at| at != t)
+                    || self.is_suspended(job)
+            }
+            EventKind::Requeue { job, run } => {
                 let j = &self.jobs[job.idx()];
                 j.state != JobState::Running || j.runs.len() as u32 != run + 1
             }
@@ -997,7 +1029,9 @@ impl<'a> Engine<'a> {
             return;
         }
         if let Some(user) = j.held {
-            let r = if user {
+            let r = if self.special_exit.contains(&job) {
+                Reason::None
+            } else if user {
                 Reason::JobHeldUser
             } else {
                 Reason::JobHeldAdmin
@@ -1035,15 +1069,7 @@ impl<'a> Engine<'a> {
         ) {
             self.set_reason(job, Reason::None, None);
         }
-        let ectx = gresim_policy::EnqueueCtx {
-            cluster: &self.cluster,
-            params: &self.params,
-            jobs: &self.jobs,
-            specs: &self.specs,
-            acct: self.acct.as_ref(),
-            now: None,
-        };
-        let top = self.policy.enqueue(job, &ectx);
+        let top = self.enqueue(job);
         if at_submit && !top {
             self.set_reason(job, Reason::Priority, None);
         }
@@ -1175,20 +1201,7 @@ impl<'a> Engine<'a> {
         };
         j.oom = oom;
         j.natural_end = natural;
-        let kill = limit.map(|l| {
-            let deadline = now + l;
-            let iv = self.params.timelimit_check_interval;
-            if iv == 0 {
-                deadline
-            } else {
-                let phase = self.params.ctld_phase % iv;
-                if deadline <= phase {
-                    phase
-                } else {
-                    phase + (deadline - phase).div_ceil(iv) * iv
-                }
-            }
-        });
+        let kill = limit.map(|l| self.limit_check_at(now + l));
         // The job exits on its own unless the time-limit check kills it first:
         // a job that ends after its limit but before the next check completes.
         let end_at = match (natural, kill) {
@@ -1245,6 +1258,92 @@ impl<'a> Engine<'a> {
         Ok(())
     }
 
+    /// The time-limit check that kills a job whose limit runs out at
+    /// `deadline`: the first check (every `timelimit_check_interval` s from
+    /// the controller's phase) at or after it.
+    fn limit_check_at(&self, deadline: Time) -> Time {
+        let iv = self.params.timelimit_check_interval;
+        if iv == 0 {
+            return deadline;
+        }
+        let phase = self.params.ctld_phase % iv;
+        if deadline <= phase {
+            phase
+        } else {
+            phase + (deadline - phase).div_ceil(iv) * iv
+        }
+    }
+
+    /// Seconds the running `job` has been suspended in its current run.
+    fn suspended_secs(&self, job: JobIdx) -> u64 {
+        self.suspended.get(&job).map_or(0, |s| {
+            s.total + s.since.map_or(0, |t| self.now.saturating_sub(t))
+        })
+    }
+
+    fn is_suspended(&self, job: JobIdx) -> bool {
+        self.suspended.get(&job).is_some_and(|s| s.since.is_some())
+    }
+
+    /// Queues the running `job`'s end again after what decides it changed
+    /// (its time limit, its own end, time spent suspended): the earlier of
+    /// its own end and the time-limit check past start + suspended + limit.
+    /// The run-end event queued before becomes stale.
+    fn reschedule_end(&mut self, job: JobIdx) {
+        let j = &self.jobs[job.idx()];
+        let Some(r) = j.runs.last() else {
+            return;
+        };
+        let (start, part, run) = (r.start, r.partition, j.runs.len() as u32 - 1);
+        let limit = gresim_policy::time_limit_in(&self.cluster, j, part);
+        let base = start + self.suspended_secs(job);
+        let kill = limit.map(|l| self.limit_check_at((base + l).max(self.now)));
+        let end_at = match (j.natural_end, kill) {
+            (Some(n), Some(k)) => n.min(k),
+            (Some(n), None) => n,
+            (None, Some(k)) => k,
+            (None, None) => base + UNLIMITED_PLAN,
+        }
+        .max(self.now);
+        let planned = base.saturating_add(limit.unwrap_or(UNLIMITED_PLAN));
+        self.running_ends.remove(&(j.planned_end, job));
+        self.jobs[job.idx()].planned_end = planned;
+        self.running_ends.insert((planned, job));
+        self.moved_ends.insert(job, end_at);
+        self.queue
+            .push(end_at, Phase::JobEnd, EventKind::RunEnd { job, run });
+    }
+
+    /// Stops a running job (`scontrol suspend`; a preemption that suspends
+    /// would do the same): it keeps its resources, and neither its run
+    /// time nor its time limit counts until [`Self::resume_job`]. Returns
+    /// whether it was running and not already suspended.
+    pub(crate) fn suspend_job(&mut self, job: JobIdx) -> bool {
+        if self.jobs[job.idx()].state != JobState::Running || self.is_suspended(job) {
+            return false;
+        }
+        self.suspended.entry(job).or_default().since = Some(self.now);
+        true
+    }
+
+    /// Continues a suspended job: its own end and its time limit move by
+    /// the time it was stopped.
+    pub(crate) fn resume_job(&mut self, job: JobIdx) -> bool {
+        let now = self.now;
+        let Some(s) = self.suspended.get_mut(&job) else {
+            return false;
+        };
+        let Some(since) = s.since.take() else {
+            return false;
+        };
+        let d = now.saturating_sub(since);
+        s.total += d;
+        let j = &mut self.jobs[job.idx()];
+        j.natural_end = j.natural_end.map(|n| n + d);
+        self.reschedule_end(job);
+        true
+    }
+
     /// Frees the job's resources and closes its current run.
     fn finish_run(&mut self, job: JobIdx, run_state: JobState) -> Result<(), EngineError> {
         if matches!(run_state, JobState::NodeFail | JobState::Requeued) {
@@ -1264,6 +1363,7 @@ impl<'a> Engine<'a> {
         let alloc: Allocation = run.alloc.clone();
         let sub = j.sub as usize;
         self.running_ends.remove(&planned);
+        self.forget_run_state(job);
         self.state
             .release(&self.cluster, &alloc)
             .map_err(|e| EngineError::Internal(e.to_string()))?;
@@ -1472,15 +1572,17 @@ impl<'a> Engine<'a> {
     /// Slurm's COMPLETING job it keeps its nodes (`cg_node_bitmap`: no new
     /// job goes there, busy or not) and its dependents keep waiting
     /// (`IS_JOB_COMPLETED`) until slurmd reports the kill done,
-    /// `kill_completing` seconds later ([`Self::on_completed`]).
+    /// `completing` seconds later ([`Self::on_completed`]).
     fn kill_running(
         &mut self,
         job: JobIdx,
         state: JobState,
         reason: Reason,
+        completing: u64,
     ) -> Result<(), EngineError> {
+        self.forget_run_state(job);
         let now = self.now;
-        let done = now + self.params.kill_completing;
+        let done = now + completing;
         let j = &mut self.jobs[job.idx()];
         let Some(run) = j.runs.last_mut() else {
             return Err(EngineError::Internal(format!(
@@ -1544,9 +1646,45 @@ impl<'a> Engine<'a> {
                 .release(&self.cluster, a)
                 .map_err(|e| EngineError::Internal(e.to_string()))?;
         }
-        self.terminate(job, state, reason);
+        match self.requeue_held.remove(&job) {
+            Some(special_exit) => self.back_to_queue_held(job, special_exit),
+            None => self.terminate(job, state, reason),
+        }
         self.mark_dirty();
         Ok(())
+    }
+
+    /// A job `requeuehold` killed is done COMPLETING: it is pending again,
+    /// held by the user (Slurm sets JobHeldUser whoever asked) or in
+    /// SPECIAL_EXIT, and eligible once released and `cred_expire + 1` s
+    /// have passed (`batch_requeue_fini()`).
+    fn back_to_queue_held(&mut self, job: JobIdx, special_exit: bool) {
+        let now = self.now;
+        let delay = self.params.cred_expire + 1;
+        let j = &mut self.jobs[job.idx()];
+        j.state = JobState::Pending;
+        j.submit = now;
+        j.eligible = None;
+        j.begin = Some(now + delay);
+        j.held = Some(true);
+        j.priority = 0;
+        if special_exit {
+            self.special_exit.insert(job);
+        }
+        self.pending += 1;
+        self.try_eligible(job);
+        self.notify_singletons(job);
+    }
+
+    /// Drops what the engine keeps about a job's current run beyond the
+    /// job record (suspensions, a moved end), when the run ends.
+    fn forget_run_state(&mut self, job: JobIdx) {
+        if !self.suspended.is_empty() {
+            self.suspended.remove(&job);
+        }
+        if !self.moved_ends.is_empty() {
+            self.moved_ends.remove(&job);
+        }
     }
 
     /// The job ended for good in `state`.
@@ -1585,7 +1723,7 @@ impl<'a> Engine<'a> {
             return Ok(()); // stale: the run was cancelled or requeued
         }
         let r = &j.runs[run as usize];
-        let ran = self.now - r.start;
+        let ran = (self.now - r.start).saturating_sub(self.suspended_secs(job));
         let limit = gresim_policy::time_limit_in(&self.cluster, j, r.partition);
         // Killed by the time-limit check, or ended on its own?
         let natural_end = j.natural_end;
@@ -1719,27 +1857,19 @@ impl<'a> Engine<'a> {
             }
             Action::Hold { sub, admin } => {
                 for j in self.sub_jobs(sub) {
-                    let job = JobIdx(j);
-                    if self.jobs[j as usize].state != JobState::Pending {
-                        continue;
-                    }
-                    if self.jobs[j as usize].eligible.take().is_some() {
-                        self.policy.dequeue(job, &self.jobs, &self.cluster);
-                    }
-                    self.jobs[j as usize].held = Some(!admin);
-                    self.jobs[j as usize].priority = 0;
-                    let r = if admin {
-                        Reason::JobHeldAdmin
-                    } else {
-                        Reason::JobHeldUser
-                    };
-                    self.set_reason(job, r, None);
+                    self.hold_pending(JobIdx(j), admin);
                 }
             }
-            Action::Release { sub } => {
+            Action::Release { sub, owner } => {
                 for j in self.sub_jobs(sub) {
                     let jr = &mut self.jobs[j as usize];
+                    // The owner may not release an administrator's hold.
+                    if owner && jr.held == Some(false) {
+                        continue;
+                    }
                     if jr.state == JobState::Pending && jr.held.take().is_some() {
+                        self.special_exit.remove(&JobIdx(j));
+                        let jr = &mut self.jobs[j as usize];
                         jr.priority = self.next_priority;
                         self.next_priority = self.next_priority.saturating_sub(1).max(1);
                         self.set_reason(JobIdx(j), Reason::None, None);
@@ -1749,23 +1879,7 @@ impl<'a> Engine<'a> {
             }
             Action::Cancel { sub } => {
                 for j in self.sub_jobs(sub) {
-                    let job = JobIdx(j);
-                    match self.jobs[j as usize].state {
-                        JobState::Pending => {
-                            if self.jobs[j as usize].eligible.take().is_some() {
-                                self.policy.dequeue(job, &self.jobs, &self.cluster);
-                            }
-                            self.terminate(job, JobState::Cancelled, Reason::None);
-                        }
-                        JobState::Running if self.params.kill_completing > 0 => {
-                            self.kill_running(job, JobState::Cancelled, Reason::None)?;
-                        }
-                        JobState::Running => {
-                            self.finish_run(job, JobState::Cancelled)?;
-                            self.terminate(job, JobState::Cancelled, Reason::None);
-                        }
-                        _ => {}
-                    }
+                    self.cancel_job(JobIdx(j))?;
                 }
             }
             Action::Requeue { sub } => {
@@ -1779,9 +1893,365 @@ impl<'a> Engine<'a> {
                     }
                 }
             }
+            Action::CancelWhere { subs, state, user } => {
+                let jobs: Vec<u32> = match &subs {
+                    Some(subs) => subs.iter().flat_map(|&s| self.sub_jobs(s)).collect(),
+                    None => (0..self.jobs.len() as u32).collect(),
+                };
+                let mut by_sub: Vec<u32> = Vec::new();
+                for j in jobs {
+                    let jr = &self.jobs[j as usize];
+                    let in_state = state.is_none_or(|s| s == jr.state);
+                    let by_user = user
+                        .as_deref()
+                        .is_none_or(|u| *self.specs[jr.sub as usize].user == *u);
+                    if in_state && by_user && !jr.state.is_terminal() {
+                        by_sub.push(j);
+                    }
+                }
+                for j in by_sub {
+                    self.cancel_job(JobIdx(j))?;
+                }
+            }
+            Action::Signal { sub, signal, batch } => {
+                if batch {
+                    for j in self.sub_jobs(sub) {
+                        self.signal_batch(JobIdx(j), signal);
+                    }
+                }
+            }
+            Action::RequeueHold { sub, special_exit } => {
+                for j in self.sub_jobs(sub) {
+                    let job = JobIdx(j);
+                    match self.jobs[j as usize].state {
+                        JobState::Running => {
+                            self.account_failed_run(job);
+                            self.kill_running(
+                                job,
+                                JobState::Requeued,
+                                Reason::None,
+                                self.params.requeue_completing,
+                            )?;
+                            self.requeue_held.insert(job, special_exit);
+                        }
+                        // A pending job is held where it is.
+                        JobState::Pending => {
+                            if special_exit {
+                                self.special_exit.insert(job);
+                            }
+                            self.hold_pending(job, false);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Action::Suspend { sub } => {
+                for j in self.sub_jobs(sub) {
+                    self.suspend_job(JobIdx(j));
+                }
+            }
+            Action::Resume { sub } => {
+                for j in self.sub_jobs(sub) {
+                    self.resume_job(JobIdx(j));
+                }
+            }
+            Action::Top { subs, owner } => {
+                if !owner || self.params.enable_user_top {
+                    self.set_top(&subs);
+                }
+            }
+            Action::Update { sub, change } => {
+                for j in self.sub_jobs(sub) {
+                    self.update_job(JobIdx(j), &change);
+                }
+            }
         }
         self.mark_dirty();
         Ok(())
+    }
+
+    /// Holds a pending job (priority 0, out of the queue): an administrator's
+    /// hold (JobHeldAdmin) or a user's (JobHeldUser; no reason in SPECIAL_EXIT).
+    fn hold_pending(&mut self, job: JobIdx, admin: bool) {
+        if self.jobs[job.idx()].state != JobState::Pending {
+            return;
+        }
+        if self.jobs[job.idx()].eligible.take().is_some() {
+            self.policy.dequeue(job, &self.jobs, &self.cluster);
+        }
+        self.jobs[job.idx()].held = Some(!admin);
+        self.jobs[job.idx()].priority = 0;
+        let r = if admin {
+            Reason::JobHeldAdmin
+        } else if self.special_exit.contains(&job) {
+            Reason::None
+        } else {
+            Reason::JobHeldUser
+        };
+        self.set_reason(job, r, None);
+    }
+
+    /// `scancel` of one job: pending, it ends at once; running, it is
+    /// killed (COMPLETING for `kill_completing` seconds).
+    fn cancel_job(&mut self, job: JobIdx) -> Result<(), EngineError> {
+        match self.jobs[job.idx()].state {
+            JobState::Pending => {
+                if self.jobs[job.idx()].eligible.take().is_some() {
+                    self.policy.dequeue(job, &self.jobs, &self.cluster);
+                }
+                self.special_exit.remove(&job);
+                self.terminate(job, JobState::Cancelled, Reason::None);
+            }
+            JobState::Running if self.params.kill_completing > 0 => {
+                self.kill_running(
+                    job,
+                    JobState::Cancelled,
+                    Reason::None,
+                    self.params.kill_completing,
+                )?;
+            }
+            JobState::Running => {
+                self.finish_run(job, JobState::Cancelled)?;
+                self.terminate(job, JobState::Cancelled, Reason::None);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// `scancel --batch --signal=SIG` of a running job: the batch shell
+    /// dies of the signal, and the job ends FAILED with the signal as its
+    /// exit code `signal_exit_delay` seconds later (unless it ends before).
+    fn signal_batch(&mut self, job: JobIdx, signal: u8) {
+        if self.jobs[job.idx()].state != JobState::Running {
+            return;
+        }
+        let at = self.now + self.params.signal_exit_delay;
+        let j = &mut self.jobs[job.idx()];
+        if j.natural_end.is_some_and(|n| n <= at) {
+            return;
+        }
+        j.natural_end = Some(at);
+        j.exit_code = i32::from(signal);
+        self.reschedule_end(job);
+    }
+
+    /// The job's partition for `scontrol top` (its only one, or the default).
+    fn sole_partition(&self, job: JobIdx) -> Option<gresim_model::PartId> {
+        let parts = &self.jobs[job.idx()].request.partitions;
+        match parts.as_slice() {
+            [] => self.cluster.default_partition(),
+            [p] => Some(*p),
+            _ => None,
+        }
+    }
+
+    /// The priority the job's queue record has (Slurm's `job_ptr->priority`).
+    fn current_priority(&self, job: JobIdx, part: gresim_model::PartId) -> u32 {
+        gresim_policy::record_priority(
+            &self.cluster,
+            &self.params,
+            &self.specs,
+            &self.jobs[job.idx()],
+            part,
+            Some(self.now),
+            self.acct.as_ref(),
+        )
+    }
+
+    /// Changes a pending job that may be in the policy's queue: out of the
+    /// queue, `f`, back in (keeping its eligible time), so the policy sees
+    /// the new request and priority.
+    fn requeue_in_policy(&mut self, job: JobIdx, f: impl FnOnce(&mut Self)) {
+        let queued = self.jobs[job.idx()].eligible.is_some();
+        if queued {
+            self.policy.dequeue(job, &self.jobs, &self.cluster);
+        }
+        f(self);
+        if queued {
+            self.enqueue(job);
+        }
+    }
+
+    /// Puts the job in the policy's queue; whether nothing queued is ahead of it.
+    fn enqueue(&mut self, job: JobIdx) -> bool {
+        let ectx = gresim_policy::EnqueueCtx {
+            cluster: &self.cluster,
+            params: &self.params,
+            jobs: &self.jobs,
+            specs: &self.specs,
+            acct: self.acct.as_ref(),
+            now: None,
+        };
+        self.policy.enqueue(job, &ectx)
+    }
+
+    /// Sets the job's priority: under priority/basic its own value; the nice
+    /// value moves by the same amount the other way (as Slurm's
+    /// `details->nice`), which is what moves it under multifactor.
+    fn shift_priority(&mut self, job: JobIdx, to: u32, from: u32) {
+        let delta = i64::from(to) - i64::from(from);
+        self.requeue_in_policy(job, |e| {
+            let j = &mut e.jobs[job.idx()];
+            j.priority = to;
+            let spec = &mut e.specs[j.sub as usize];
+            spec.nice = (i64::from(spec.nice) - delta)
+                .clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32;
+        });
+    }
+
+    /// `scontrol top`: Slurm's `_set_top()`. The named pending jobs take the
+    /// highest priorities among themselves and the other pending jobs of
+    /// the first one's user, partition and association (in the order
+    /// named); those others go down by the sum of what the named ones
+    /// gained, shared out among them, and stay below the last named one.
+    /// A job in several partitions refuses the whole request.
+    fn set_top(&mut self, subs: &[u32]) {
+        let mut top: Vec<(JobIdx, u32)> = Vec::new();
+        let mut seen = std::collections::BTreeSet::new();
+        let mut first: Option<(JobIdx, gresim_model::PartId)> = None;
+        for &sub in subs {
+            for j in self.sub_jobs(sub) {
+                let job = JobIdx(j);
+                let jr = &self.jobs[j as usize];
+                if jr.state != JobState::Pending {
+                    continue;
+                }
+                let Some(part) = self.sole_partition(job) else {
+                    return;
+                };
+                if jr.held.is_some() || !seen.insert(job) {
+                    continue;
+                }
+                first.get_or_insert((job, part));
+                top.push((job, self.current_priority(job, part)));
+            }
+        }
+        let Some((first, part)) = first else {
+            return;
+        };
+        let fspec = &self.specs[self.jobs[first.idx()].sub as usize];
+        let (user, acct) = (std::sync::Arc::clone(&fspec.user), fspec.acct());
+        let mut others: Vec<(JobIdx, u32)> = Vec::new();
+        for (i, jr) in self.jobs.iter().enumerate() {
+            let job = JobIdx(i as u32);
+            if jr.state != JobState::Pending || jr.held.is_some() || seen.contains(&job) {
+                continue;
+            }
+            let spec = &self.specs[jr.sub as usize];
+            if *spec.user != *user || spec.acct() != acct || self.sole_partition(job) != Some(part)
+            {
+                continue;
+            }
+            let p = self.current_priority(job, part);
+            if p > 1 {
+                others.push((job, p));
+            }
+        }
+        let mut prios: Vec<u32> = top.iter().chain(&others).map(|&(_, p)| p).collect();
+        prios.sort_unstable_by(|a, b| b.cmp(a));
+        let mut prios = prios.into_iter();
+        let mut last: Option<u32> = None;
+        let mut total: i64 = 0;
+        for (job, cur) in top {
+            let Some(mut next) = prios.next() else {
+                break;
+            };
+            if let Some(l) = last {
+                if next == l && l > 2 {
+                    next = l - 1;
+                }
+            }
+            last = Some(next);
+            total += i64::from(next) - i64::from(cur);
+            self.shift_priority(job, next, cur);
+        }
+        let last = i64::from(last.unwrap_or(u32::MAX));
+        let mut left = others.len() as i64;
+        for (job, cur) in others {
+            let mut delta = total / left;
+            let mut next = i64::from(cur) - delta;
+            if next >= last {
+                next = last - 1;
+                delta = i64::from(cur) - next;
+            }
+            total -= delta;
+            left -= 1;
+            self.shift_priority(job, next.clamp(1, i64::from(u32::MAX)) as u32, cur);
+        }
+    }
+
+    /// `scontrol update JobId=`: see [`JobChange`]. Changes Slurm refuses
+    /// (of a job that is not pending, but for a running job's time limit and
+    /// nice value) change nothing.
+    fn update_job(&mut self, job: JobIdx, change: &JobChange) {
+        let state = self.jobs[job.idx()].state;
+        match (change, state) {
+            (JobChange::TimeLimit(l), JobState::Running) => {
+                std::sync::Arc::make_mut(&mut self.jobs[job.idx()].request).time_limit = Some(*l);
+                self.reschedule_end(job);
+            }
+            (JobChange::Nice(n), JobState::Pending | JobState::Running) => {
+                let sub = self.jobs[job.idx()].sub as usize;
+                let old = self.specs[sub].nice;
+                self.requeue_in_policy(job, |e| {
+                    if matches!(e.params.priority, PriorityConfig::Basic) {
+                        let j = &mut e.jobs[job.idx()];
+                        if j.priority != 0 {
+                            let p = i64::from(j.priority) + i64::from(old) - i64::from(*n);
+                            j.priority = p.clamp(2, i64::from(u32::MAX)) as u32;
+                        }
+                    }
+                    e.specs[sub].nice = *n;
+                });
+            }
+            (_, JobState::Pending) => {
+                self.requeue_in_policy(job, |e| {
+                    let sub = e.jobs[job.idx()].sub as usize;
+                    let req = std::sync::Arc::make_mut(&mut e.jobs[job.idx()].request);
+                    match change {
+                        JobChange::TimeLimit(l) => req.time_limit = Some(*l),
+                        JobChange::Partition(p) => req.partitions = vec![*p],
+                        JobChange::NumNodes(lo, hi) => {
+                            req.min_nodes = *lo;
+                            req.max_nodes = *hi;
+                        }
+                        JobChange::Dependency(d) => {
+                            e.specs[sub].set_dependency(d.clone());
+                            for t in d.iter().flat_map(|d| &d.terms) {
+                                if let Some(target) = t.target {
+                                    let v = e.dependents.entry(target).or_default();
+                                    if !v.contains(&(sub as u32)) {
+                                        v.push(sub as u32);
+                                    }
+                                }
+                            }
+                        }
+                        JobChange::Nice(_) => {}
+                    }
+                });
+                // Slurm judges the changed job anew: a limit it was held by
+                // may be gone (the passes name what still holds it).
+                let j = &self.jobs[job.idx()];
+                if j.eligible.is_some()
+                    && !matches!(j.reason, Reason::Dependency | Reason::BeginTime)
+                    && j.held.is_none()
+                {
+                    self.set_reason(job, Reason::None, None);
+                }
+                if let JobChange::Dependency(_) = change {
+                    // Eligible again from now, or waiting on the new dependency.
+                    if self.jobs[job.idx()].eligible.take().is_some() {
+                        self.policy.dequeue(job, &self.jobs, &self.cluster);
+                    }
+                    if self.jobs[job.idx()].reason == Reason::Dependency {
+                        self.set_reason(job, Reason::None, None);
+                    }
+                    self.try_eligible(job);
+                }
+            }
+            _ => {}
+        }
     }
 
     // ---- failures, checkpoints, GPU memory --------------------------------------

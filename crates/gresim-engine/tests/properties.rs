@@ -697,7 +697,7 @@ fn build_actions(
                     sub,
                     admin: a.admin,
                 },
-                5 => Action::Release { sub },
+                5 => Action::Release { sub, owner: false },
                 6 => Action::Cancel { sub },
                 _ => Action::Requeue { sub },
             };
@@ -1139,6 +1139,30 @@ fn check_jobs_end_once(s: &Scenario, out: &SimOutput) -> Result<(), TestCaseErro
 
 /// A job left PENDING when the event queue ran dry must be stuck for a
 /// reason that no later event could have changed.
+/// Whether, with the nodes in their final admin states, a partition of `j`
+/// has fewer available (UP) nodes than it needs.
+fn short_of_nodes(out: &SimOutput, j: &gresim_model::job::Job) -> bool {
+    let mut state: Vec<NodeAdminState> = out.cluster.nodes.iter().map(|n| n.state).collect();
+    for c in &out.node_log {
+        state[c.node.idx()] = c.state;
+    }
+    let parts: Vec<PartId> = if j.request.partitions.is_empty() {
+        out.cluster.default_partition().into_iter().collect()
+    } else {
+        j.request.partitions.clone()
+    };
+    parts.into_iter().any(|p| {
+        let up = out
+            .cluster
+            .partition(p)
+            .nodes
+            .iter()
+            .filter(|n| state[n.idx()] == NodeAdminState::Up)
+            .count();
+        up < j.request.min_nodes.max(1) as usize
+    })
+}
+
 fn check_stuck_jobs_explained(_s: &Scenario, out: &SimOutput) -> Result<(), TestCaseError> {
     if out.hit_horizon {
         return Ok(());
@@ -1164,6 +1188,9 @@ fn check_stuck_jobs_explained(_s: &Scenario, out: &SimOutput) -> Result<(), Test
             | Reason::PartitionDown
             | Reason::PartitionInactive
             | Reason::BadConstraints => {}
+            // `_schedule()`: the partition has fewer available (not DOWN or
+            // DRAINED) nodes than the job needs.
+            Reason::Resources if short_of_nodes(out, j) => {}
             Reason::Dependency => {
                 let dep = spec.dependency().ok_or_else(|| {
                     TestCaseError::fail(format!("job {ji} waits on a dependency it does not have"))

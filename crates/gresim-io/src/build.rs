@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use gresim_engine::{Action, TimedAction};
+use gresim_engine::{Action, JobChange, TimedAction};
 use gresim_model::catalog;
 use gresim_model::cluster::{
     NodeAdminState, PartitionState, MAX_CORES_PER_NODE, MAX_GPUS_PER_NODE,
@@ -993,6 +993,104 @@ fn job_behavior(d: &JobDef, r: &JobRequest) -> Result<JobBehavior, (&'static str
     Ok(b)
 }
 
+/// `scontrol update NodeName= State=X`: DOWN, DRAIN, FAIL (like DRAIN:
+/// running jobs finish, no new job starts; sinfo shows it as FAIL), RESUME
+/// or IDLE.
+pub(crate) fn node_state_action(state: &str, nodes: Vec<NodeId>) -> Result<Action, String> {
+    match state.to_ascii_uppercase().as_str() {
+        "DOWN" => Ok(Action::NodeDown(nodes)),
+        "DRAIN" | "FAIL" => Ok(Action::NodeDrain(nodes)),
+        "RESUME" | "IDLE" => Ok(Action::NodeResume(nodes)),
+        other => Err(format!(
+            "unsupported node state '{other}'; expected DOWN, DRAIN, FAIL, RESUME or IDLE"
+        )),
+    }
+}
+
+/// `scancel --state=`: PENDING (PD) or RUNNING (R).
+pub(crate) fn cancel_state(s: &str) -> Result<gresim_model::JobState, String> {
+    match s.to_ascii_uppercase().as_str() {
+        "PENDING" | "PD" => Ok(gresim_model::JobState::Pending),
+        "RUNNING" | "R" => Ok(gresim_model::JobState::Running),
+        _ => Err(format!(
+            "unsupported job state '{s}'; expected PENDING or RUNNING"
+        )),
+    }
+}
+
+/// A signal by name (`USR1`, `SIGUSR1`) or number, one whose default action
+/// ends the process.
+pub(crate) fn signal_number(s: &str) -> Result<u8, String> {
+    const SIGNALS: &[(&str, u8)] = &[
+        ("HUP", 1),
+        ("INT", 2),
+        ("QUIT", 3),
+        ("ABRT", 6),
+        ("KILL", 9),
+        ("USR1", 10),
+        ("SEGV", 11),
+        ("USR2", 12),
+        ("PIPE", 13),
+        ("ALRM", 14),
+        ("TERM", 15),
+    ];
+    let up = s.to_ascii_uppercase();
+    let name = up.strip_prefix("SIG").unwrap_or(&up);
+    SIGNALS
+        .iter()
+        .find(|(n, k)| *n == name || name.parse::<u8>().ok() == Some(*k))
+        .map(|&(_, k)| k)
+        .ok_or_else(|| {
+            format!(
+                "unsupported signal '{s}'; expected one of {}",
+                SIGNALS
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+}
+
+/// Resolves a job id of a dependency to (submission, array task).
+pub(crate) type ResolveJob<'a> = &'a dyn Fn(&str) -> Option<(u32, Option<u32>)>;
+
+/// One `scontrol update JobId=` change, `key` lower-case: timelimit,
+/// partition, nice, dependency (`resolve` names the jobs; empty clears
+/// it) or numnodes.
+pub(crate) fn job_change(
+    key: &str,
+    value: &str,
+    cluster: &Cluster,
+    resolve: ResolveJob<'_>,
+) -> Result<JobChange, String> {
+    match key {
+        "timelimit" => gresim_model::slurm_time::parse_time_limit(value)
+            .map(JobChange::TimeLimit)
+            .map_err(|e| format!("TimeLimit={value}: {e}")),
+        "partition" => cluster
+            .partition_id(value)
+            .map(JobChange::Partition)
+            .ok_or_else(|| format!("Partition={value}: no such partition")),
+        "nice" => value
+            .parse::<i32>()
+            .ok()
+            .filter(|n| n.abs() <= 2_147_483_645)
+            .map(JobChange::Nice)
+            .ok_or_else(|| format!("Nice={value}: expected an integer")),
+        "dependency" if value.is_empty() => Ok(JobChange::Dependency(None)),
+        "dependency" => slurm_opts::parse_dependency(value, resolve)
+            .map(|d| JobChange::Dependency(Some(d)))
+            .map_err(|e| format!("Dependency={value}: {e}")),
+        "numnodes" => slurm_opts::parse_nodes(value)
+            .map(|(a, b)| JobChange::NumNodes(a, b))
+            .map_err(|e| format!("NumNodes={value}: {e}")),
+        other => Err(format!(
+            "unsupported job update key '{other}'; expected TimeLimit, Partition, Nice, Dependency or NumNodes"
+        )),
+    }
+}
+
 /// Timed events to engine actions.
 pub fn build_actions(
     file: &Path,
@@ -1031,7 +1129,7 @@ pub fn build_actions(
                 })
                 .collect()
         };
-        let sub = || -> Result<u32, InputError> {
+        let subs = || -> Result<Vec<u32>, InputError> {
             let k = e.job.as_deref().ok_or_else(|| {
                 InputError::at(
                     file,
@@ -1039,21 +1137,98 @@ pub fn build_actions(
                     format!("action '{}' needs job", e.action),
                 )
             })?;
-            job_key(k).ok_or_else(|| {
-                InputError::at(file, format!("{p}.job"), format!("no job has id '{k}'"))
-            })
+            k.split(',')
+                .map(|k| {
+                    job_key(k.trim()).ok_or_else(|| {
+                        InputError::at(file, format!("{p}.job"), format!("no job has id '{k}'"))
+                    })
+                })
+                .collect()
         };
+        let sub = || -> Result<u32, InputError> {
+            match subs()?.as_slice() {
+                [s] => Ok(*s),
+                _ => Err(InputError::at(
+                    file,
+                    format!("{p}.job"),
+                    format!("action '{}' takes one job", e.action),
+                )),
+            }
+        };
+        let field = |f: &str, m: String| InputError::at(file, format!("{p}.{f}"), m);
         let action = match e.action.as_str() {
             "node_down" => Action::NodeDown(nodes()?),
             "node_up" => Action::NodeUp(nodes()?),
             "node_drain" => Action::NodeDrain(nodes()?),
             "node_resume" => Action::NodeResume(nodes()?),
             "hold" => Action::Hold { sub: sub()?, admin: e.admin },
-            "release" => Action::Release { sub: sub()? },
+            "release" => Action::Release {
+                sub: sub()?,
+                owner: e.owner,
+            },
+            "cancel" if e.state.is_some() || e.user.is_some() => Action::CancelWhere {
+                subs: if e.job.is_some() { Some(subs()?) } else { None },
+                state: e
+                    .state
+                    .as_deref()
+                    .map(cancel_state)
+                    .transpose()
+                    .map_err(|m| field("state", m))?,
+                user: e.user.as_deref().map(Arc::from),
+            },
             "cancel" => Action::Cancel { sub: sub()? },
             "requeue" => Action::Requeue { sub: sub()? },
+            "requeue_hold" => Action::RequeueHold {
+                sub: sub()?,
+                special_exit: e.special_exit,
+            },
+            "suspend" => Action::Suspend { sub: sub()? },
+            "resume" => Action::Resume { sub: sub()? },
+            "top" => Action::Top {
+                subs: subs()?,
+                owner: e.owner,
+            },
+            "signal" => {
+                let sig = e.signal.as_deref().ok_or_else(|| {
+                    field("signal", "action 'signal' needs signal".to_string())
+                })?;
+                Action::Signal {
+                    sub: sub()?,
+                    signal: signal_number(sig).map_err(|m| field("signal", m))?,
+                    batch: e.batch,
+                }
+            }
+            "update" => {
+                let sub = sub()?;
+                let resolve = |k: &str| job_key(k).map(|s| (s, None));
+                let changes = [
+                    ("time_limit", "timelimit", e.time_limit.as_ref().map(NumOrStr::as_string)),
+                    ("partition", "partition", e.partition.clone()),
+                    ("nice", "nice", e.nice.map(|n| n.to_string())),
+                    ("dependency", "dependency", e.dependency.clone()),
+                    ("num_nodes", "numnodes", e.num_nodes.as_ref().map(NumOrStr::as_string)),
+                ];
+                let mut any = false;
+                for (f, key, v) in changes {
+                    let Some(v) = v else { continue };
+                    let change =
+                        job_change(key, &v, cluster, &resolve).map_err(|m| field(f, m))?;
+                    out.push(TimedAction {
+                        at: e.at,
+                        action: Action::Update { sub, change },
+                    });
+                    any = true;
+                }
+                if !any {
+                    return Err(field(
+                        "action",
+                        "action 'update' needs one of time_limit, partition, nice, dependency, num_nodes".into(),
+                    ));
+                }
+                continue;
+            }
             other => {
-                return Err(InputError::at(file, format!("{p}.action"), format!("unknown action '{other}'; expected node_down, node_up, node_drain, node_resume, hold, release, cancel or requeue")))
+                return Err(InputError::at(file, format!("{p}.action"), format!("unknown action '{other}'; expected node_down, node_up, node_drain, node_resume, hold, release, cancel, requeue, requeue_hold, suspend, resume, top, signal or update")))
             }
         };
         out.push(TimedAction { at: e.at, action });

@@ -70,6 +70,10 @@ pub struct CaseDef {
     /// jobs (`scontrol update PartitionName=p QOS=q`).
     #[serde(default)]
     pub setup_cmds: Vec<String>,
+    /// The harness records every node state change (`node_states`); it
+    /// changes nothing the simulation decides.
+    #[serde(default)]
+    pub track_nodes: bool,
 }
 
 /// A case's `accounting` block (the harness's `dbd.sh`).
@@ -168,6 +172,12 @@ pub struct CaseSlurm {
 pub struct CaseAction {
     pub at: f64,
     pub cmd: String,
+    /// The Unix user the harness runs the command as (`runuser`; root by
+    /// default): a job's owner may hold, release and requeue it, but not
+    /// release an administrator's hold, suspend it or (without
+    /// `enable_user_top`) `top` it.
+    #[serde(default)]
+    pub user: Option<String>,
 }
 
 /// Run time: seconds, or `{"default": 10, "3": 20}` per array task.
@@ -255,6 +265,11 @@ pub struct CaseJob {
     pub dependency: Option<String>,
     #[serde(default)]
     pub step: Option<bool>,
+    /// The harness's job counts only the time it is not suspended towards
+    /// its duration (it sleeps in 0.25-s steps). gresim's jobs always do:
+    /// a suspended job's run time stops (see `Action::Suspend`).
+    #[serde(default)]
+    pub run_time_only: bool,
     #[serde(default)]
     pub sbatch_args: Vec<String>,
 }
@@ -383,20 +398,28 @@ pub fn load_case(path: &Path) -> Result<Case, InputError> {
         if let Some(r) = j.release_after {
             actions.push(TimedAction {
                 at: whole(j.submit + r),
-                action: Action::Release { sub: sub as u32 },
+                action: Action::Release {
+                    sub: sub as u32,
+                    owner: false,
+                },
             });
         }
         spec.submit = submit;
         keys.insert(j.id.clone(), sub as u32);
         specs.push(spec);
     }
+    let owners: Vec<Option<&str>> = order
+        .iter()
+        .map(|&i| def.jobs[i].user.as_deref().filter(|u| *u != "root"))
+        .collect();
     for (ai, a) in def.actions.iter().enumerate() {
-        let act = parse_action(&a.cmd, &cluster, &keys)
+        let user = a.user.as_deref().filter(|u| *u != "root");
+        let acts = parse_action(&a.cmd, user, &cluster, &keys, &owners)
             .map_err(|m| InputError::at(path, format!("actions[{ai}].cmd"), m))?;
-        actions.push(TimedAction {
+        actions.extend(acts.into_iter().map(|action| TimedAction {
             at: whole(a.at),
-            action: act,
-        });
+            action,
+        }));
     }
     actions.sort_by_key(|a| a.at);
     let name = def.name.clone().unwrap_or_else(|| {
@@ -681,6 +704,9 @@ fn case_params(path: &Path, def: &CaseDef) -> Result<SchedParams, InputError> {
         // again 6, 10 and 9 s after it, pub_failures r04's reason came 1,
         // 4 and 4.5 s after).
         requeue_completing: 3,
+        // `scancel --signal=USR1 --batch`: the job ended FAILED 3 s after
+        // the signal in all three recordings of admin_scancel.
+        signal_exit_delay: 3,
         // The main pass falls behind the ends of the jobs backfill started
         // 15-55 s after slurmctld's start in the recordings
         // (docs/slurm-fidelity.md).
@@ -719,36 +745,143 @@ fn case_params(path: &Path, def: &CaseDef) -> Result<SchedParams, InputError> {
     Ok(p)
 }
 
-/// `scontrol …` as the harness writes it, with `{jobid}` naming a case job.
+/// `scontrol …` or `scancel …` as the harness writes it, with `{id}` naming
+/// a case job, run by `user` (root when `None`), as engine actions: none
+/// when Slurm refuses the command (a user acting on another's job, or
+/// asking what only an operator may).
 fn parse_action(
     cmd: &str,
+    user: Option<&str>,
     cluster: &Cluster,
     keys: &BTreeMap<String, u32>,
-) -> Result<Action, String> {
+    owners: &[Option<&str>],
+) -> Result<Vec<Action>, String> {
     let words: Vec<&str> = cmd.split_whitespace().collect();
     let job = |w: &str| -> Result<u32, String> {
         let k = w.trim_start_matches('{').trim_end_matches('}');
         keys.get(k).copied().ok_or_else(|| format!("no job '{k}'"))
     };
+    // Job lists: `{a},{b}` or several words.
+    let jobs = |ws: &[&str]| -> Result<Vec<u32>, String> {
+        let mut v = Vec::new();
+        for w in ws {
+            for x in w.split(',').filter(|x| !x.is_empty()) {
+                v.push(job(x)?);
+            }
+        }
+        if v.is_empty() {
+            return Err(format!("'{cmd}' names no job"));
+        }
+        Ok(v)
+    };
+    // Plain users may act on their own jobs only.
+    let owned = |subs: &[u32]| {
+        user.is_none_or(|u| {
+            subs.iter()
+                .all(|&s| owners.get(s as usize) == Some(&Some(u)))
+        })
+    };
+    let per_job = |subs: Vec<u32>, f: &dyn Fn(u32) -> Action| -> Vec<Action> {
+        if owned(&subs) {
+            subs.into_iter().map(f).collect()
+        } else {
+            Vec::new()
+        }
+    };
+    let operator = user.is_none();
     match words.as_slice() {
-        ["scontrol", "hold", j] => Ok(Action::Hold {
-            sub: job(j)?,
-            admin: true,
-        }),
-        ["scontrol", "release", j] => Ok(Action::Release { sub: job(j)? }),
-        ["scontrol", "requeue", j] => Ok(Action::Requeue { sub: job(j)? }),
-        ["scancel", j] => Ok(Action::Cancel { sub: job(j)? }),
+        ["scontrol", "hold", js @ ..] => Ok(per_job(jobs(js)?, &|sub| Action::Hold {
+            sub,
+            admin: operator,
+        })),
+        ["scontrol", "uhold", js @ ..] => Ok(per_job(jobs(js)?, &|sub| Action::Hold {
+            sub,
+            admin: false,
+        })),
+        ["scontrol", "release", js @ ..] => Ok(per_job(jobs(js)?, &|sub| Action::Release {
+            sub,
+            owner: !operator,
+        })),
+        ["scontrol", "requeue", js @ ..] => Ok(per_job(jobs(js)?, &|sub| Action::Requeue { sub })),
+        ["scontrol", "requeuehold", rest @ ..] => {
+            let (special_exit, js) = match rest {
+                [st, js @ ..] if st.contains('=') => {
+                    match st.split_once('=').map(|(k, v)| (k.to_ascii_lowercase(), v)) {
+                        Some((k, v)) if k == "state" && v.eq_ignore_ascii_case("specialexit") => {
+                            (true, js)
+                        }
+                        _ => return Err(format!("'{st}': expected State=SpecialExit")),
+                    }
+                }
+                js => (false, js),
+            };
+            Ok(per_job(jobs(js)?, &|sub| Action::RequeueHold {
+                sub,
+                special_exit,
+            }))
+        }
+        ["scontrol", "suspend", js @ ..] => {
+            let subs = jobs(js)?;
+            Ok(if operator {
+                subs.into_iter()
+                    .map(|sub| Action::Suspend { sub })
+                    .collect()
+            } else {
+                Vec::new()
+            })
+        }
+        ["scontrol", "resume", js @ ..] => {
+            let subs = jobs(js)?;
+            Ok(if operator {
+                subs.into_iter().map(|sub| Action::Resume { sub }).collect()
+            } else {
+                Vec::new()
+            })
+        }
+        ["scontrol", "top", js @ ..] => {
+            let subs = jobs(js)?;
+            Ok(if owned(&subs) {
+                vec![Action::Top {
+                    subs,
+                    owner: !operator,
+                }]
+            } else {
+                Vec::new()
+            })
+        }
         ["scontrol", "update", rest @ ..] => {
-            let kv: BTreeMap<String, String> = rest
+            let mut kv: Vec<(String, &str)> = Vec::new();
+            for w in rest {
+                let (k, v) = w
+                    .split_once('=')
+                    .ok_or_else(|| format!("'{w}': expected Key=Value"))?;
+                kv.push((k.to_ascii_lowercase(), v));
+            }
+            let get = |k: &str| kv.iter().find(|(x, _)| x == k).map(|(_, v)| *v);
+            if let Some(j) = get("jobid") {
+                let sub = job(j)?;
+                let mut out = Vec::new();
+                for (k, v) in kv.iter().filter(|(k, _)| k != "jobid") {
+                    let v = strip_braces(v);
+                    let change = crate::build::job_change(k, &v, cluster, &|id| {
+                        keys.get(id).map(|&s| (s, None))
+                    })?;
+                    out.push(Action::Update { sub, change });
+                }
+                if out.is_empty() {
+                    return Err(format!("'{cmd}' changes nothing"));
+                }
+                return Ok(if owned(&[sub]) { out } else { Vec::new() });
+            }
+            let names = get("nodename").ok_or("scontrol update without JobId= or NodeName=")?;
+            if let Some((k, _)) = kv
                 .iter()
-                .filter_map(|w| {
-                    w.split_once('=')
-                        .map(|(k, v)| (k.to_ascii_lowercase(), v.to_string()))
-                })
-                .collect();
-            let names = kv
-                .get("nodename")
-                .ok_or("scontrol update without NodeName=")?;
+                .find(|(k, _)| !["nodename", "state", "reason"].contains(&k.as_str()))
+            {
+                return Err(format!(
+                    "unsupported node update key '{k}'; expected State= and Reason="
+                ));
+            }
             let nodes: Vec<NodeId> = hostlist::expand(names)
                 .map_err(|e| e.to_string())?
                 .iter()
@@ -758,14 +891,97 @@ fn parse_action(
                         .ok_or_else(|| format!("unknown node '{n}'"))
                 })
                 .collect::<Result<_, _>>()?;
-            match kv.get("state").map(|s| s.to_ascii_uppercase()).as_deref() {
-                Some("DOWN") => Ok(Action::NodeDown(nodes)),
-                Some("DRAIN") => Ok(Action::NodeDrain(nodes)),
-                Some("RESUME") | Some("IDLE") => Ok(Action::NodeResume(nodes)),
-                other => Err(format!("unsupported node state {other:?}")),
-            }
+            let a = crate::build::node_state_action(get("state").unwrap_or(""), nodes)?;
+            Ok(if operator { vec![a] } else { Vec::new() })
         }
-        _ => Err(format!("unsupported command '{cmd}'")),
+        ["scancel", rest @ ..] => parse_scancel(cmd, rest, user, &jobs, &owned),
+        _ => Err(format!(
+            "unsupported command '{cmd}'; expected scontrol hold, uhold, release, requeue, \
+             requeuehold, suspend, resume, top or update, or scancel"
+        )),
+    }
+}
+
+/// `{id}` placeholders to the case's job ids.
+fn strip_braces(v: &str) -> String {
+    v.replace(['{', '}'], "")
+}
+
+/// Case job words (`{a},{b}`) to submissions.
+type JobList<'a> = &'a dyn Fn(&[&str]) -> Result<Vec<u32>, String>;
+
+/// `scancel [--state=S] [--user=U] [--signal=SIG [--batch]] [JOB...]`.
+fn parse_scancel(
+    cmd: &str,
+    rest: &[&str],
+    user: Option<&str>,
+    jobs: JobList<'_>,
+    owned: &dyn Fn(&[u32]) -> bool,
+) -> Result<Vec<Action>, String> {
+    let (mut state, mut by_user, mut signal, mut batch) = (None, None, None, false);
+    let mut named: Vec<&str> = Vec::new();
+    let mut it = rest.iter();
+    while let Some(&w) = it.next() {
+        let (opt, inline) = match w.split_once('=') {
+            Some((o, v)) if o.starts_with('-') => (o, Some(v)),
+            _ => (w, None),
+        };
+        let mut value = || -> Result<&str, String> {
+            inline
+                .or_else(|| it.next().copied())
+                .ok_or_else(|| format!("'{opt}' needs a value"))
+        };
+        match opt {
+            "--state" | "-t" => state = Some(crate::build::cancel_state(value()?)?),
+            "--user" | "-u" => by_user = Some(value()?.to_string()),
+            "--signal" | "-s" => signal = Some(crate::build::signal_number(value()?)?),
+            "--batch" | "-b" => batch = true,
+            o if o.starts_with('-') => {
+                return Err(format!(
+                "unsupported scancel option '{o}'; expected --state, --user, --signal or --batch"
+            ))
+            }
+            _ => named.push(w),
+        }
+    }
+    let subs = if named.is_empty() {
+        None
+    } else {
+        Some(jobs(&named)?)
+    };
+    if let Some(sig) = signal {
+        let (Some(subs), None, None) = (subs, state, &by_user) else {
+            return Err(format!(
+                "'{cmd}': scancel --signal is replayed for named jobs only"
+            ));
+        };
+        return Ok(if owned(&subs) {
+            subs.into_iter()
+                .map(|sub| Action::Signal {
+                    sub,
+                    signal: sig,
+                    batch,
+                })
+                .collect()
+        } else {
+            Vec::new()
+        });
+    }
+    if batch {
+        return Err(format!("'{cmd}': --batch without --signal"));
+    }
+    // A plain user cancels only their own jobs.
+    let by_user = by_user.or_else(|| user.map(str::to_string));
+    match (subs, state, by_user) {
+        (Some(subs), None, None) => {
+            Ok(subs.into_iter().map(|sub| Action::Cancel { sub }).collect())
+        }
+        (None, None, None) => Err(format!("'{cmd}' names no job and no filter")),
+        (subs, state, by_user) => Ok(vec![Action::CancelWhere {
+            subs,
+            state,
+            user: by_user.map(Arc::from),
+        }]),
     }
 }
 

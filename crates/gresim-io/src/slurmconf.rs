@@ -666,6 +666,7 @@ const SCHED_OPTS: &[&str] = &[
     "bf_resolution",
     "bf_max_job_test",
     "kill_invalid_depend",
+    "enable_user_top",
 ];
 /// SchedulerParameters options without an effect on gresim's decisions.
 const QUIET_SCHED_OPTS: &[&str] = &["batch_sched_delay", "sched_min_interval", "bf_busy_nodes"];
@@ -1192,7 +1193,9 @@ fn global(
                 let (o, val) = item.split_once('=').unwrap_or((item, ""));
                 let o = o.to_ascii_lowercase();
                 if SCHED_OPTS.contains(&o.as_str()) {
-                    if o != "kill_invalid_depend" && val.parse::<u64>().is_err() {
+                    if !["kill_invalid_depend", "enable_user_top"].contains(&o.as_str())
+                        && val.parse::<u64>().is_err()
+                    {
                         return Err(line_err(
                             l,
                             &format!("SchedulerParameters {item}: expected a number"),
@@ -1315,6 +1318,7 @@ pub fn sched_params(conf: &SlurmConf, base: &SchedParams) -> SchedParams {
             "bf_window" => p.bf_window = n(v).saturating_mul(60),
             "bf_max_job_test" => p.bf_max_job_test = u32::try_from(n(v)).unwrap_or(u32::MAX),
             "kill_invalid_depend" => p.kill_invalid_depend = true,
+            "enable_user_top" => p.enable_user_top = true,
             _ => {}
         }
     }

@@ -329,6 +329,9 @@ pub struct SchedulerDef {
     /// DependencyParameters=kill_invalid_depend.
     #[serde(default)]
     pub kill_invalid_depend: Option<bool>,
+    /// SchedulerParameters=enable_user_top: users may `scontrol top` their own jobs.
+    #[serde(default)]
+    pub enable_user_top: Option<bool>,
     /// `basic` (default) or `multifactor` (PriorityType).
     #[serde(default)]
     pub priority_type: Option<String>,
@@ -649,7 +652,8 @@ pub struct MixEntryDef {
 pub struct EventDef {
     /// Seconds.
     pub at: u64,
-    /// `node_down`, `node_up`, `node_drain`, `node_resume`, `hold`, `release`, `cancel`, `requeue`.
+    /// `node_down`, `node_up`, `node_drain`, `node_resume`, `hold`, `release`,
+    /// `cancel`, `requeue`, `requeue_hold`, `suspend`, `resume`, `top`, `signal`, `update`.
     pub action: String,
     /// For node actions: a hostlist.
     #[serde(default)]
@@ -660,6 +664,40 @@ pub struct EventDef {
     /// For `hold`: an admin hold (JobHeldAdmin) rather than a user hold.
     #[serde(default)]
     pub admin: bool,
+    /// For `release` and `top`: issued by the job's owner rather than an
+    /// administrator.
+    #[serde(default)]
+    pub owner: bool,
+    /// For `requeue_hold`: held in SPECIAL_EXIT.
+    #[serde(default)]
+    pub special_exit: bool,
+    /// For `signal`: the signal (`USR1`, `TERM`, ...).
+    #[serde(default)]
+    pub signal: Option<String>,
+    /// For `signal`: to the batch shell (`scancel --batch`).
+    #[serde(default)]
+    pub batch: bool,
+    /// For `cancel`: only jobs in this state (`pending` or `running`).
+    #[serde(default)]
+    pub state: Option<String>,
+    /// For `cancel`: only this user's jobs.
+    #[serde(default)]
+    pub user: Option<String>,
+    /// For `update`: the new time limit (`--time` syntax).
+    #[serde(default)]
+    pub time_limit: Option<NumOrStr>,
+    /// For `update`: the new partition.
+    #[serde(default)]
+    pub partition: Option<String>,
+    /// For `update`: the new nice value.
+    #[serde(default)]
+    pub nice: Option<i32>,
+    /// For `update`: the new dependency (`""` clears it).
+    #[serde(default)]
+    pub dependency: Option<String>,
+    /// For `update`: the new node count (`N` or `MIN-MAX`).
+    #[serde(default)]
+    pub num_nodes: Option<NumOrStr>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -119,6 +119,63 @@ pub fn time_limit_in(cluster: &Cluster, job: &Job, part: PartId) -> Option<Secon
     }
 }
 
+/// The priority of `job`'s queue record in `part`: the engine's FIFO value
+/// under priority/basic, the multifactor sum otherwise (0 while held).
+/// `now` is when it is computed (the age factor), `acct` the accounting
+/// usage (fair-share and QOS factors).
+pub fn record_priority(
+    cluster: &Cluster,
+    params: &SchedParams,
+    specs: &[JobSpec],
+    job: &Job,
+    part: PartId,
+    now: Option<gresim_model::job::Time>,
+    acct: Option<&gresim_model::accounting::AcctUsage>,
+) -> u32 {
+    match &params.priority {
+        crate::priority::PriorityConfig::Basic => job.priority,
+        crate::priority::PriorityConfig::Multifactor(m) => {
+            if job.priority == 0 {
+                0
+            } else {
+                let spec = &specs[job.sub as usize];
+                let factors = match (cluster.accounting(), acct, spec.acct()) {
+                    (Some(a), Some(u), Some(ja)) => {
+                        let maxq = a.max_qos_priority();
+                        let maxa = if m.weight_assoc > 0 {
+                            a.max_assoc_priority()
+                        } else {
+                            0
+                        };
+                        crate::priority::AcctFactors {
+                            assoc: if maxa > 0 {
+                                f64::from(a.assocs[ja.assoc as usize].priority) / f64::from(maxa)
+                            } else {
+                                0.0
+                            },
+                            fairshare: u.fairshare[ja.assoc as usize],
+                            qos: if maxq > 0 {
+                                f64::from(a.qos[ja.qos as usize].priority) / f64::from(maxq)
+                            } else {
+                                0.0
+                            },
+                        }
+                    }
+                    _ => crate::priority::AcctFactors::default(),
+                };
+                m.priority(
+                    cluster,
+                    job,
+                    part,
+                    now.unwrap_or(job.eligible.unwrap_or(job.submit)),
+                    spec.nice,
+                    factors,
+                )
+            }
+        }
+    }
+}
+
 /// What a policy may read when a job joins its queue.
 pub struct EnqueueCtx<'a> {
     pub cluster: &'a Cluster,

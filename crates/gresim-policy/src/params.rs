@@ -34,6 +34,13 @@ pub struct SchedParams {
     /// Slurm sets the job's begin time to `now + cred_expire + 1`. 0 counts
     /// from the requeue itself. A requeue by node failure has no such wait.
     pub requeue_completing: u64,
+    /// Seconds between `scancel --batch --signal` killing a job's batch
+    /// shell and the job's end (slurmd reaping what the shell left). 0 ends
+    /// it at once.
+    pub signal_exit_delay: u64,
+    /// SchedulerParameters=enable_user_top: users may `scontrol top` their
+    /// own jobs (otherwise only operators may).
+    pub enable_user_top: bool,
     /// From this time on, the main pass of a second runs after the jobs
     /// that backfill started end in that second, so the jobs the main pass
     /// starts from then on end after the main pass of their last second. slurmctld's main
@@ -84,6 +91,8 @@ impl Default for SchedParams {
             cred_expire: 120,
             kill_completing: 0,
             requeue_completing: 0,
+            signal_exit_delay: 0,
+            enable_user_top: false,
             main_after_ends_from: None,
             priority_calc_period: 300,
             decay_phase: 0,

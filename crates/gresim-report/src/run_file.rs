@@ -505,9 +505,21 @@ fn action_rec(c: &Cluster, a: &TimedAction) -> ActionRec {
         Action::Hold { sub, admin } => {
             (if *admin { "hold_admin" } else { "hold" }, None, Some(*sub))
         }
-        Action::Release { sub } => ("release", None, Some(*sub)),
+        Action::Release { sub, .. } => ("release", None, Some(*sub)),
         Action::Cancel { sub } => ("cancel", None, Some(*sub)),
+        // The first job named (none: every job the filters select).
+        Action::CancelWhere { subs, .. } => (
+            "cancel_where",
+            None,
+            subs.as_ref().and_then(|s| s.first().copied()),
+        ),
+        Action::Signal { sub, .. } => ("signal", None, Some(*sub)),
         Action::Requeue { sub } => ("requeue", None, Some(*sub)),
+        Action::RequeueHold { sub, .. } => ("requeue_hold", None, Some(*sub)),
+        Action::Suspend { sub } => ("suspend", None, Some(*sub)),
+        Action::Resume { sub } => ("resume", None, Some(*sub)),
+        Action::Top { subs, .. } => ("top", None, subs.first().copied()),
+        Action::Update { sub, .. } => ("update", None, Some(*sub)),
         Action::NodeFail(n) => ("node_fail", hl(n), None),
         Action::NodeRepair(n) => ("node_repair", hl(n), None),
     };

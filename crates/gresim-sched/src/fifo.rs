@@ -376,6 +376,37 @@ impl Policy for Fifo {
                 continue;
             }
             let req = &ctx.jobs[job.idx()].request;
+            // `_schedule()`: fewer available (not DOWN or DRAINED) nodes in
+            // the partition than the job needs gives Resources, unless the
+            // job already waits for its required nodes.
+            if !ctx.state.all_schedulable() {
+                let j = &ctx.jobs[job.idx()];
+                let waits_required = j.reason == Reason::ReqNodeNotAvail
+                    && req
+                        .nodelist
+                        .iter()
+                        .any(|n| !ctx.state.node(*n).schedulable());
+                let avail = ctx
+                    .cluster
+                    .partition(part)
+                    .nodes
+                    .iter()
+                    .filter(|n| ctx.state.node(**n).schedulable())
+                    .count();
+                if !waits_required && (req.min_nodes.max(1) as usize) > avail {
+                    ctx.set_reason(
+                        job,
+                        Reason::Resources,
+                        Some(
+                            "Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions"
+                                .into(),
+                        ),
+                    );
+                    // Slurm also fails the partition here (the jobs behind
+                    // show Priority); gresim judges them on their own.
+                    continue;
+                }
+            }
             // Required nodes an earlier `-w` job of this pass could not
             // start on are out of `avail_node_bitmap`: ReqNodeNotAvail.
             if let Some(h) = held.as_deref() {

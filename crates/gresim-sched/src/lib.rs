@@ -27,72 +27,12 @@ pub mod select;
 pub mod shares;
 mod sweep;
 
-use gresim_model::job::{Job, JobSpec};
-use gresim_model::{Cluster, PartId};
-
 pub use gresim_policy::{
-    decision, fairshare, priority, time_limit_in, EnqueueCtx, MigReconfig, PassCtx, PassStats,
-    Policy, SchedParams, Start,
+    decision, fairshare, priority, record_priority, time_limit_in, EnqueueCtx, MigReconfig, PassCtx,
+    PassStats, Policy, SchedParams, Start,
 };
 
 pub use fifo::Fifo;
-
-/// The priority of `job`'s queue record in `part`: the engine's FIFO value
-/// under priority/basic, the multifactor sum otherwise (0 while held).
-/// `now` is when it is computed (the age factor), `acct` the accounting
-/// usage (fair-share and QOS factors).
-pub fn record_priority(
-    cluster: &Cluster,
-    params: &SchedParams,
-    specs: &[JobSpec],
-    job: &Job,
-    part: PartId,
-    now: Option<gresim_model::job::Time>,
-    acct: Option<&gresim_model::accounting::AcctUsage>,
-) -> u32 {
-    match &params.priority {
-        priority::PriorityConfig::Basic => job.priority,
-        priority::PriorityConfig::Multifactor(m) => {
-            if job.priority == 0 {
-                0
-            } else {
-                let spec = &specs[job.sub as usize];
-                let factors = match (cluster.accounting(), acct, spec.acct()) {
-                    (Some(a), Some(u), Some(ja)) => {
-                        let maxq = a.max_qos_priority();
-                        let maxa = if m.weight_assoc > 0 {
-                            a.max_assoc_priority()
-                        } else {
-                            0
-                        };
-                        priority::AcctFactors {
-                            assoc: if maxa > 0 {
-                                f64::from(a.assocs[ja.assoc as usize].priority) / f64::from(maxa)
-                            } else {
-                                0.0
-                            },
-                            fairshare: u.fairshare[ja.assoc as usize],
-                            qos: if maxq > 0 {
-                                f64::from(a.qos[ja.qos as usize].priority) / f64::from(maxq)
-                            } else {
-                                0.0
-                            },
-                        }
-                    }
-                    _ => priority::AcctFactors::default(),
-                };
-                m.priority(
-                    cluster,
-                    job,
-                    part,
-                    now.unwrap_or(job.eligible.unwrap_or(job.submit)),
-                    spec.nice,
-                    factors,
-                )
-            }
-        }
-    }
-}
 
 /// The policies this crate provides, by the name `--policy`, scenario files
 /// (`scheduler.policy`) and reports spell (kebab-case).
