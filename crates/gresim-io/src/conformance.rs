@@ -257,6 +257,15 @@ pub struct CaseJob {
     pub step: Option<bool>,
     #[serde(default)]
     pub sbatch_args: Vec<String>,
+    /// The payload ignores SIGTERM. A preempted job's batch script is not
+    /// signalled in Slurm 22.05 (it runs through its GraceTime either way),
+    /// so the simulation needs nothing of it.
+    #[serde(default)]
+    pub ignore_sigterm: bool,
+    /// Only run time counts towards the duration (time suspended does not).
+    /// gresim does not suspend jobs, so it reads the duration as is.
+    #[serde(default)]
+    pub run_time_only: bool,
 }
 
 /// A loaded case: the scenario, and the case's job ids in submission order.
@@ -703,6 +712,8 @@ fn case_params(path: &Path, def: &CaseDef) -> Result<SchedParams, InputError> {
     if let Some(c) = s.cred_expire {
         text += &format!("AuthInfo=cred_expire={c}\n");
     }
+    // replay.py's KillWait (MessageTimeout stays at its default).
+    text += &format!("KillWait={}\n", s.kill_wait.unwrap_or(1));
     if def.accounting.is_some() {
         // The harness runs slurmdbd for such a case (which, for one, turns
         // on the age factor).

@@ -278,6 +278,10 @@ pub struct PartitionConf {
     pub state: PartitionState,
     /// `OverSubscribe=` (upper case); only `NO` is modelled.
     pub oversubscribe: String,
+    /// `PreemptMode=` (without GANG, which Slurm filters out of a partition's mode).
+    pub preempt_mode: Option<gresim_model::preempt::PreemptMode>,
+    /// `GraceTime=` in seconds.
+    pub grace_time: u64,
 }
 
 /// A parsed slurm.conf.
@@ -320,6 +324,14 @@ pub struct SlurmConf {
     pub cred_expire: Option<u64>,
     pub gres_types: Vec<String>,
     pub accounting_storage_type: Option<String>,
+    /// `PreemptType`, `PreemptMode`, `PreemptExemptTime` and the
+    /// `preempt_*` SchedulerParameters.
+    pub preempt: gresim_model::preempt::PreemptConfig,
+    /// Where `PreemptType` was set, for the checks made once every line is read.
+    pub preempt_type_at: Option<(PathBuf, usize)>,
+    /// `KillWait` and `MessageTimeout` in seconds.
+    pub kill_wait: Option<u64>,
+    pub message_timeout: Option<u64>,
 }
 
 /// Node fields as written (before DEFAULT merging and inference).
@@ -368,6 +380,8 @@ struct PartRaw {
     max_nodes: Option<Option<u32>>,
     state: Option<PartitionState>,
     oversubscribe: Option<String>,
+    preempt_mode: Option<gresim_model::preempt::PreemptMode>,
+    grace_time: Option<u64>,
 }
 
 impl PartRaw {
@@ -383,6 +397,8 @@ impl PartRaw {
             max_nodes: self.max_nodes.or(d.max_nodes),
             state: self.state.or(d.state),
             oversubscribe: self.oversubscribe.or_else(|| d.oversubscribe.clone()),
+            preempt_mode: self.preempt_mode.or(d.preempt_mode),
+            grace_time: self.grace_time.or(d.grace_time),
         }
     }
 }
@@ -466,7 +482,6 @@ const QUIET_KEYS: &[&str] = &[
     "jobsubmitplugins",
     "keepalivetime",
     "killonbadexit",
-    "killwait",
     "launchparameters",
     "launchtype",
     "logtimeformat",
@@ -476,7 +491,6 @@ const QUIET_KEYS: &[&str] = &[
     "maxstepcount",
     "mcsparameters",
     "mcsplugin",
-    "messagetimeout",
     "minjobage",
     "mpidefault",
     "mpiparams",
@@ -583,9 +597,6 @@ const UNMODELLED_KEYS: &[&str] = &[
     "maxnodecount",
     "maxtaskspernode",
     "overtimelimit",
-    "preemptexempttime",
-    "preemptmode",
-    "preempttype",
     "priorityparameters",
     "prioritysitefactorparameters",
     "prioritysitefactorplugin",
@@ -624,7 +635,6 @@ const QUIET_PART_KEYS: &[&str] = &[
     "denyaccounts",
     "denyqos",
     "disablerootjobs",
-    "gracetime",
     "hidden",
     "rootonly",
     "reqresv",
@@ -645,7 +655,6 @@ const UNMODELLED_PART_KEYS: &[&str] = &[
     "maxmempercpu",
     "maxmempernode",
     "overtimelimit",
-    "preemptmode",
     "qos",
     "selecttypeparameters",
 ];
@@ -658,6 +667,15 @@ const SCHED_OPTS: &[&str] = &[
     "bf_resolution",
     "bf_max_job_test",
     "kill_invalid_depend",
+    "preempt_youngest_first",
+    "preempt_reorder_count",
+    "preempt_strict_order",
+];
+/// The SchedulerParameters options of [`SCHED_OPTS`] that take no value.
+const SCHED_FLAGS: &[&str] = &[
+    "kill_invalid_depend",
+    "preempt_youngest_first",
+    "preempt_strict_order",
 ];
 /// SchedulerParameters options without an effect on gresim's decisions.
 const QUIET_SCHED_OPTS: &[&str] = &["batch_sched_delay", "sched_min_interval", "bf_busy_nodes"];
@@ -729,6 +747,23 @@ pub fn parse_slurm_conf(path: &Path, text: &str) -> Result<(SlurmConf, Vec<Warni
                     global(l, &mut conf, k, v, &mut w)?;
                 }
             }
+        }
+    }
+    // read_config.c: a preemption plugin with mode OFF, or preempt/none
+    // with a mode, stops slurmctld.
+    if let Some((file, line)) = &conf.preempt_type_at {
+        use gresim_model::preempt::{PreemptMode, PreemptType};
+        let off = conf.preempt.mode.mode == PreemptMode::Off;
+        if (conf.preempt.ptype != PreemptType::None) == off {
+            return Err(InputError::new(
+                file,
+                format!(
+                    "PreemptType={} and PreemptMode={} are incompatible (Slurm refuses them)",
+                    conf.preempt.ptype.as_str(),
+                    conf.preempt.mode
+                ),
+            )
+            .with_line(*line, 0));
         }
     }
     // Settings whose absence or value changes what Slurm does.
@@ -1104,6 +1139,20 @@ fn part_fields(
                 }
                 r.oversubscribe = Some(up);
             }
+            "preemptmode" => {
+                let m: gresim_model::preempt::PreemptModeSpec = v
+                    .parse()
+                    .map_err(|e: String| line_err(l, &format!("PreemptMode={v}: {e}")))?;
+                if m.mode == gresim_model::preempt::PreemptMode::Suspend {
+                    w.push(Warning::new(
+                        &l.file,
+                        l.line,
+                        format!("PreemptMode={v}: SUSPEND (gang scheduling) is not modelled; jobs of this partition are never preempted"),
+                    ));
+                }
+                r.preempt_mode = Some(m.mode);
+            }
+            "gracetime" => r.grace_time = Some(num(l, k, v)?),
             o if QUIET_PART_KEYS.contains(&o) => {}
             o if UNMODELLED_PART_KEYS.contains(&o) => w.push(Warning::new(
                 &l.file,
@@ -1153,6 +1202,8 @@ fn resolve_partition(
         max_nodes: r.max_nodes.flatten(),
         state: r.state.unwrap_or_default(),
         oversubscribe: r.oversubscribe.unwrap_or_else(|| "NO".into()),
+        preempt_mode: r.preempt_mode,
+        grace_time: r.grace_time.unwrap_or(0),
     })
 }
 
@@ -1180,7 +1231,7 @@ fn global(
                 let (o, val) = item.split_once('=').unwrap_or((item, ""));
                 let o = o.to_ascii_lowercase();
                 if SCHED_OPTS.contains(&o.as_str()) {
-                    if o != "kill_invalid_depend" && val.parse::<u64>().is_err() {
+                    if !SCHED_FLAGS.contains(&o.as_str()) && val.parse::<u64>().is_err() {
                         return Err(line_err(
                             l,
                             &format!("SchedulerParameters {item}: expected a number"),
@@ -1275,6 +1326,41 @@ fn global(
                 .collect()
         }
         "accountingstoragetype" => c.accounting_storage_type = Some(v.to_string()),
+        "killwait" => c.kill_wait = Some(num(l, k, v)?),
+        "messagetimeout" => c.message_timeout = Some(num(l, k, v)?),
+        "preempttype" => {
+            c.preempt.ptype = v.parse().map_err(|e: String| line_err(l, &e))?;
+            c.preempt_type_at = Some((l.file.clone(), l.line));
+        }
+        "preemptmode" => {
+            let m: gresim_model::preempt::PreemptModeSpec = v
+                .parse()
+                .map_err(|e: String| line_err(l, &format!("PreemptMode={v}: {e}")))?;
+            if m.mode == gresim_model::preempt::PreemptMode::Suspend && !m.gang {
+                // read_config.c refuses it, and slurmctld does not start.
+                return Err(line_err(l, "PreemptMode=SUSPEND requires GANG too"));
+            }
+            if m.mode == gresim_model::preempt::PreemptMode::Suspend {
+                warn(format!(
+                    "PreemptMode={v}: SUSPEND with gang scheduling is not modelled; jobs that would be suspended are never preempted"
+                ));
+            }
+            c.preempt.mode = m;
+        }
+        "preemptexempttime" => {
+            // time_str2secs(): INFINITE (or -1) is "not set".
+            c.preempt.exempt_time = if v.trim() == "-1"
+                || v.eq_ignore_ascii_case("INFINITE")
+                || v.eq_ignore_ascii_case("UNLIMITED")
+            {
+                None
+            } else {
+                Some(
+                    gresim_model::slurm_time::parse_duration_exact(v)
+                        .map_err(|e| line_err(l, &format!("PreemptExemptTime={v}: {e}")))?,
+                )
+            }
+        }
         o if QUIET_KEYS.contains(&o) => {}
         o if UNMODELLED_KEYS.contains(&o) => {
             warn(format!("{k}={v} is not modelled (ignored)"));
@@ -1297,6 +1383,11 @@ pub fn sched_params(conf: &SlurmConf, base: &SchedParams) -> SchedParams {
             "bf_window" => p.bf_window = n(v).saturating_mul(60),
             "bf_max_job_test" => p.bf_max_job_test = u32::try_from(n(v)).unwrap_or(u32::MAX),
             "kill_invalid_depend" => p.kill_invalid_depend = true,
+            "preempt_youngest_first" => p.preempt.youngest_first = true,
+            "preempt_strict_order" => p.preempt.strict_order = true,
+            "preempt_reorder_count" => {
+                p.preempt.reorder_count = u32::try_from(n(v)).unwrap_or(u32::MAX)
+            }
             _ => {}
         }
     }
@@ -1319,6 +1410,10 @@ pub fn sched_params(conf: &SlurmConf, base: &SchedParams) -> SchedParams {
     if let Some(c) = conf.priority_calc_period {
         p.priority_calc_period = c;
     }
+    p.preempt.ptype = conf.preempt.ptype;
+    p.preempt.mode = conf.preempt.mode;
+    p.preempt.exempt_time = conf.preempt.exempt_time;
+    p.preempt.kill_pending_wait = conf.kill_wait.unwrap_or(30) + conf.message_timeout.unwrap_or(10);
     match conf.priority_type.as_deref() {
         Some("priority/multifactor") => {
             let mut m = Multifactor::new();
@@ -1750,6 +1845,8 @@ fn build_partitions(
             min_nodes: 0,
             max_nodes: None,
             state: PartitionState::Up,
+            preempt_mode: None,
+            grace_time: 0,
         });
     }
     for p in &conf.partitions {
@@ -1787,6 +1884,8 @@ fn build_partitions(
             min_nodes: p.min_nodes,
             max_nodes: p.max_nodes,
             state: p.state,
+            preempt_mode: p.preempt_mode,
+            grace_time: p.grace_time,
         });
     }
     Ok(out)

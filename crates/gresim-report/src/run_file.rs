@@ -106,6 +106,16 @@ pub struct PartRec {
     pub max_nodes: Option<u32>,
     /// `UP`, `DOWN`, `DRAIN`, `INACTIVE`.
     pub state: String,
+    /// `PreemptMode` when the partition sets one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preempt_mode: Option<String>,
+    /// `GraceTime` in seconds, when not 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub grace_time: u64,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -580,6 +590,8 @@ fn cluster_rec(c: &Cluster) -> ClusterRec {
                 min_nodes: p.min_nodes,
                 max_nodes: p.max_nodes,
                 state: format!("{:?}", p.state).to_ascii_uppercase(),
+                preempt_mode: p.preempt_mode.map(|m| m.as_str().to_string()),
+                grace_time: p.grace_time,
             })
             .collect(),
         gpu_types: c
@@ -1218,6 +1230,12 @@ impl RunFile {
                     "INACTIVE" => gresim_model::cluster::PartitionState::Inactive,
                     _ => gresim_model::cluster::PartitionState::Up,
                 },
+                preempt_mode: p.preempt_mode.as_deref().and_then(|m| {
+                    m.parse::<gresim_model::preempt::PreemptModeSpec>()
+                        .ok()
+                        .map(|s| s.mode)
+                }),
+                grace_time: p.grace_time,
             })
             .collect();
         let mut cluster = Cluster::new(nodes, partitions, types);
