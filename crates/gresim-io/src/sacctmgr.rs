@@ -887,6 +887,36 @@ mod tests {
     }
 
     #[test]
+    fn qos_preemption_fields_and_loops() {
+        use gresim_model::preempt::PreemptMode;
+        let mut a = new_accounting(Enforce::ALL, "gres/gpu").unwrap();
+        for c in [
+            "add qos low GraceTime=30 PreemptExemptTime=00:02:00",
+            "add qos mid Preempt=low PreemptMode=cancel",
+            "add qos high Preempt=low,mid PreemptMode=off",
+        ] {
+            apply_command(&mut a, c).unwrap_or_else(|e| panic!("{c}: {e}"));
+        }
+        let q = |n: &str| &a.qos[a.qos_by_name(n).unwrap() as usize];
+        // sacctmgr reads GraceTime as seconds.
+        assert_eq!(q("low").grace_time, 30);
+        assert_eq!(q("low").preempt_exempt_time, Some(120));
+        assert_eq!(
+            q("mid").preempt_mode.map(|m| m.mode),
+            Some(PreemptMode::Cancel)
+        );
+        // OFF is "not set": the global mode applies.
+        assert_eq!(q("high").preempt_mode, None);
+        assert_eq!(q("high").preempt.len(), 2);
+        let e = apply_command(&mut a, "modify qos low set Preempt=high").unwrap_err();
+        assert!(e.contains("preemption loop") && e.contains("low"), "{e}");
+        let e = apply_command(&mut a, "modify qos low set Preempt=low").unwrap_err();
+        assert!(e.contains("preemption loop"), "{e}");
+        let e = apply_command(&mut a, "modify qos low set PreemptMode=sometimes").unwrap_err();
+        assert!(e.contains("sometimes"), "{e}");
+    }
+
+    #[test]
     fn bad_commands_say_what_was_expected() {
         let mut a = new_accounting(Enforce::ALL, "gres/gpu").unwrap();
         let e = apply_command(&mut a, "add qos x MaxTRESPerUser=gres/tpu=1").unwrap_err();

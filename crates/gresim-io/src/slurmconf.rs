@@ -1989,7 +1989,7 @@ mod tests {
         let (c, w) = parse(
             "SelectType=select/cons_tres\nClusterName=x\nFrobnicate=3\n\
              NodeName=n1 CPUs=4 RealMemory=100 Colour=blue\n\
-             PartitionName=p Nodes=n1 Flavour=x\nSchedulerParameters=bf_interval=5,bf_continue\nPreemptType=preempt/qos\n",
+             PartitionName=p Nodes=n1 Flavour=x\nSchedulerParameters=bf_interval=5,bf_continue\nTopologyPlugin=topology/tree\n",
         );
         assert_eq!(c.nodes.len(), 1);
         let msgs: Vec<String> = w.iter().map(ToString::to_string).collect();
@@ -1998,7 +1998,56 @@ mod tests {
         assert!(msgs[1].starts_with("slurm.conf:4: unknown node key 'Colour'"));
         assert!(msgs[2].starts_with("slurm.conf:5: unknown partition key 'Flavour'"));
         assert!(msgs[3].starts_with("slurm.conf:6: ") && msgs[3].contains("bf_continue"));
-        assert!(msgs[4].starts_with("slurm.conf:7: ") && msgs[4].contains("PreemptType"));
+        assert!(msgs[4].starts_with("slurm.conf:7: ") && msgs[4].contains("TopologyPlugin"));
+    }
+
+    #[test]
+    fn preemption_settings_are_read_and_bad_ones_name_their_line() {
+        use gresim_model::preempt::{PreemptMode, PreemptType};
+        let (c, w) = parse(
+            "SelectType=select/cons_tres\nPreemptType=preempt/partition_prio\nPreemptMode=REQUEUE\n\
+             PreemptExemptTime=00:05:00\nKillWait=1\n\
+             SchedulerParameters=preempt_youngest_first,preempt_reorder_count=3\n\
+             NodeName=n1 CPUs=4 RealMemory=100\n\
+             PartitionName=scav Nodes=n1 PriorityTier=1 PreemptMode=CANCEL GraceTime=30\n",
+        );
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(c.preempt.ptype, PreemptType::PartitionPrio);
+        assert_eq!(c.preempt.mode.mode, PreemptMode::Requeue);
+        assert_eq!(c.preempt.exempt_time, Some(300));
+        let p = sched_params(&c, &SchedParams::default());
+        assert!(p.preempt.enabled() && p.preempt.youngest_first);
+        assert_eq!(p.preempt.reorder_count, 3);
+        assert_eq!(p.preempt.kill_pending_wait, 11);
+        assert_eq!(c.partitions[0].preempt_mode, Some(PreemptMode::Cancel));
+        assert_eq!(c.partitions[0].grace_time, 30);
+
+        let bad = |text: &str, needle: &str, line: &str| {
+            let e = parse_slurm_conf(Path::new("slurm.conf"), text).expect_err("refused");
+            let m = e.to_string();
+            assert!(m.contains(needle) && m.contains(line), "{m}");
+        };
+        bad(
+            "PreemptType=preempt/qos\nPreemptMode=PAUSE\n",
+            "PAUSE",
+            "slurm.conf:2",
+        );
+        bad(
+            "PreemptType=preempt/fancy\n",
+            "preempt/fancy",
+            "slurm.conf:1",
+        );
+        bad("PreemptMode=SUSPEND\n", "GANG", "slurm.conf:1");
+        bad(
+            "NodeName=n1 CPUs=4\nPreemptType=preempt/qos\n",
+            "incompatible",
+            "slurm.conf:2",
+        );
+        bad(
+            "NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1 PreemptMode=often\n",
+            "often",
+            "slurm.conf:2",
+        );
     }
 
     #[test]
