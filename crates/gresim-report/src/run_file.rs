@@ -313,6 +313,9 @@ pub struct RunFile {
     /// Whether the pending-reason history was recorded.
     pub reasons_recorded: bool,
     pub def_mem_per_cpu: Option<u64>,
+    /// The preemption settings, when the run had a PreemptType.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preempt: Option<PreemptRec>,
     pub cluster: ClusterRec,
     pub actions: Vec<ActionRec>,
     /// Every change of a node's admin state, in time order.
@@ -797,6 +800,47 @@ impl Serialize for TimelineSer<'_> {
 
 /// run.json's header, borrowed: serialises exactly as a [`RunFile`] (same
 /// fields in the same order) whose job list is empty. `T` is the timeline.
+/// A run's preemption settings (docs/preemption.md), for `explain`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PreemptRec {
+    /// `preempt/partition_prio` or `preempt/qos`.
+    #[serde(rename = "type")]
+    pub ty: String,
+    /// The global PreemptMode.
+    pub mode: String,
+    /// PreemptExemptTime in seconds.
+    pub exempt_time: Option<u64>,
+    pub youngest_first: bool,
+    pub reorder_count: u32,
+    pub strict_order: bool,
+}
+
+impl PreemptRec {
+    fn of(p: &gresim_model::preempt::PreemptConfig) -> Option<PreemptRec> {
+        p.enabled().then(|| PreemptRec {
+            ty: p.ptype.as_str().to_string(),
+            mode: p.mode.to_string(),
+            exempt_time: p.exempt_time,
+            youngest_first: p.youngest_first,
+            reorder_count: p.reorder_count,
+            strict_order: p.strict_order,
+        })
+    }
+
+    /// The settings back, as the scheduler reads them.
+    pub fn config(&self) -> Option<gresim_model::preempt::PreemptConfig> {
+        Some(gresim_model::preempt::PreemptConfig {
+            ptype: self.ty.parse().ok()?,
+            mode: self.mode.parse().ok()?,
+            exempt_time: self.exempt_time,
+            youngest_first: self.youngest_first,
+            reorder_count: self.reorder_count,
+            strict_order: self.strict_order,
+            ..gresim_model::preempt::PreemptConfig::new()
+        })
+    }
+}
+
 #[derive(Serialize)]
 struct Head<'a, T: Serialize> {
     format: &'a str,
@@ -809,6 +853,8 @@ struct Head<'a, T: Serialize> {
     events: u64,
     reasons_recorded: bool,
     def_mem_per_cpu: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    preempt: Option<PreemptRec>,
     cluster: &'a ClusterRec,
     actions: &'a [ActionRec],
     node_states: &'a [NodeStateRec],
@@ -889,6 +935,7 @@ pub fn write_run_json<W: Write>(out: &SimOutput, meta: &RunMeta, w: &mut W) -> i
         events: out.events,
         reasons_recorded: out.reasons.is_some(),
         def_mem_per_cpu: out.params.def_mem_per_cpu,
+        preempt: PreemptRec::of(&out.params.preempt),
         cluster: &parts.cluster,
         actions: &parts.actions,
         node_states: &parts.node_states,
@@ -935,6 +982,7 @@ impl RunFile {
             events: out.events,
             reasons_recorded: out.reasons.is_some(),
             def_mem_per_cpu: out.params.def_mem_per_cpu,
+            preempt: PreemptRec::of(&out.params.preempt),
             cluster,
             actions,
             node_states,
@@ -966,6 +1014,7 @@ impl RunFile {
             events: self.events,
             reasons_recorded: self.reasons_recorded,
             def_mem_per_cpu: self.def_mem_per_cpu,
+            preempt: self.preempt.clone(),
             cluster: &self.cluster,
             actions: &self.actions,
             node_states: &self.node_states,
@@ -1363,6 +1412,11 @@ impl RunFile {
     pub fn sched_params(&self) -> SchedParams {
         SchedParams {
             def_mem_per_cpu: self.def_mem_per_cpu,
+            preempt: self
+                .preempt
+                .as_ref()
+                .and_then(PreemptRec::config)
+                .unwrap_or_else(gresim_model::preempt::PreemptConfig::new),
             ..SchedParams::default()
         }
     }

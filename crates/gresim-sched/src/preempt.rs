@@ -31,7 +31,7 @@ use gresim_model::job::{Job, JobSpec, Time};
 use gresim_model::preempt::{PreemptMode, PreemptType};
 use gresim_model::{Allocation, Cluster, JobIdx, PartId};
 
-use crate::select::{SelectCache, SelectFail};
+use crate::select::SelectCache;
 use crate::{PassCtx, SchedParams};
 
 /// The QOS record of `spec`, when the cluster has accounting.
@@ -194,88 +194,119 @@ pub fn preemptees(
     part: PartId,
     avoid: Option<&[bool]>,
 ) -> Option<(Vec<JobIdx>, Allocation)> {
-    let mut order = candidates(ctx, job, part);
+    let order = candidates(ctx, job, part);
     if order.is_empty() {
         return None;
     }
     let (cluster, params) = (ctx.cluster, ctx.params);
     let req = &ctx.jobs[job.idx()].request;
-    let mode_of = |j: JobIdx| {
+    let ends_job = |j: JobIdx| {
         let ee = &ctx.jobs[j.idx()];
         let part = ee.runs.last().map_or(part, |r| r.partition);
-        job_mode(cluster, params, &ctx.specs[ee.sub as usize], part)
+        job_mode(cluster, params, &ctx.specs[ee.sub as usize], part).ends_job()
     };
     let alloc_of = |j: JobIdx| ctx.jobs[j.idx()].runs.last().map(|r| &r.alloc);
-    let mut cache = SelectCache::new();
-    let mut pass_count: u32 = 0;
-    let cand_cnt = order.len() as u32;
-    loop {
-        // Remove candidates one by one until the job fits.
-        let mut trial = ctx.state.clone();
-        let mut fit: Option<(usize, Allocation)> = None;
-        for (i, &c) in order.iter().enumerate() {
-            if !mode_of(c).ends_job() {
-                continue;
-            }
-            let Some(a) = alloc_of(c) else { continue };
-            if trial.release(cluster, a).is_err() {
-                continue;
-            }
-            match crate::select::select(&mut cache, cluster, params, &trial, req, part, avoid) {
-                Ok(alloc) => {
+    let trial = Trial {
+        cluster,
+        params,
+        state: ctx.state,
+        req,
+        part,
+        avoid,
+    };
+    trial.run(order, &alloc_of, &ends_job)
+}
+
+/// cons_tres's `_run_now()` trial for one pending job on a given node usage.
+pub struct Trial<'a> {
+    pub cluster: &'a Cluster,
+    pub params: &'a SchedParams,
+    /// The usage now, with every candidate still running.
+    pub state: &'a gresim_model::ClusterState,
+    pub req: &'a gresim_model::JobRequest,
+    pub part: PartId,
+    pub avoid: Option<&'a [bool]>,
+}
+
+impl Trial<'_> {
+    /// Removes the candidates of `order` (preemption order; `ends_job`
+    /// says whether a candidate's mode lets it be removed) one at a time
+    /// until the job fits, reordering as `_run_now()` does. Returns the
+    /// preemptees, in order, and the nodes the job would get.
+    pub fn run<'j, K: Copy + PartialEq>(
+        &self,
+        mut order: Vec<K>,
+        alloc_of: &dyn Fn(K) -> Option<&'j Allocation>,
+        ends_job: &dyn Fn(K) -> bool,
+    ) -> Option<(Vec<K>, Allocation)> {
+        let (cluster, params) = (self.cluster, self.params);
+        let mut cache = SelectCache::new();
+        let mut pass_count: u32 = 0;
+        let cand_cnt = order.len() as u32;
+        loop {
+            // Remove candidates one by one until the job fits.
+            let mut trial = self.state.clone();
+            let mut fit: Option<(usize, Allocation)> = None;
+            for (i, &c) in order.iter().enumerate() {
+                if !ends_job(c) {
+                    continue;
+                }
+                let Some(a) = alloc_of(c) else { continue };
+                if trial.release(cluster, a).is_err() {
+                    continue;
+                }
+                if let Ok(alloc) = crate::select::select(
+                    &mut cache, cluster, params, &trial, self.req, self.part, self.avoid,
+                ) {
                     fit = Some((i, alloc));
                     break;
                 }
-                Err(SelectFail::Busy | SelectFail::Unavailable(_) | SelectFail::Never) => {}
             }
-        }
-        let (i, alloc) = fit?;
-        let stop = pass_count > params.preempt.reorder_count;
-        pass_count += 1;
-        if stop || cand_cnt <= pass_count {
-            let chosen: Vec<bool> = {
-                let mut v = vec![false; cluster.nodes.len()];
+            let (i, alloc) = fit?;
+            let stop = pass_count > params.preempt.reorder_count;
+            pass_count += 1;
+            if stop || cand_cnt <= pass_count {
+                let mut chosen = vec![false; cluster.nodes.len()];
                 for n in alloc.node_ids() {
-                    v[n.idx()] = true;
+                    chosen[n.idx()] = true;
                 }
-                v
-            };
-            let list: Vec<JobIdx> = order[..=i]
-                .iter()
-                .copied()
-                .filter(|&c| mode_of(c).ends_job())
-                .filter(|&c| alloc_of(c).is_some_and(|a| a.node_ids().any(|n| chosen[n.idx()])))
-                .collect();
-            return (!list.is_empty()).then_some((list, alloc));
-        }
-        if params.preempt.strict_order {
-            // The last candidate removed goes first; the others keep their order.
-            let c = order.remove(i);
-            order.insert(0, c);
-        } else {
-            // The candidates removed before it, by how many of the chosen
-            // nodes they hold; it goes first, the rest after.
-            let usable = |c: JobIdx| -> usize {
-                alloc_of(c).map_or(0, |a| {
-                    a.node_ids()
-                        .filter(|n| alloc.node_ids().any(|m| m == *n))
-                        .count()
-                })
-            };
-            let mut keyed: Vec<(usize, JobIdx)> = order
-                .iter()
-                .enumerate()
-                .map(|(k, &c)| {
-                    let u = match k.cmp(&i) {
-                        std::cmp::Ordering::Less => usable(c),
-                        std::cmp::Ordering::Equal => 99_999,
-                        std::cmp::Ordering::Greater => 0,
-                    };
-                    (u, c)
-                })
-                .collect();
-            keyed.sort_by_key(|&(u, _)| std::cmp::Reverse(u));
-            order = keyed.into_iter().map(|(_, c)| c).collect();
+                let list: Vec<K> = order[..=i]
+                    .iter()
+                    .copied()
+                    .filter(|&c| ends_job(c))
+                    .filter(|&c| alloc_of(c).is_some_and(|a| a.node_ids().any(|n| chosen[n.idx()])))
+                    .collect();
+                return (!list.is_empty()).then_some((list, alloc));
+            }
+            if params.preempt.strict_order {
+                // The last candidate removed goes first; the others keep their order.
+                let c = order.remove(i);
+                order.insert(0, c);
+            } else {
+                // The candidates removed before it, by how many of the chosen
+                // nodes they hold; it goes first, the rest after.
+                let usable = |c: K| -> usize {
+                    alloc_of(c).map_or(0, |a| {
+                        a.node_ids()
+                            .filter(|n| alloc.node_ids().any(|m| m == *n))
+                            .count()
+                    })
+                };
+                let mut keyed: Vec<(usize, K)> = order
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &c)| {
+                        let u = match k.cmp(&i) {
+                            std::cmp::Ordering::Less => usable(c),
+                            std::cmp::Ordering::Equal => 99_999,
+                            std::cmp::Ordering::Greater => 0,
+                        };
+                        (u, c)
+                    })
+                    .collect();
+                keyed.sort_by_key(|&(u, _)| std::cmp::Reverse(u));
+                order = keyed.into_iter().map(|(_, c)| c).collect();
+            }
         }
     }
 }

@@ -211,3 +211,23 @@ fn bad_preemption_settings_are_refused_naming_the_field() {
     let e = gresim_io::parse_scenario(Path::new("l.json"), loop_text).expect_err("refused");
     assert!(e.to_string().contains("preemption loop"), "{e}");
 }
+
+#[test]
+fn explain_names_the_jobs_a_pending_job_would_preempt() {
+    let o = run(&scenario(
+        CANCEL,
+        r#", "grace_time": 15"#,
+        &jobs_two_scav_one_owner(),
+    ));
+    let rf = o.run_file();
+    // o1 waits from 10 to 25 while s1 runs through its grace time.
+    let text = gresim_report::explain::explain(&rf, "o1", Some(15)).expect("explains");
+    assert!(
+        text.contains("preempt preempt/partition_prio in partition owner: it would preempt 1 \"s1\" (scav, CANCEL) and run on n1"),
+        "{text}"
+    );
+    // Without preemption explain says nothing of it.
+    let o = run(&scenario("", "", &jobs_two_scav_one_owner()));
+    let text = gresim_report::explain::explain(&o.run_file(), "o1", Some(15)).expect("explains");
+    assert!(!text.contains("preempt"), "{text}");
+}
