@@ -122,6 +122,13 @@ pub struct VariantDef {
     /// accounting: no limits, no fair-share).
     #[serde(default, deserialize_with = "some_value")]
     pub accounting: Option<serde_json::Value>,
+    /// Replaces `scheduler.preempt`; `null` removes it (no preemption).
+    #[serde(default, deserialize_with = "some_value")]
+    pub preempt: Option<serde_json::Value>,
+    /// Sets `checkpoint_interval` (seconds; `null` removes it) on every
+    /// inline job.
+    #[serde(default, deserialize_with = "some_value")]
+    pub checkpoint_interval: Option<serde_json::Value>,
 }
 
 /// A present field, `null` included, as `Some` (absent stays `None`).
