@@ -151,9 +151,9 @@ impl fmt::Display for PreemptModeSpec {
     }
 }
 
-/// The cluster-wide preemption settings. The default is no preemption, and
-/// leaves every decision as it is without preemption.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// The cluster-wide preemption settings. The default (Slurm's) is no
+/// preemption, and leaves every decision as it is without preemption.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PreemptConfig {
     pub ptype: PreemptType,
     /// The global `PreemptMode` (OFF when absent).
@@ -175,13 +175,24 @@ pub struct PreemptConfig {
     pub kill_pending_wait: u64,
 }
 
+impl Default for PreemptConfig {
+    fn default() -> Self {
+        PreemptConfig::new()
+    }
+}
+
 impl PreemptConfig {
-    /// Slurm's defaults: `preempt/none`, mode OFF, reorder count 1.
+    /// Slurm's defaults: `preempt/none`, mode OFF, reorder count 1,
+    /// KillWait + MessageTimeout of 30 + 10 s.
     pub fn new() -> PreemptConfig {
         PreemptConfig {
+            ptype: PreemptType::None,
+            mode: PreemptModeSpec::default(),
+            exempt_time: None,
+            youngest_first: false,
             reorder_count: 1,
+            strict_order: false,
             kill_pending_wait: 40,
-            ..PreemptConfig::default()
         }
     }
     /// Whether any job can be preempted (the plugin's `PREEMPT_DATA_ENABLED`).

@@ -1416,7 +1416,7 @@ impl RunFile {
                 .preempt
                 .as_ref()
                 .and_then(PreemptRec::config)
-                .unwrap_or_else(gresim_model::preempt::PreemptConfig::new),
+                .unwrap_or_default(),
             ..SchedParams::default()
         }
     }
