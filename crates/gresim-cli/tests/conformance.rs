@@ -52,6 +52,14 @@ const FLOORS: &[(&str, u32)] = &[
     ("node_sets", 7),
     // Accounting limits (recorded with slurmdbd); nothing was fitted on it.
     ("pub_accounting", 10),
+    // Preemption (issue 17; recorded before it was modelled, nothing fitted
+    // on them). Below 95%: Slurm's kill of a preempted job is done within
+    // the second or 3-8 s later, unpredictably (docs/preemption.md).
+    ("preempt_grace", 5),
+    ("preempt_part_cancel", 8),
+    ("preempt_part_requeue", 5),
+    ("preempt_qos_requeue", 9),
+    ("preempt_suspend", 4),
     ("pub_arrays_deps", 32),
     ("pub_failures", 12),
     ("pub_fifo_backfill", 14),

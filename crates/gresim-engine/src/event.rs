@@ -85,6 +85,13 @@ pub enum EventKind {
     /// (`SchedParams::kill_completing`).
     /// The accounting tick (`PriorityCalcPeriod`).
     AcctTick,
+    /// The grace time of run `run` of a preempted `job` is over: it is
+    /// killed and cancelled or requeued as `mode` says.
+    PreemptKill {
+        job: JobIdx,
+        run: u32,
+        mode: gresim_model::preempt::PreemptMode,
+    },
     Completed {
         job: JobIdx,
     },

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use gresim_model::job::{DepKind, Job, JobSpec, Run, RunTime, Time};
+use gresim_model::preempt::PreemptMode;
 use gresim_model::{
     Allocation, ClusterState, JobId, JobIdx, JobState, NodeAdminState, NodeId, Reason,
 };
@@ -108,6 +109,8 @@ pub struct Engine<'a> {
     /// Jobs killed while running that are still COMPLETING, with what they
     /// hold beyond their own allocation (the rest of their nodes).
     completing: Vec<(JobIdx, Allocation)>,
+    /// Preempted jobs in their grace time, with the run that was signalled.
+    signalled: BTreeMap<JobIdx, u32>,
     /// Running jobs by planned end (start + time limit), for backfill.
     running_ends: std::collections::BTreeSet<(Time, JobIdx)>,
     next_job_id: u32,
@@ -216,6 +219,7 @@ impl<'a> Engine<'a> {
             next_spec: None,
             node_jobs: vec![Vec::new(); cluster.nodes.len()],
             completing: Vec::new(),
+            signalled: BTreeMap::new(),
             running_ends: std::collections::BTreeSet::new(),
             state,
             params: input.params,
@@ -396,6 +400,12 @@ impl<'a> Engine<'a> {
                 EventKind::MigReady { gpu } => self.on_mig_ready(gpu as usize)?,
                 EventKind::Completed { job } => self.on_completed(job)?,
                 EventKind::AcctTick => self.on_acct_tick(),
+                EventKind::PreemptKill { job, run, mode } => {
+                    if self.signalled.get(&job) == Some(&run) {
+                        self.preempt_now(job, mode)?;
+                        self.request_main(self.now);
+                    }
+                }
                 EventKind::Requeue { job, run } => {
                     let j = &self.jobs[job.idx()];
                     if j.state == JobState::Running && j.runs.len() as u32 == run + 1 {
@@ -533,7 +543,7 @@ impl<'a> Engine<'a> {
                     || self.moved_ends.get(&job).is_some_and(|&at| at != t)
                     || self.is_suspended(job)
             }
-            EventKind::Requeue { job, run } => {
+            EventKind::Requeue { job, run } | EventKind::PreemptKill { job, run, .. } => {
                 let j = &self.jobs[job.idx()];
                 j.state != JobState::Running || j.runs.len() as u32 != run + 1
             }
@@ -647,6 +657,7 @@ impl<'a> Engine<'a> {
             running: &self.running_ends,
             started: Vec::new(),
             reasons: Vec::new(),
+            preempted: Vec::new(),
             acct: self.acct.as_mut(),
         };
         if backfill {
@@ -655,7 +666,10 @@ impl<'a> Engine<'a> {
             self.policy.main_pass(&mut ctx);
         }
         let PassCtx {
-            started, reasons, ..
+            started,
+            reasons,
+            preempted,
+            ..
         } = ctx;
         if let Some(msg) = self.policy.take_failure() {
             return Err(EngineError::Policy {
@@ -666,8 +680,28 @@ impl<'a> Engine<'a> {
         for (job, r, desc) in reasons {
             self.set_reason(job, r, desc);
         }
+        let mut freed = false;
+        for p in preempted {
+            freed |= self.apply_preempt(p)?;
+        }
         for s in started {
             self.start_job(s)?;
+        }
+        if freed {
+            // The end of a preempted job sets off a pass (Slurm's schedule()
+            // on the job's completion), which starts the preemptor.
+            self.request_main(self.now);
+        }
+        if !backfill
+            && self.params.preempt.enabled()
+            && self.policy.queued() > 0
+            && self.running > 0
+        {
+            // slurmctld's main loop runs every sched_interval whatever
+            // changed: a job may become preemptable only by running past
+            // its PreemptExemptTime, which no event marks. (Only while
+            // something runs: nothing else can change then.)
+            self.request_main(self.now + self.params.sched_interval.max(1));
         }
         self.apply_mig_reconfigs()?;
         if !backfill {
@@ -1346,9 +1380,13 @@ impl<'a> Engine<'a> {
 
     /// Frees the job's resources and closes its current run.
     fn finish_run(&mut self, job: JobIdx, run_state: JobState) -> Result<(), EngineError> {
-        if matches!(run_state, JobState::NodeFail | JobState::Requeued) {
+        if matches!(
+            run_state,
+            JobState::NodeFail | JobState::Requeued | JobState::Preempted
+        ) {
             self.account_failed_run(job);
         }
+        self.signalled.remove(&job);
         let now = self.now;
         let j = &mut self.jobs[job.idx()];
         let Some(run) = j.runs.last_mut() else {
@@ -1751,6 +1789,66 @@ impl<'a> Engine<'a> {
         if self.params.pass_on_end {
             self.request_main(self.now);
         }
+        Ok(())
+    }
+
+    /// A policy's preemption: at once, or after the grace time (Slurm's
+    /// `slurm_job_preempt()`: the job gets SIGTERM and its end time becomes
+    /// now + GraceTime; the batch script is not signalled, so it runs on
+    /// until then). A job already in its grace time is left alone.
+    /// Returns whether the job's resources are free now.
+    fn apply_preempt(&mut self, p: gresim_policy::Preempt) -> Result<bool, EngineError> {
+        let j = &self.jobs[p.job.idx()];
+        if j.state != JobState::Running || j.runs.is_empty() {
+            return Ok(false);
+        }
+        let run = j.runs.len() as u32 - 1;
+        if self.signalled.get(&p.job) == Some(&run) {
+            return Ok(false);
+        }
+        if p.grace == 0 {
+            self.preempt_now(p.job, p.mode)?;
+            return Ok(true);
+        }
+        self.signalled.insert(p.job, run);
+        let end = self.now.saturating_add(p.grace);
+        let planned = j.planned_end;
+        if end < planned {
+            // Backfill plans with the new end time.
+            self.running_ends.remove(&(planned, p.job));
+            self.running_ends.insert((end, p.job));
+            self.jobs[p.job.idx()].planned_end = end;
+        }
+        self.queue.push(
+            end,
+            Phase::Admin,
+            EventKind::PreemptKill {
+                job: p.job,
+                run,
+                mode: p.mode,
+            },
+        );
+        Ok(false)
+    }
+
+    /// Ends a preempted job's run: requeued (PreemptMode=REQUEUE and the job
+    /// may be requeued) or killed, ending PREEMPTED. The work since its last
+    /// checkpoint is lost either way. Its resources are free at once, and a
+    /// requeued job's begin time is `cred_expire + 1` s later (the recordings
+    /// show the kill done within the second more often than not,
+    /// docs/preemption.md).
+    fn preempt_now(&mut self, job: JobIdx, mode: PreemptMode) -> Result<(), EngineError> {
+        self.signalled.remove(&job);
+        if self.jobs[job.idx()].state != JobState::Running {
+            return Ok(());
+        }
+        if mode == PreemptMode::Requeue && self.jobs[job.idx()].requeue {
+            self.requeue(job, JobState::Preempted, 0)?;
+        } else {
+            self.finish_run(job, JobState::Preempted)?;
+            self.terminate(job, JobState::Preempted, Reason::None);
+        }
+        self.mark_dirty();
         Ok(())
     }
 

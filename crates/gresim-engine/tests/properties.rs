@@ -491,6 +491,8 @@ fn build_cluster(g: &ClusterGen) -> Cluster {
         min_nodes: 0,
         max_nodes: None,
         state: PartitionState::Up,
+        preempt_mode: None,
+        grace_time: 0,
     }];
     if let Some((mask, tier)) = g.second {
         let mut members: Vec<NodeId> = all
@@ -512,6 +514,8 @@ fn build_cluster(g: &ClusterGen) -> Cluster {
             min_nodes: 0,
             max_nodes: None,
             state: PartitionState::Up,
+            preempt_mode: None,
+            grace_time: 0,
         });
     }
     Cluster::new(nodes, partitions, gpu_types)

@@ -406,6 +406,8 @@ pub fn build_partitions(
             min_nodes: 0,
             max_nodes: None,
             state: PartitionState::Up,
+            preempt_mode: None,
+            grace_time: 0,
         });
     }
     for (pi, p) in parts.iter().enumerate() {
@@ -466,6 +468,15 @@ pub fn build_partitions(
                 ))
             }
         };
+        let preempt_mode = p
+            .preempt_mode
+            .as_deref()
+            .map(|m| {
+                m.parse::<gresim_model::preempt::PreemptModeSpec>()
+                    .map(|s| s.mode)
+                    .map_err(|e| err(format!("{pp}.preempt_mode"), e))
+            })
+            .transpose()?;
         partitions.push(Partition {
             name: p.name.clone(),
             nodes: members,
@@ -477,6 +488,8 @@ pub fn build_partitions(
             min_nodes: p.min_nodes.unwrap_or(0),
             max_nodes: p.max_nodes,
             state,
+            preempt_mode,
+            grace_time: p.grace_time.unwrap_or(0),
         });
     }
     if partitions.iter().filter(|p| p.default).count() > 1 {

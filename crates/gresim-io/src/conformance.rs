@@ -272,6 +272,11 @@ pub struct CaseJob {
     pub run_time_only: bool,
     #[serde(default)]
     pub sbatch_args: Vec<String>,
+    /// The payload ignores SIGTERM. A preempted job's batch script is not
+    /// signalled in Slurm 22.05 (it runs through its GraceTime either way),
+    /// so the simulation needs nothing of it.
+    #[serde(default)]
+    pub ignore_sigterm: bool,
 }
 
 /// A loaded case: the scenario, and the case's job ids in submission order.
@@ -729,6 +734,8 @@ fn case_params(path: &Path, def: &CaseDef) -> Result<SchedParams, InputError> {
     if let Some(c) = s.cred_expire {
         text += &format!("AuthInfo=cred_expire={c}\n");
     }
+    // replay.py's KillWait (MessageTimeout stays at its default).
+    text += &format!("KillWait={}\n", s.kill_wait.unwrap_or(1));
     if def.accounting.is_some() {
         // The harness runs slurmdbd for such a case (which, for one, turns
         // on the age factor).

@@ -608,6 +608,45 @@ fn sched_params(
         } else {
             priority_config(path, s)?
         },
+        preempt: match &s.preempt {
+            None => d.preempt.clone(),
+            Some(p) => preempt_config(path, p)?,
+        },
+    })
+}
+
+/// `scheduler.preempt`, checked as slurmctld checks slurm.conf.
+fn preempt_config(
+    path: &Path,
+    p: &spec::PreemptDef,
+) -> Result<gresim_model::preempt::PreemptConfig, InputError> {
+    use gresim_model::preempt::{PreemptConfig, PreemptMode, PreemptModeSpec, PreemptType};
+    let at = |f: &str, m: String| InputError::at(path, format!("scheduler.preempt.{f}"), m);
+    let ptype: PreemptType = p.ty.parse().map_err(|e| at("type", e))?;
+    let mode: PreemptModeSpec = p.mode.parse().map_err(|e| at("mode", e))?;
+    if mode.mode == PreemptMode::Suspend && !mode.gang {
+        return Err(at(
+            "mode",
+            "SUSPEND requires GANG too (SUSPEND,GANG)".into(),
+        ));
+    }
+    if (ptype != PreemptType::None) == (mode.mode == PreemptMode::Off) {
+        return Err(at(
+            "mode",
+            format!(
+                "PreemptType={} and PreemptMode={mode} are incompatible (Slurm refuses them)",
+                ptype.as_str()
+            ),
+        ));
+    }
+    Ok(PreemptConfig {
+        ptype,
+        mode,
+        exempt_time: p.exempt_time,
+        youngest_first: p.youngest_first,
+        reorder_count: p.reorder_count.unwrap_or(1),
+        strict_order: p.strict_order,
+        ..PreemptConfig::new()
     })
 }
 

@@ -159,6 +159,25 @@ fn qos_list(acct: &Accounting, key: &str, v: &str) -> Result<Vec<QosId>, String>
         .collect()
 }
 
+/// If QOS `q` with the Preempt list `list` could reach itself through the
+/// other QOS's lists: the QOS where the loop closes.
+fn preemption_loop(acct: &Accounting, q: QosId, list: &[QosId]) -> Option<QosId> {
+    let mut seen = vec![false; acct.qos.len()];
+    let mut stack: Vec<(QosId, QosId)> = list.iter().map(|&x| (x, x)).collect();
+    while let Some((x, via)) = stack.pop() {
+        if x == q {
+            return Some(via);
+        }
+        if std::mem::replace(&mut seen[x as usize], true) {
+            continue;
+        }
+        for &y in &acct.qos[x as usize].preempt {
+            stack.push((y, x));
+        }
+    }
+    None
+}
+
 /// Sets one field of a QOS.
 pub fn set_qos_field(acct: &mut Accounting, q: QosId, key: &str, v: &str) -> Result<(), String> {
     let k = key.to_ascii_lowercase();
@@ -167,7 +186,25 @@ pub fn set_qos_field(acct: &mut Accounting, q: QosId, key: &str, v: &str) -> Res
     let l = &mut qos.limits;
     match k.as_str() {
         "name" => {}
-        "description" | "preemptmode" | "preemptexempttime" | "limitfactor" | "cluster" => {}
+        "description" | "limitfactor" | "cluster" => {}
+        "preemptmode" => {
+            let m: gresim_model::preempt::PreemptModeSpec =
+                v.parse().map_err(|e| format!("{key}: {e}"))?;
+            // A QOS mode of OFF (0) is "not set": the global mode applies.
+            qos.preempt_mode =
+                (m.mode != gresim_model::preempt::PreemptMode::Off || m.within).then_some(m);
+        }
+        "preemptexempttime" => {
+            qos.preempt_exempt_time = if ["-1", "infinite", "unlimited"]
+                .contains(&v.trim().to_ascii_lowercase().as_str())
+            {
+                None
+            } else {
+                Some(gresim_model::slurm_time::parse_duration_exact(v).map_err(|_| {
+                    format!("{key}: expected a time ([days-]hours:minutes:seconds or minutes), got \"{v}\"")
+                })?)
+            }
+        }
         "priority" => {
             qos.priority = v
                 .parse()
@@ -185,10 +222,10 @@ pub fn set_qos_field(acct: &mut Accounting, q: QosId, key: &str, v: &str) -> Res
             qos.usage_factor = f;
         }
         "gracetime" => {
-            qos.grace_time = match parse_time_limit(v) {
-                Ok(s) => s.unwrap_or(0),
-                Err(_) => v
-                    .parse::<u64>()
+            // sacctmgr reads GraceTime as a number of seconds (get_uint).
+            qos.grace_time = match v.trim().parse::<u64>() {
+                Ok(s) => s,
+                Err(_) => gresim_model::slurm_time::parse_duration_exact(v)
                     .map_err(|_| format!("{key}: expected seconds or a time, got \"{v}\""))?,
             }
         }
@@ -215,7 +252,17 @@ pub fn set_qos_field(acct: &mut Accounting, q: QosId, key: &str, v: &str) -> Res
                 }
             }
         }
-        "preempt" => qos.preempt = qos_list(&snapshot, key, v)?,
+        "preempt" => {
+            let list = qos_list(&snapshot, key, v)?;
+            if let Some(at) = preemption_loop(&snapshot, q, &list) {
+                // slurmdbd's _preemption_loop() refuses it.
+                return Err(format!(
+                    "{key}: QOS {} would preempt itself through QOS {} (a preemption loop; slurmdbd refuses it)",
+                    snapshot.qos[q as usize].name, snapshot.qos[at as usize].name
+                ));
+            }
+            qos.preempt = list;
+        }
         "grptres" => tres_list(&snapshot, key, v, &mut l.grp_tres)?,
         "grptresmins" => tres_list(&snapshot, key, v, &mut l.grp_tres_mins)?,
         "grptresrunmins" => tres_list(&snapshot, key, v, &mut l.grp_tres_run_mins)?,
@@ -856,6 +903,36 @@ mod tests {
         let v3 = a.user_assoc("v3", "bio", None).unwrap();
         assert_eq!(a.assocs[v3 as usize].qos, vec![0]);
         assert_eq!(a.default_account["v3"], "bio");
+    }
+
+    #[test]
+    fn qos_preemption_fields_and_loops() {
+        use gresim_model::preempt::PreemptMode;
+        let mut a = new_accounting(Enforce::ALL, "gres/gpu").unwrap();
+        for c in [
+            "add qos low GraceTime=30 PreemptExemptTime=00:02:00",
+            "add qos mid Preempt=low PreemptMode=cancel",
+            "add qos high Preempt=low,mid PreemptMode=off",
+        ] {
+            apply_command(&mut a, c).unwrap_or_else(|e| panic!("{c}: {e}"));
+        }
+        let q = |n: &str| &a.qos[a.qos_by_name(n).unwrap() as usize];
+        // sacctmgr reads GraceTime as seconds.
+        assert_eq!(q("low").grace_time, 30);
+        assert_eq!(q("low").preempt_exempt_time, Some(120));
+        assert_eq!(
+            q("mid").preempt_mode.map(|m| m.mode),
+            Some(PreemptMode::Cancel)
+        );
+        // OFF is "not set": the global mode applies.
+        assert_eq!(q("high").preempt_mode, None);
+        assert_eq!(q("high").preempt.len(), 2);
+        let e = apply_command(&mut a, "modify qos low set Preempt=high").unwrap_err();
+        assert!(e.contains("preemption loop") && e.contains("low"), "{e}");
+        let e = apply_command(&mut a, "modify qos low set Preempt=low").unwrap_err();
+        assert!(e.contains("preemption loop"), "{e}");
+        let e = apply_command(&mut a, "modify qos low set PreemptMode=sometimes").unwrap_err();
+        assert!(e.contains("sometimes"), "{e}");
     }
 
     #[test]

@@ -282,6 +282,10 @@ pub struct PartitionConf {
     pub qos: Option<String>,
     /// `TRESBillingWeights=` as written (applies with accounting).
     pub tres_billing_weights: Option<String>,
+    /// `PreemptMode=` (without GANG, which Slurm filters out of a partition's mode).
+    pub preempt_mode: Option<gresim_model::preempt::PreemptMode>,
+    /// `GraceTime=` in seconds.
+    pub grace_time: u64,
 }
 
 /// A parsed slurm.conf.
@@ -325,6 +329,14 @@ pub struct SlurmConf {
     pub cred_expire: Option<u64>,
     pub gres_types: Vec<String>,
     pub accounting_storage_type: Option<String>,
+    /// `PreemptType`, `PreemptMode`, `PreemptExemptTime` and the
+    /// `preempt_*` SchedulerParameters.
+    pub preempt: gresim_model::preempt::PreemptConfig,
+    /// Where `PreemptType` was set, for the checks made once every line is read.
+    pub preempt_type_at: Option<(PathBuf, usize)>,
+    /// `KillWait` and `MessageTimeout` in seconds.
+    pub kill_wait: Option<u64>,
+    pub message_timeout: Option<u64>,
 }
 
 /// Node fields as written (before DEFAULT merging and inference).
@@ -375,6 +387,8 @@ struct PartRaw {
     oversubscribe: Option<String>,
     qos: Option<String>,
     tres_billing_weights: Option<String>,
+    preempt_mode: Option<gresim_model::preempt::PreemptMode>,
+    grace_time: Option<u64>,
 }
 
 impl PartRaw {
@@ -394,6 +408,8 @@ impl PartRaw {
             tres_billing_weights: self
                 .tres_billing_weights
                 .or_else(|| d.tres_billing_weights.clone()),
+            preempt_mode: self.preempt_mode.or(d.preempt_mode),
+            grace_time: self.grace_time.or(d.grace_time),
         }
     }
 }
@@ -477,7 +493,6 @@ const QUIET_KEYS: &[&str] = &[
     "jobsubmitplugins",
     "keepalivetime",
     "killonbadexit",
-    "killwait",
     "launchparameters",
     "launchtype",
     "logtimeformat",
@@ -487,7 +502,6 @@ const QUIET_KEYS: &[&str] = &[
     "maxstepcount",
     "mcsparameters",
     "mcsplugin",
-    "messagetimeout",
     "minjobage",
     "mpidefault",
     "mpiparams",
@@ -594,9 +608,6 @@ const UNMODELLED_KEYS: &[&str] = &[
     "maxnodecount",
     "maxtaskspernode",
     "overtimelimit",
-    "preemptexempttime",
-    "preemptmode",
-    "preempttype",
     "priorityparameters",
     "prioritysitefactorparameters",
     "prioritysitefactorplugin",
@@ -634,7 +645,6 @@ const QUIET_PART_KEYS: &[&str] = &[
     "denyaccounts",
     "denyqos",
     "disablerootjobs",
-    "gracetime",
     "hidden",
     "rootonly",
     "reqresv",
@@ -654,7 +664,6 @@ const UNMODELLED_PART_KEYS: &[&str] = &[
     "maxmempercpu",
     "maxmempernode",
     "overtimelimit",
-    "preemptmode",
     "selecttypeparameters",
 ];
 
@@ -667,6 +676,16 @@ const SCHED_OPTS: &[&str] = &[
     "bf_max_job_test",
     "kill_invalid_depend",
     "enable_user_top",
+    "preempt_youngest_first",
+    "preempt_reorder_count",
+    "preempt_strict_order",
+];
+/// The SchedulerParameters options of [`SCHED_OPTS`] that take no value.
+const SCHED_FLAGS: &[&str] = &[
+    "kill_invalid_depend",
+    "enable_user_top",
+    "preempt_youngest_first",
+    "preempt_strict_order",
 ];
 /// SchedulerParameters options without an effect on gresim's decisions.
 const QUIET_SCHED_OPTS: &[&str] = &["batch_sched_delay", "sched_min_interval", "bf_busy_nodes"];
@@ -738,6 +757,23 @@ pub fn parse_slurm_conf(path: &Path, text: &str) -> Result<(SlurmConf, Vec<Warni
                     global(l, &mut conf, k, v, &mut w)?;
                 }
             }
+        }
+    }
+    // read_config.c: a preemption plugin with mode OFF, or preempt/none
+    // with a mode, stops slurmctld.
+    if let Some((file, line)) = &conf.preempt_type_at {
+        use gresim_model::preempt::{PreemptMode, PreemptType};
+        let off = conf.preempt.mode.mode == PreemptMode::Off;
+        if (conf.preempt.ptype != PreemptType::None) == off {
+            return Err(InputError::new(
+                file,
+                format!(
+                    "PreemptType={} and PreemptMode={} are incompatible (Slurm refuses them)",
+                    conf.preempt.ptype.as_str(),
+                    conf.preempt.mode
+                ),
+            )
+            .with_line(*line, 0));
         }
     }
     // Settings whose absence or value changes what Slurm does.
@@ -1115,6 +1151,20 @@ fn part_fields(
                 }
                 r.oversubscribe = Some(up);
             }
+            "preemptmode" => {
+                let m: gresim_model::preempt::PreemptModeSpec = v
+                    .parse()
+                    .map_err(|e: String| line_err(l, &format!("PreemptMode={v}: {e}")))?;
+                if m.mode == gresim_model::preempt::PreemptMode::Suspend {
+                    w.push(Warning::new(
+                        &l.file,
+                        l.line,
+                        format!("PreemptMode={v}: SUSPEND (gang scheduling) is not modelled; jobs of this partition are never preempted"),
+                    ));
+                }
+                r.preempt_mode = Some(m.mode);
+            }
+            "gracetime" => r.grace_time = Some(num(l, k, v)?),
             o if QUIET_PART_KEYS.contains(&o) => {}
             o if UNMODELLED_PART_KEYS.contains(&o) => w.push(Warning::new(
                 &l.file,
@@ -1166,6 +1216,8 @@ fn resolve_partition(
         oversubscribe: r.oversubscribe.unwrap_or_else(|| "NO".into()),
         qos: r.qos,
         tres_billing_weights: r.tres_billing_weights,
+        preempt_mode: r.preempt_mode,
+        grace_time: r.grace_time.unwrap_or(0),
     })
 }
 
@@ -1193,9 +1245,7 @@ fn global(
                 let (o, val) = item.split_once('=').unwrap_or((item, ""));
                 let o = o.to_ascii_lowercase();
                 if SCHED_OPTS.contains(&o.as_str()) {
-                    if !["kill_invalid_depend", "enable_user_top"].contains(&o.as_str())
-                        && val.parse::<u64>().is_err()
-                    {
+                    if !SCHED_FLAGS.contains(&o.as_str()) && val.parse::<u64>().is_err() {
                         return Err(line_err(
                             l,
                             &format!("SchedulerParameters {item}: expected a number"),
@@ -1296,6 +1346,41 @@ fn global(
                 .collect()
         }
         "accountingstoragetype" => c.accounting_storage_type = Some(v.to_string()),
+        "killwait" => c.kill_wait = Some(num(l, k, v)?),
+        "messagetimeout" => c.message_timeout = Some(num(l, k, v)?),
+        "preempttype" => {
+            c.preempt.ptype = v.parse().map_err(|e: String| line_err(l, &e))?;
+            c.preempt_type_at = Some((l.file.clone(), l.line));
+        }
+        "preemptmode" => {
+            let m: gresim_model::preempt::PreemptModeSpec = v
+                .parse()
+                .map_err(|e: String| line_err(l, &format!("PreemptMode={v}: {e}")))?;
+            if m.mode == gresim_model::preempt::PreemptMode::Suspend && !m.gang {
+                // read_config.c refuses it, and slurmctld does not start.
+                return Err(line_err(l, "PreemptMode=SUSPEND requires GANG too"));
+            }
+            if m.mode == gresim_model::preempt::PreemptMode::Suspend {
+                warn(format!(
+                    "PreemptMode={v}: SUSPEND with gang scheduling is not modelled; jobs that would be suspended are never preempted"
+                ));
+            }
+            c.preempt.mode = m;
+        }
+        "preemptexempttime" => {
+            // time_str2secs(): INFINITE (or -1) is "not set".
+            c.preempt.exempt_time = if v.trim() == "-1"
+                || v.eq_ignore_ascii_case("INFINITE")
+                || v.eq_ignore_ascii_case("UNLIMITED")
+            {
+                None
+            } else {
+                Some(
+                    gresim_model::slurm_time::parse_duration_exact(v)
+                        .map_err(|e| line_err(l, &format!("PreemptExemptTime={v}: {e}")))?,
+                )
+            }
+        }
         o if QUIET_KEYS.contains(&o) => {}
         o if UNMODELLED_KEYS.contains(&o) => {
             warn(format!("{k}={v} is not modelled (ignored)"));
@@ -1319,6 +1404,11 @@ pub fn sched_params(conf: &SlurmConf, base: &SchedParams) -> SchedParams {
             "bf_max_job_test" => p.bf_max_job_test = u32::try_from(n(v)).unwrap_or(u32::MAX),
             "kill_invalid_depend" => p.kill_invalid_depend = true,
             "enable_user_top" => p.enable_user_top = true,
+            "preempt_youngest_first" => p.preempt.youngest_first = true,
+            "preempt_strict_order" => p.preempt.strict_order = true,
+            "preempt_reorder_count" => {
+                p.preempt.reorder_count = u32::try_from(n(v)).unwrap_or(u32::MAX)
+            }
             _ => {}
         }
     }
@@ -1341,6 +1431,10 @@ pub fn sched_params(conf: &SlurmConf, base: &SchedParams) -> SchedParams {
     if let Some(c) = conf.priority_calc_period {
         p.priority_calc_period = c;
     }
+    p.preempt.ptype = conf.preempt.ptype;
+    p.preempt.mode = conf.preempt.mode;
+    p.preempt.exempt_time = conf.preempt.exempt_time;
+    p.preempt.kill_pending_wait = conf.kill_wait.unwrap_or(30) + conf.message_timeout.unwrap_or(10);
     match conf.priority_type.as_deref() {
         Some("priority/multifactor") => {
             let mut m = Multifactor::new();
@@ -1775,6 +1869,8 @@ fn build_partitions(
             min_nodes: 0,
             max_nodes: None,
             state: PartitionState::Up,
+            preempt_mode: None,
+            grace_time: 0,
         });
     }
     for p in &conf.partitions {
@@ -1812,6 +1908,8 @@ fn build_partitions(
             min_nodes: p.min_nodes,
             max_nodes: p.max_nodes,
             state: p.state,
+            preempt_mode: p.preempt_mode,
+            grace_time: p.grace_time,
         });
     }
     Ok(out)
@@ -1915,7 +2013,7 @@ mod tests {
         let (c, w) = parse(
             "SelectType=select/cons_tres\nClusterName=x\nFrobnicate=3\n\
              NodeName=n1 CPUs=4 RealMemory=100 Colour=blue\n\
-             PartitionName=p Nodes=n1 Flavour=x\nSchedulerParameters=bf_interval=5,bf_continue\nPreemptType=preempt/qos\n",
+             PartitionName=p Nodes=n1 Flavour=x\nSchedulerParameters=bf_interval=5,bf_continue\nTopologyPlugin=topology/tree\n",
         );
         assert_eq!(c.nodes.len(), 1);
         let msgs: Vec<String> = w.iter().map(ToString::to_string).collect();
@@ -1924,7 +2022,56 @@ mod tests {
         assert!(msgs[1].starts_with("slurm.conf:4: unknown node key 'Colour'"));
         assert!(msgs[2].starts_with("slurm.conf:5: unknown partition key 'Flavour'"));
         assert!(msgs[3].starts_with("slurm.conf:6: ") && msgs[3].contains("bf_continue"));
-        assert!(msgs[4].starts_with("slurm.conf:7: ") && msgs[4].contains("PreemptType"));
+        assert!(msgs[4].starts_with("slurm.conf:7: ") && msgs[4].contains("TopologyPlugin"));
+    }
+
+    #[test]
+    fn preemption_settings_are_read_and_bad_ones_name_their_line() {
+        use gresim_model::preempt::{PreemptMode, PreemptType};
+        let (c, w) = parse(
+            "SelectType=select/cons_tres\nPreemptType=preempt/partition_prio\nPreemptMode=REQUEUE\n\
+             PreemptExemptTime=00:05:00\nKillWait=1\n\
+             SchedulerParameters=preempt_youngest_first,preempt_reorder_count=3\n\
+             NodeName=n1 CPUs=4 RealMemory=100\n\
+             PartitionName=scav Nodes=n1 PriorityTier=1 PreemptMode=CANCEL GraceTime=30\n",
+        );
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(c.preempt.ptype, PreemptType::PartitionPrio);
+        assert_eq!(c.preempt.mode.mode, PreemptMode::Requeue);
+        assert_eq!(c.preempt.exempt_time, Some(300));
+        let p = sched_params(&c, &SchedParams::default());
+        assert!(p.preempt.enabled() && p.preempt.youngest_first);
+        assert_eq!(p.preempt.reorder_count, 3);
+        assert_eq!(p.preempt.kill_pending_wait, 11);
+        assert_eq!(c.partitions[0].preempt_mode, Some(PreemptMode::Cancel));
+        assert_eq!(c.partitions[0].grace_time, 30);
+
+        let bad = |text: &str, needle: &str, line: &str| {
+            let e = parse_slurm_conf(Path::new("slurm.conf"), text).expect_err("refused");
+            let m = e.to_string();
+            assert!(m.contains(needle) && m.contains(line), "{m}");
+        };
+        bad(
+            "PreemptType=preempt/qos\nPreemptMode=PAUSE\n",
+            "PAUSE",
+            "slurm.conf:2",
+        );
+        bad(
+            "PreemptType=preempt/fancy\n",
+            "preempt/fancy",
+            "slurm.conf:1",
+        );
+        bad("PreemptMode=SUSPEND\n", "GANG", "slurm.conf:1");
+        bad(
+            "NodeName=n1 CPUs=4\nPreemptType=preempt/qos\n",
+            "incompatible",
+            "slurm.conf:2",
+        );
+        bad(
+            "NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1 PreemptMode=often\n",
+            "often",
+            "slurm.conf:2",
+        );
     }
 
     #[test]

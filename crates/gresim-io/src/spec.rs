@@ -131,6 +131,13 @@ pub struct VariantDef {
     /// accounting: no limits, no fair-share).
     #[serde(default, deserialize_with = "some_value")]
     pub accounting: Option<serde_json::Value>,
+    /// Replaces `scheduler.preempt`; `null` removes it (no preemption).
+    #[serde(default, deserialize_with = "some_value")]
+    pub preempt: Option<serde_json::Value>,
+    /// Sets `checkpoint_interval` (seconds; `null` removes it) on every
+    /// inline job.
+    #[serde(default, deserialize_with = "some_value")]
+    pub checkpoint_interval: Option<serde_json::Value>,
 }
 
 /// A present field, `null` included, as `Some` (absent stays `None`).
@@ -296,6 +303,36 @@ pub struct PartitionDef {
     pub max_nodes: Option<u32>,
     #[serde(default)]
     pub state: Option<String>,
+    /// `PreemptMode` of the partition (`OFF`, `CANCEL`, `REQUEUE`, `SUSPEND`);
+    /// unset takes `scheduler.preempt.mode`.
+    #[serde(default)]
+    pub preempt_mode: Option<String>,
+    /// `GraceTime` in seconds.
+    #[serde(default)]
+    pub grace_time: Option<u64>,
+}
+
+/// slurm.conf's preemption settings (docs/preemption.md).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PreemptDef {
+    /// `preempt/partition_prio`, `preempt/qos` or `preempt/none`.
+    #[serde(rename = "type")]
+    pub ty: String,
+    /// The global `PreemptMode` (`CANCEL`, `REQUEUE`, `SUSPEND,GANG`, ...).
+    pub mode: String,
+    /// `PreemptExemptTime` in seconds.
+    #[serde(default)]
+    pub exempt_time: Option<u64>,
+    /// SchedulerParameters `preempt_youngest_first`.
+    #[serde(default)]
+    pub youngest_first: bool,
+    /// SchedulerParameters `preempt_reorder_count` (default 1).
+    #[serde(default)]
+    pub reorder_count: Option<u32>,
+    /// SchedulerParameters `preempt_strict_order`.
+    #[serde(default)]
+    pub strict_order: bool,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -342,6 +379,9 @@ pub struct SchedulerDef {
     /// (see `mig_policy`).
     #[serde(default)]
     pub mig_multi_gpu: Option<String>,
+    /// Preemption (`PreemptType`, `PreemptMode`, ...); absent: none.
+    #[serde(default)]
+    pub preempt: Option<PreemptDef>,
 }
 
 /// PriorityWeight* settings of priority/multifactor.

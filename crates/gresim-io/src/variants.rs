@@ -85,6 +85,34 @@ pub fn build_variants(base: &Scenario) -> Result<Vec<Variant>, InputError> {
                 s.insert("policy".into(), Value::String(p.clone()));
             }
         }
+        if let Some(pre) = &d.preempt {
+            let sched = v.as_object_mut().map(|o| {
+                o.entry("scheduler")
+                    .or_insert_with(|| Value::Object(Default::default()))
+            });
+            if let Some(Value::Object(s)) = sched {
+                if pre.is_null() {
+                    s.remove("preempt");
+                } else {
+                    s.insert("preempt".into(), pre.clone());
+                }
+            }
+        }
+        if let Some(ck) = &d.checkpoint_interval {
+            let Some(Value::Array(jobs)) = v["workload"].get_mut("jobs") else {
+                return Err(bad(
+                    "checkpoint_interval",
+                    "applies to inline workload.jobs".into(),
+                ));
+            };
+            for j in jobs.iter_mut().filter_map(Value::as_object_mut) {
+                if ck.is_null() {
+                    j.remove("checkpoint_interval");
+                } else {
+                    j.insert("checkpoint_interval".into(), ck.clone());
+                }
+            }
+        }
         match d.gpus.as_deref() {
             None | Some("as_is") => {}
             Some(kind @ ("whole" | "dynamic")) => {

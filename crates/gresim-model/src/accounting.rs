@@ -137,6 +137,11 @@ pub struct Qos {
     pub limits: QosLimits,
     /// QOS this one may preempt (preempt/qos).
     pub preempt: Vec<QosId>,
+    /// `PreemptMode` of jobs of this QOS (preempt/qos); `None` takes the
+    /// global one. `within` is the QOS's `WITHIN` flag.
+    pub preempt_mode: Option<crate::preempt::PreemptModeSpec>,
+    /// `PreemptExemptTime` in seconds; `None` takes slurm.conf's.
+    pub preempt_exempt_time: Option<u64>,
 }
 
 impl Qos {
@@ -149,6 +154,8 @@ impl Qos {
             flags: QosFlags::default(),
             limits: QosLimits::default(),
             preempt: Vec::new(),
+            preempt_mode: None,
+            preempt_exempt_time: None,
         }
     }
 }

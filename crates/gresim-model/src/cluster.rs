@@ -154,6 +154,12 @@ pub struct Partition {
     /// `MaxNodes`; `None` is UNLIMITED.
     pub max_nodes: Option<u32>,
     pub state: PartitionState,
+    /// `PreemptMode` of the partition (preempt/partition_prio); `None`
+    /// takes the global one.
+    pub preempt_mode: Option<crate::preempt::PreemptMode>,
+    /// `GraceTime` in seconds: how long a preempted job of this partition
+    /// may run on after SIGTERM (preempt/partition_prio).
+    pub grace_time: u64,
 }
 
 impl Partition {
@@ -172,6 +178,8 @@ impl Partition {
             min_nodes: 0,
             max_nodes: None,
             state: PartitionState::default(),
+            preempt_mode: None,
+            grace_time: 0,
         }
     }
 

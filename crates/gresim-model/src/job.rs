@@ -557,6 +557,8 @@ pub enum JobState {
     /// Refused at submission (sbatch printed an error; no job ran). Not a
     /// Slurm state: Slurm keeps such a record as FAILED with BadConstraints.
     Rejected,
+    /// Ended by preemption (PreemptMode=CANCEL).
+    Preempted,
 }
 
 impl JobState {
@@ -572,12 +574,13 @@ impl JobState {
             JobState::Requeued => "REQUEUED",
             JobState::OutOfMemory => "OUT_OF_MEMORY",
             JobState::Rejected => "REJECTED",
+            JobState::Preempted => "PREEMPTED",
         }
     }
     pub fn is_terminal(self) -> bool {
         !matches!(self, JobState::Pending | JobState::Running)
     }
-    pub const ALL: [JobState; 10] = [
+    pub const ALL: [JobState; 11] = [
         JobState::Pending,
         JobState::Running,
         JobState::Completed,
@@ -588,6 +591,7 @@ impl JobState {
         JobState::Requeued,
         JobState::OutOfMemory,
         JobState::Rejected,
+        JobState::Preempted,
     ];
 }
 

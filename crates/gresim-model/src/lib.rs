@@ -15,6 +15,7 @@ pub mod ids;
 pub mod job;
 pub mod mig;
 pub mod mig_dynamic;
+pub mod preempt;
 pub mod shares;
 pub mod slurm_time;
 pub mod state;

@@ -1,14 +1,32 @@
 //! The decisions a policy hands to the engine. A pass decides through
-//! [`crate::PassCtx`]: starts ([`Start`], by [`crate::PassCtx::start`]) and
-//! pending reasons ([`crate::PassCtx::set_reason`]); between passes the
-//! engine collects MIG repartitionings ([`MigReconfig`], by
+//! [`crate::PassCtx`]: starts ([`Start`], by [`crate::PassCtx::start`]),
+//! preemptions ([`Preempt`], by [`crate::PassCtx::preempt`]) and pending
+//! reasons ([`crate::PassCtx::set_reason`]); between passes the engine
+//! collects MIG repartitionings ([`MigReconfig`], by
 //! [`crate::Policy::take_mig_reconfigs`]). Reservations stay inside the
-//! policy (backfill plans them and nothing outside reads them). A new kind
-//! of decision (preempting a running job, say) joins these as a new type
-//! and a new output of the pass context, applied by the engine after the
-//! reasons and before the starts or after them, as its contract says.
+//! policy (backfill plans them and nothing outside reads them). The engine
+//! applies a pass's reasons, then its preemptions, then its starts.
 
+use gresim_model::preempt::PreemptMode;
 use gresim_model::{Allocation, JobIdx, PartId};
+
+/// A running job the policy preempts for a pending one (Slurm's
+/// `_preempt_jobs()` after `select_nodes()` found the preemptor would fit
+/// without it). The preemptor does not start in this pass: it starts in a
+/// later one, once the preemptee's resources are free.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Preempt {
+    /// The running job to preempt.
+    pub job: JobIdx,
+    /// [`PreemptMode::Cancel`] or [`PreemptMode::Requeue`]; a job that
+    /// cannot be requeued (`--no-requeue`) is cancelled instead.
+    pub mode: PreemptMode,
+    /// Seconds the job runs on after SIGTERM before it is killed
+    /// (GraceTime of its partition or QOS).
+    pub grace: u64,
+    /// The pending job it is preempted for.
+    pub by: JobIdx,
+}
 
 /// A job the policy started in this pass.
 #[derive(Debug, Clone, PartialEq, Eq)]

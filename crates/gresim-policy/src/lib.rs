@@ -6,7 +6,8 @@
 //! main and backfill passes. A pass reads the cluster and the job table
 //! through a [`PassCtx`] and returns its decisions there ([`decision`]):
 //! starts through [`PassCtx::start`], which does the resource accounting,
-//! and pending reasons through [`PassCtx::set_reason`].
+//! preemptions through [`PassCtx::preempt`], and pending reasons through
+//! [`PassCtx::set_reason`].
 //!
 //! Slurm's own policies and node selection live in `gresim-sched`, which
 //! implements this trait; a policy of one's own implements it too.
@@ -23,7 +24,7 @@ use gresim_model::job::{Job, JobSpec, Time};
 use gresim_model::slurm_time::Seconds;
 use gresim_model::{Allocation, Cluster, ClusterState, JobIdx, NodeId, PartId, Reason};
 
-pub use decision::{MigReconfig, Start};
+pub use decision::{MigReconfig, Preempt, Start};
 pub use params::SchedParams;
 
 /// Everything a pass may read, and the one thing it may change: allocations.
@@ -42,6 +43,8 @@ pub struct PassCtx<'a> {
     pub started: Vec<Start>,
     /// Reason changes decided in this pass.
     pub reasons: Vec<(JobIdx, Reason, Option<String>)>,
+    /// Running jobs preempted in this pass, in decision order.
+    pub preempted: Vec<Preempt>,
     /// Use of associations and QOS, when the cluster has accounting:
     /// [`PassCtx::start`] counts the jobs a pass starts, so that later jobs
     /// of the same pass see them.
@@ -75,6 +78,14 @@ impl<'a> PassCtx<'a> {
             by_backfill,
         });
         Ok(())
+    }
+
+    /// Preempts a running job for a pending one. The engine carries it out
+    /// after the pass (a job preempted twice, or no longer running, is left alone).
+    pub fn preempt(&mut self, p: Preempt) {
+        if !self.preempted.iter().any(|q| q.job == p.job) {
+            self.preempted.push(p);
+        }
     }
 
     /// Records a new pending reason for `job` if it differs from the current one.

@@ -75,6 +75,9 @@ pub struct SchedParams {
     pub kill_invalid_depend: bool,
     /// PriorityType and its weights.
     pub priority: crate::priority::PriorityConfig,
+    /// PreemptType, PreemptMode, PreemptExemptTime and the `preempt_*`
+    /// SchedulerParameters; the default preempts nothing.
+    pub preempt: gresim_model::preempt::PreemptConfig,
 }
 
 impl Default for SchedParams {
@@ -103,6 +106,7 @@ impl Default for SchedParams {
             bf_epoch_phase: 0,
             kill_invalid_depend: false,
             priority: crate::priority::PriorityConfig::Basic,
+            preempt: gresim_model::preempt::PreemptConfig::new(),
         }
     }
 }

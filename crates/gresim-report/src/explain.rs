@@ -322,6 +322,10 @@ pub fn explain(rf: &RunFile, id: &str, at: Option<u64>) -> Result<String, String
         }
     }
 
+    if let Some(text) = preempt_lines(rf, &c, &params, &req, &parts, &st, &running, t)? {
+        s.push_str(&text);
+    }
+
     // Estimated start.
     let blocked = matches!(
         reason.as_str(),
@@ -500,6 +504,115 @@ fn acct_limit_lines(rf: &RunFile, j: &JobRec, reason: &str, t: u64) -> String {
         "start   when enough of those end for the job to fit the limit; the nodes are not what it waits for"
     );
     s
+}
+
+/// Under preempt/partition_prio: the running jobs the pending job would
+/// preempt at `t` if it does not fit on free resources (cons_tres's
+/// `_run_now()` trial, `gresim_sched::preempt::Trial`). `None` without
+/// preemption. preempt/qos needs the QOS `Preempt` lists, which the run
+/// file does not keep: it says so.
+#[allow(clippy::too_many_arguments)]
+fn preempt_lines(
+    rf: &RunFile,
+    c: &gresim_model::Cluster,
+    params: &gresim_sched::SchedParams,
+    req: &gresim_model::JobRequest,
+    parts: &[String],
+    st: &gresim_model::ClusterState,
+    running: &[(usize, usize)],
+    t: u64,
+) -> Result<Option<String>, String> {
+    use gresim_model::preempt::{PreemptMode, PreemptType};
+    let p = &params.preempt;
+    if !p.enabled() {
+        return Ok(None);
+    }
+    if p.ptype == PreemptType::Qos {
+        return Ok(Some(
+            "preempt preempt/qos: the run file keeps no QOS Preempt lists; not worked out here\n"
+                .to_string(),
+        ));
+    }
+    let mut cache = SelectCache::new();
+    for name in parts {
+        let Some(pid) = c.partition_id(name) else {
+            continue;
+        };
+        if select(&mut cache, c, params, st, req, pid, None).is_ok() {
+            return Ok(Some(format!(
+                "preempt nothing: it fits on free resources of partition {name}\n"
+            )));
+        }
+        let tier = c.partition(pid).priority_tier;
+        // Candidates: running in a lower tier whose mode is not OFF, past
+        // the exempt time, on a node of the partition; by (tier, nodes),
+        // then job order.
+        let mut cands: Vec<(u32, usize, gresim_model::Allocation, PreemptMode)> = Vec::new();
+        for &(ji, ri) in running {
+            let r = &rf.jobs[ji].runs[ri];
+            let Some(rp) = c.partition_id(&r.partition) else {
+                continue;
+            };
+            let part = c.partition(rp);
+            let mode = part.preempt_mode.unwrap_or(p.mode.mode);
+            if part.priority_tier >= tier || mode == PreemptMode::Off {
+                continue;
+            }
+            if p.exempt_time.is_some_and(|e| t < r.start.saturating_add(e)) {
+                continue;
+            }
+            let a = rf.model_alloc(c, r)?;
+            if !a.node_ids().any(|n| c.in_partition(pid, n)) {
+                continue;
+            }
+            let prio = (u32::from(part.priority_tier) << 16) + (a.nodes.len() as u32).min(0xffff);
+            cands.push((prio, ji, a, mode));
+        }
+        cands.sort_by_key(|x| (x.0, x.1));
+        if p.youngest_first {
+            cands.sort_by_key(|x| {
+                std::cmp::Reverse(rf.jobs[x.1].runs.last().map_or(0, |r| r.start))
+            });
+        }
+        let order: Vec<usize> = (0..cands.len()).collect();
+        let trial = gresim_sched::preempt::Trial {
+            cluster: c,
+            params,
+            state: st,
+            req,
+            part: pid,
+            avoid: None,
+        };
+        let found = trial.run(order, &|k: usize| Some(&cands[k].2), &|k: usize| {
+            cands[k].3.ends_job()
+        });
+        let Some((list, alloc)) = found else {
+            continue;
+        };
+        let names: Vec<String> = list
+            .iter()
+            .map(|&k| {
+                let jr = &rf.jobs[cands[k].1];
+                format!(
+                    "{} \"{}\" ({}, {})",
+                    jr.id,
+                    jr.name,
+                    jr.runs.last().map_or("", |r| r.partition.as_str()),
+                    cands[k].3
+                )
+            })
+            .collect();
+        return Ok(Some(format!(
+            "preempt {} in partition {name}: it would preempt {} and run on {}\n",
+            p.ptype.as_str(),
+            names.join(", "),
+            hostlist::compress(&c.node_names(alloc.nodes.iter().map(|n| &n.node)))
+        )));
+    }
+    Ok(Some(format!(
+        "preempt {}: no running job it may preempt would make room\n",
+        p.ptype.as_str()
+    )))
 }
 
 #[cfg(test)]

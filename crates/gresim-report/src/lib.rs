@@ -248,6 +248,8 @@ pub(crate) mod test_support {
                 min_nodes: 0,
                 max_nodes: None,
                 state: Default::default(),
+                preempt_mode: None,
+                grace_time: 0,
             }],
             vec![GpuType {
                 name: "a100".into(),

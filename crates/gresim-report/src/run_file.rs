@@ -106,6 +106,16 @@ pub struct PartRec {
     pub max_nodes: Option<u32>,
     /// `UP`, `DOWN`, `DRAIN`, `INACTIVE`.
     pub state: String,
+    /// `PreemptMode` when the partition sets one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preempt_mode: Option<String>,
+    /// `GraceTime` in seconds, when not 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub grace_time: u64,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -356,6 +366,9 @@ pub struct RunFile {
     /// Whether the pending-reason history was recorded.
     pub reasons_recorded: bool,
     pub def_mem_per_cpu: Option<u64>,
+    /// The preemption settings, when the run had a PreemptType.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preempt: Option<PreemptRec>,
     pub cluster: ClusterRec,
     pub actions: Vec<ActionRec>,
     /// Every change of a node's admin state, in time order.
@@ -647,6 +660,8 @@ fn cluster_rec(c: &Cluster) -> ClusterRec {
                 min_nodes: p.min_nodes,
                 max_nodes: p.max_nodes,
                 state: format!("{:?}", p.state).to_ascii_uppercase(),
+                preempt_mode: p.preempt_mode.map(|m| m.as_str().to_string()),
+                grace_time: p.grace_time,
             })
             .collect(),
         gpu_types: c
@@ -854,6 +869,47 @@ impl Serialize for TimelineSer<'_> {
 
 /// run.json's header, borrowed: serialises exactly as a [`RunFile`] (same
 /// fields in the same order) whose job list is empty. `T` is the timeline.
+/// A run's preemption settings (docs/preemption.md), for `explain`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PreemptRec {
+    /// `preempt/partition_prio` or `preempt/qos`.
+    #[serde(rename = "type")]
+    pub ty: String,
+    /// The global PreemptMode.
+    pub mode: String,
+    /// PreemptExemptTime in seconds.
+    pub exempt_time: Option<u64>,
+    pub youngest_first: bool,
+    pub reorder_count: u32,
+    pub strict_order: bool,
+}
+
+impl PreemptRec {
+    fn of(p: &gresim_model::preempt::PreemptConfig) -> Option<PreemptRec> {
+        p.enabled().then(|| PreemptRec {
+            ty: p.ptype.as_str().to_string(),
+            mode: p.mode.to_string(),
+            exempt_time: p.exempt_time,
+            youngest_first: p.youngest_first,
+            reorder_count: p.reorder_count,
+            strict_order: p.strict_order,
+        })
+    }
+
+    /// The settings back, as the scheduler reads them.
+    pub fn config(&self) -> Option<gresim_model::preempt::PreemptConfig> {
+        Some(gresim_model::preempt::PreemptConfig {
+            ptype: self.ty.parse().ok()?,
+            mode: self.mode.parse().ok()?,
+            exempt_time: self.exempt_time,
+            youngest_first: self.youngest_first,
+            reorder_count: self.reorder_count,
+            strict_order: self.strict_order,
+            ..gresim_model::preempt::PreemptConfig::new()
+        })
+    }
+}
+
 #[derive(Serialize)]
 struct Head<'a, T: Serialize> {
     format: &'a str,
@@ -866,6 +922,8 @@ struct Head<'a, T: Serialize> {
     events: u64,
     reasons_recorded: bool,
     def_mem_per_cpu: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    preempt: Option<PreemptRec>,
     cluster: &'a ClusterRec,
     actions: &'a [ActionRec],
     node_states: &'a [NodeStateRec],
@@ -948,6 +1006,7 @@ pub fn write_run_json<W: Write>(out: &SimOutput, meta: &RunMeta, w: &mut W) -> i
         events: out.events,
         reasons_recorded: out.reasons.is_some(),
         def_mem_per_cpu: out.params.def_mem_per_cpu,
+        preempt: PreemptRec::of(&out.params.preempt),
         cluster: &parts.cluster,
         actions: &parts.actions,
         node_states: &parts.node_states,
@@ -996,6 +1055,7 @@ impl RunFile {
             events: out.events,
             reasons_recorded: out.reasons.is_some(),
             def_mem_per_cpu: out.params.def_mem_per_cpu,
+            preempt: PreemptRec::of(&out.params.preempt),
             cluster,
             actions,
             node_states,
@@ -1028,6 +1088,7 @@ impl RunFile {
             events: self.events,
             reasons_recorded: self.reasons_recorded,
             def_mem_per_cpu: self.def_mem_per_cpu,
+            preempt: self.preempt.clone(),
             cluster: &self.cluster,
             actions: &self.actions,
             node_states: &self.node_states,
@@ -1293,6 +1354,12 @@ impl RunFile {
                     "INACTIVE" => gresim_model::cluster::PartitionState::Inactive,
                     _ => gresim_model::cluster::PartitionState::Up,
                 },
+                preempt_mode: p.preempt_mode.as_deref().and_then(|m| {
+                    m.parse::<gresim_model::preempt::PreemptModeSpec>()
+                        .ok()
+                        .map(|s| s.mode)
+                }),
+                grace_time: p.grace_time,
             })
             .collect();
         let mut cluster = Cluster::new(nodes, partitions, types);
@@ -1420,6 +1487,11 @@ impl RunFile {
     pub fn sched_params(&self) -> SchedParams {
         SchedParams {
             def_mem_per_cpu: self.def_mem_per_cpu,
+            preempt: self
+                .preempt
+                .as_ref()
+                .and_then(PreemptRec::config)
+                .unwrap_or_default(),
             ..SchedParams::default()
         }
     }

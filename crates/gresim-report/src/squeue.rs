@@ -39,6 +39,7 @@ pub fn compact_state(s: JobState) -> &'static str {
         JobState::Requeued => "RQ",
         JobState::OutOfMemory => "OOM",
         JobState::Rejected => "RJ",
+        JobState::Preempted => "PR",
     }
 }
 

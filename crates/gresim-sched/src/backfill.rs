@@ -293,6 +293,7 @@ pub fn backfill_pass(
     placement: &crate::placement::Placement,
     cache: &mut SelectCache,
     tested_count: &mut u64,
+    preempt_start: &mut [Option<gresim_model::job::Time>],
 ) -> Vec<JobIdx> {
     let now = ctx.now;
     let res_q = ctx.params.bf_resolution.max(1);
@@ -371,6 +372,14 @@ pub fn backfill_pass(
                 }
                 tested += 1;
                 *tested_count += 1;
+                // `_try_sched()` with preemption candidates: a job that fits
+                // once they are gone starts now, and `select_nodes()`
+                // preempts them for it; it starts in a later pass.
+                if ctx.params.preempt.enabled()
+                    && crate::preempt::backfill_preempt(ctx, cache, job, part, preempt_start)
+                {
+                    continue;
+                }
                 // Starting needs a selection on nodes no reservation blocks,
                 // which needs the counts of all the nodes to fit.
                 let req = &ctx.jobs[job.idx()].request;

@@ -28,6 +28,8 @@ pub struct Fifo {
     keys: Vec<Vec<QueueKey>>,
     /// Pass number in which each job was last visited or started.
     visited: Vec<u32>,
+    /// When each job last preempted others (`preempt_start_time`).
+    preempt_start: Vec<Option<gresim_model::job::Time>>,
     pass: u32,
     /// Jobs queued since the last pass and jobs last given `Resources`:
     /// the only ones whose reason a pass that stops early must still fix.
@@ -83,6 +85,7 @@ impl Fifo {
         if self.keys.len() <= job.idx() {
             self.keys.resize_with(job.idx() + 1, Vec::new);
             self.visited.resize(job.idx() + 1, 0);
+            self.preempt_start.resize(job.idx() + 1, None);
         }
     }
 
@@ -168,6 +171,21 @@ pub fn limit_reason(cluster: &Cluster, j: &Job, part: PartId) -> Option<Reason> 
     None
 }
 
+/// A job that does not fit on free resources may preempt running jobs
+/// (`select_nodes()` with preemption candidates); it waits either way.
+/// `preempt_start` holds when each job last preempted.
+fn try_preempt(
+    preempt_start: &mut [Option<gresim_model::job::Time>],
+    ctx: &mut PassCtx<'_>,
+    job: JobIdx,
+    part: PartId,
+    avoid: Option<&[bool]>,
+) {
+    if ctx.params.preempt.enabled() {
+        crate::preempt::preempt_for(ctx, job, part, avoid, &mut preempt_start[job.idx()]);
+    }
+}
+
 /// A later record of a job that got Resources earlier in this pass stands
 /// behind a failed partition: the job ends the pass with Priority (Slurm
 /// sets a job's reason at each of its records, the last one stays).
@@ -251,6 +269,7 @@ impl Policy for Fifo {
             &self.placement,
             &mut self.cache,
             &mut tested,
+            &mut self.preempt_start,
         ) {
             self.remove_job(job);
         }
@@ -442,6 +461,7 @@ impl Policy for Fifo {
                     }
                 }
                 Err(SelectFail::Busy) if req.nodelist.len() >= req.min_nodes.max(1) as usize => {
+                    try_preempt(&mut self.preempt_start, ctx, job, part, avoid.as_deref());
                     // `_schedule()`: a job whose required nodes cover its
                     // node count does not block its partition; its nodes
                     // leave `avail_node_bitmap` for the rest of the pass.
@@ -456,6 +476,7 @@ impl Policy for Fifo {
                     }
                 }
                 Err(SelectFail::Busy) => {
+                    try_preempt(&mut self.preempt_start, ctx, job, part, avoid.as_deref());
                     ctx.set_reason(job, Reason::Resources, None);
                     resources.push(job);
                     failed[part.idx()] = true;

@@ -22,6 +22,7 @@ pub mod cons_tres;
 pub mod dynamic_mig;
 pub mod fifo;
 pub mod placement;
+pub mod preempt;
 pub mod queue;
 pub mod select;
 pub mod shares;

@@ -1,0 +1,369 @@
+//! Preemption as Slurm 22.05 decides it (docs/preemption.md).
+//!
+//! When a pending job does not fit on free resources, slurmctld asks which
+//! running jobs it may preempt (`slurm_find_preemptable_jobs()`,
+//! src/slurmctld/preempt.c), sorts them by the plugin's preemption
+//! priority (lowest first; `preempt_youngest_first` sorts by start time
+//! instead), and lets select/cons_tres find out how many of them must go
+//! (`_run_now()` in cons_common/job_test.c): it removes the candidates one
+//! by one from a copy of the node usage until the job fits, reorders them
+//! up to `preempt_reorder_count` times so that the candidates on the nodes
+//! it chose come first, and preempts the candidates it removed that overlap
+//! the chosen nodes. The preemptor does not start in that pass; it starts
+//! once their resources are free.
+//!
+//! Which jobs may preempt which is the plugin's:
+//! - `preempt/partition_prio`: a job of a partition with a higher
+//!   PriorityTier preempts jobs of lower tiers, unless their partition's
+//!   PreemptMode is OFF; the mode and GraceTime are the preemptee's
+//!   partition's, else the global ones. Its preemption priority is the
+//!   tier, then the node count.
+//! - `preempt/qos`: a job whose QOS lists the preemptee's QOS in `Preempt`
+//!   (or the same QOS with `WITHIN`, by job priority); the mode and
+//!   GraceTime are the preemptee's QOS's. Its preemption priority is the
+//!   QOS priority, then the node count.
+//!
+//! A job runs at least `PreemptExemptTime` (its QOS's, else slurm.conf's)
+//! before it may be preempted. Only CANCEL and REQUEUE take resources back;
+//! jobs to be suspended (SUSPEND,GANG) are never preempted here.
+
+use gresim_model::job::{Job, JobSpec, Time};
+use gresim_model::preempt::{PreemptMode, PreemptType};
+use gresim_model::{Allocation, Cluster, JobIdx, PartId};
+
+use crate::select::SelectCache;
+use crate::{PassCtx, SchedParams};
+
+/// The QOS record of `spec`, when the cluster has accounting.
+fn qos_of<'c>(cluster: &'c Cluster, spec: &JobSpec) -> Option<&'c gresim_model::accounting::Qos> {
+    let a = cluster.accounting()?;
+    let ja = spec.acct()?;
+    a.qos.get(ja.qos as usize)
+}
+
+/// The PreemptMode that applies to stop `job` running in `part`
+/// (`slurm_job_preempt_mode()`; GANG and WITHIN filtered out).
+pub fn job_mode(
+    cluster: &Cluster,
+    params: &SchedParams,
+    spec: &JobSpec,
+    part: PartId,
+) -> PreemptMode {
+    let global = params.preempt.mode.mode;
+    match params.preempt.ptype {
+        PreemptType::None => PreemptMode::Off,
+        PreemptType::PartitionPrio => cluster.partition(part).preempt_mode.unwrap_or(global),
+        PreemptType::Qos => qos_of(cluster, spec)
+            .and_then(|q| q.preempt_mode)
+            .map_or(global, |m| m.mode),
+    }
+}
+
+/// The GraceTime of `job` running in `part`: its partition's
+/// (partition_prio) or its QOS's (qos).
+pub fn grace_time(cluster: &Cluster, params: &SchedParams, spec: &JobSpec, part: PartId) -> u64 {
+    match params.preempt.ptype {
+        PreemptType::None => 0,
+        PreemptType::PartitionPrio => cluster.partition(part).grace_time,
+        PreemptType::Qos => qos_of(cluster, spec).map_or(0, |q| q.grace_time),
+    }
+}
+
+/// The plugin's preemption priority (`PREEMPT_DATA_PRIO`): candidates are
+/// tried lowest first.
+fn preempt_prio(cluster: &Cluster, params: &SchedParams, spec: &JobSpec, job: &Job) -> u32 {
+    let Some(run) = job.runs.last() else {
+        return 0;
+    };
+    let high = match params.preempt.ptype {
+        PreemptType::None => 0,
+        PreemptType::PartitionPrio => u32::from(cluster.partition(run.partition).priority_tier),
+        PreemptType::Qos => qos_of(cluster, spec).map_or(0, |q| q.priority.min(0xffff)),
+    };
+    let nodes = (run.alloc.nodes.len() as u32).min(0xffff);
+    (high << 16) + nodes
+}
+
+/// Whether `or` (pending, in `or_part`) may preempt the running `ee`
+/// (`preempt_p_preemptable()`).
+fn may_preempt(
+    cluster: &Cluster,
+    params: &SchedParams,
+    specs: &[JobSpec],
+    or: &Job,
+    or_part: PartId,
+    ee: &Job,
+) -> bool {
+    let Some(run) = ee.runs.last() else {
+        return false;
+    };
+    match params.preempt.ptype {
+        PreemptType::None => false,
+        PreemptType::PartitionPrio => {
+            let ee_part = cluster.partition(run.partition);
+            ee_part.priority_tier < cluster.partition(or_part).priority_tier
+                && ee_part.preempt_mode != Some(PreemptMode::Off)
+        }
+        PreemptType::Qos => {
+            let Some(q_or) = qos_of(cluster, &specs[or.sub as usize]) else {
+                return false;
+            };
+            let (Some(a_or), Some(a_ee)) =
+                (specs[or.sub as usize].acct(), specs[ee.sub as usize].acct())
+            else {
+                return false;
+            };
+            if a_or.qos == a_ee.qos {
+                let within =
+                    q_or.preempt_mode.is_some_and(|m| m.within) || params.preempt.mode.within;
+                within && or.priority > ee.priority
+            } else {
+                q_or.preempt.contains(&a_ee.qos)
+            }
+        }
+    }
+}
+
+/// Whether `job` has run its PreemptExemptTime (`acct_policy_is_job_preempt_exempt()`).
+fn exempt(cluster: &Cluster, params: &SchedParams, spec: &JobSpec, job: &Job, now: Time) -> bool {
+    let Some(run) = job.runs.last() else {
+        return true;
+    };
+    let from_qos = match (cluster.accounting(), spec.acct()) {
+        (Some(a), Some(ja)) => ja
+            .qos_order(a)
+            .into_iter()
+            .flatten()
+            .find_map(|q| a.qos[q as usize].preempt_exempt_time),
+        _ => None,
+    };
+    match from_qos.or(params.preempt.exempt_time) {
+        Some(t) => now < run.start.saturating_add(t),
+        None => false,
+    }
+}
+
+/// The running jobs `job` (pending, in `part`) may preempt, in the order
+/// Slurm tries them (`slurm_find_preemptable_jobs()`).
+pub fn candidates(ctx: &PassCtx<'_>, job: JobIdx, part: PartId) -> Vec<JobIdx> {
+    let (cluster, params) = (ctx.cluster, ctx.params);
+    if !params.preempt.enabled() {
+        return Vec::new();
+    }
+    let or = &ctx.jobs[job.idx()];
+    let mut out: Vec<JobIdx> = ctx
+        .running
+        .iter()
+        .map(|&(_, j)| j)
+        .filter(|&j| j != job)
+        // A job preempted at once earlier in this pass is gone already.
+        .filter(|&j| !ctx.preempted.iter().any(|p| p.job == j && p.grace == 0))
+        .filter(|&j| {
+            let ee = &ctx.jobs[j.idx()];
+            let spec = &ctx.specs[ee.sub as usize];
+            ee.state == gresim_model::JobState::Running
+                && may_preempt(cluster, params, ctx.specs, or, part, ee)
+                && !exempt(cluster, params, spec, ee, ctx.now)
+                && ee
+                    .runs
+                    .last()
+                    .is_some_and(|r| r.alloc.node_ids().any(|n| cluster.in_partition(part, n)))
+        })
+        .collect();
+    // Slurm's job list is in creation order: the job table's.
+    out.sort_unstable();
+    if params.preempt.youngest_first {
+        out.sort_by_key(|j| {
+            std::cmp::Reverse(ctx.jobs[j.idx()].runs.last().map_or(0, |r| r.start))
+        });
+    } else {
+        out.sort_by_key(|j| {
+            let ee = &ctx.jobs[j.idx()];
+            preempt_prio(cluster, params, &ctx.specs[ee.sub as usize], ee)
+        });
+    }
+    out
+}
+
+/// What `_run_now()` decides for a job that does not fit on free
+/// resources: the candidates to preempt, with where the job would run
+/// once they are gone, or `None` when preempting does not make room.
+pub fn preemptees(
+    ctx: &PassCtx<'_>,
+    job: JobIdx,
+    part: PartId,
+    avoid: Option<&[bool]>,
+) -> Option<(Vec<JobIdx>, Allocation)> {
+    let order = candidates(ctx, job, part);
+    if order.is_empty() {
+        return None;
+    }
+    let (cluster, params) = (ctx.cluster, ctx.params);
+    let req = &ctx.jobs[job.idx()].request;
+    let ends_job = |j: JobIdx| {
+        let ee = &ctx.jobs[j.idx()];
+        let part = ee.runs.last().map_or(part, |r| r.partition);
+        job_mode(cluster, params, &ctx.specs[ee.sub as usize], part).ends_job()
+    };
+    let alloc_of = |j: JobIdx| ctx.jobs[j.idx()].runs.last().map(|r| &r.alloc);
+    let trial = Trial {
+        cluster,
+        params,
+        state: ctx.state,
+        req,
+        part,
+        avoid,
+    };
+    trial.run(order, &alloc_of, &ends_job)
+}
+
+/// cons_tres's `_run_now()` trial for one pending job on a given node usage.
+pub struct Trial<'a> {
+    pub cluster: &'a Cluster,
+    pub params: &'a SchedParams,
+    /// The usage now, with every candidate still running.
+    pub state: &'a gresim_model::ClusterState,
+    pub req: &'a gresim_model::JobRequest,
+    pub part: PartId,
+    pub avoid: Option<&'a [bool]>,
+}
+
+impl Trial<'_> {
+    /// Removes the candidates of `order` (preemption order; `ends_job`
+    /// says whether a candidate's mode lets it be removed) one at a time
+    /// until the job fits, reordering as `_run_now()` does. Returns the
+    /// preemptees, in order, and the nodes the job would get.
+    pub fn run<'j, K: Copy + PartialEq>(
+        &self,
+        mut order: Vec<K>,
+        alloc_of: &dyn Fn(K) -> Option<&'j Allocation>,
+        ends_job: &dyn Fn(K) -> bool,
+    ) -> Option<(Vec<K>, Allocation)> {
+        let (cluster, params) = (self.cluster, self.params);
+        let mut cache = SelectCache::new();
+        let mut pass_count: u32 = 0;
+        let cand_cnt = order.len() as u32;
+        loop {
+            // Remove candidates one by one until the job fits.
+            let mut trial = self.state.clone();
+            let mut fit: Option<(usize, Allocation)> = None;
+            for (i, &c) in order.iter().enumerate() {
+                if !ends_job(c) {
+                    continue;
+                }
+                let Some(a) = alloc_of(c) else { continue };
+                if trial.release(cluster, a).is_err() {
+                    continue;
+                }
+                if let Ok(alloc) = crate::select::select(
+                    &mut cache, cluster, params, &trial, self.req, self.part, self.avoid,
+                ) {
+                    fit = Some((i, alloc));
+                    break;
+                }
+            }
+            let (i, alloc) = fit?;
+            let stop = pass_count > params.preempt.reorder_count;
+            pass_count += 1;
+            if stop || cand_cnt <= pass_count {
+                let mut chosen = vec![false; cluster.nodes.len()];
+                for n in alloc.node_ids() {
+                    chosen[n.idx()] = true;
+                }
+                let list: Vec<K> = order[..=i]
+                    .iter()
+                    .copied()
+                    .filter(|&c| ends_job(c))
+                    .filter(|&c| alloc_of(c).is_some_and(|a| a.node_ids().any(|n| chosen[n.idx()])))
+                    .collect();
+                return (!list.is_empty()).then_some((list, alloc));
+            }
+            if params.preempt.strict_order {
+                // The last candidate removed goes first; the others keep their order.
+                let c = order.remove(i);
+                order.insert(0, c);
+            } else {
+                // The candidates removed before it, by how many of the chosen
+                // nodes they hold; it goes first, the rest after.
+                let usable = |c: K| -> usize {
+                    alloc_of(c).map_or(0, |a| {
+                        a.node_ids()
+                            .filter(|n| alloc.node_ids().any(|m| m == *n))
+                            .count()
+                    })
+                };
+                let mut keyed: Vec<(usize, K)> = order
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &c)| {
+                        let u = match k.cmp(&i) {
+                            std::cmp::Ordering::Less => usable(c),
+                            std::cmp::Ordering::Equal => 99_999,
+                            std::cmp::Ordering::Greater => 0,
+                        };
+                        (u, c)
+                    })
+                    .collect();
+                keyed.sort_by_key(|&(u, _)| std::cmp::Reverse(u));
+                order = keyed.into_iter().map(|(_, c)| c).collect();
+            }
+        }
+    }
+}
+
+/// Preempts for `job` what [`preemptees`] names, as `_preempt_jobs()` does:
+/// nothing more while an earlier preemption for it may still be under way
+/// (`kill_pending`: within KillWait + MessageTimeout of it). Returns
+/// whether any job is being preempted for it (the job then waits, reason
+/// Resources).
+pub fn preempt_for(
+    ctx: &mut PassCtx<'_>,
+    job: JobIdx,
+    part: PartId,
+    avoid: Option<&[bool]>,
+    last_preempt: &mut Option<Time>,
+) -> bool {
+    let Some((list, _)) = preemptees(ctx, job, part, avoid) else {
+        return false;
+    };
+    let kill_pending = last_preempt
+        .is_none_or(|t| t.saturating_add(ctx.params.preempt.kill_pending_wait) <= ctx.now);
+    if !kill_pending {
+        return true;
+    }
+    for &ee in &list {
+        let j = &ctx.jobs[ee.idx()];
+        let Some(run) = j.runs.last() else { continue };
+        let spec = &ctx.specs[j.sub as usize];
+        let mode = job_mode(ctx.cluster, ctx.params, spec, run.partition);
+        let grace = grace_time(ctx.cluster, ctx.params, spec, run.partition);
+        ctx.preempt(gresim_policy::Preempt {
+            job: ee,
+            mode,
+            grace,
+            by: job,
+        });
+    }
+    *last_preempt = Some(ctx.now);
+    true
+}
+
+/// Backfill's preemption: a job that does not fit on free resources now
+/// preempts what [`preemptees`] names. Returns whether it did (or waits for
+/// an earlier preemption of its own), so that backfill does not plan it.
+pub fn backfill_preempt(
+    ctx: &mut PassCtx<'_>,
+    cache: &mut SelectCache,
+    job: JobIdx,
+    part: PartId,
+    preempt_start: &mut [Option<Time>],
+) -> bool {
+    let req = &ctx.jobs[job.idx()].request;
+    if crate::select::select(cache, ctx.cluster, ctx.params, ctx.state, req, part, None).is_ok() {
+        return false;
+    }
+    match preempt_start.get_mut(job.idx()) {
+        Some(last) => preempt_for(ctx, job, part, None, last),
+        None => false,
+    }
+}

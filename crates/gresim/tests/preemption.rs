@@ -1,0 +1,233 @@
+//! Preemption through the library entry point: partition-priority and QOS
+//! preemption with REQUEUE and CANCEL, grace time, PreemptExemptTime,
+//! checkpoints and lost work, and the default (no PreemptType) leaving
+//! every decision alone.
+
+use std::path::Path;
+
+use gresim::{Scenario, Simulation};
+use gresim_model::JobState;
+
+/// One node with 4 GPUs; `owner` (PriorityTier 10) and `scav` (1) on it.
+fn scenario(preempt: &str, scav_extra: &str, jobs: &str) -> Scenario {
+    let text = format!(
+        r#"{{"schema_version": 1,
+            "cluster": {{"nodes": [{{"names": "n1", "sockets": 1, "cores_per_socket": 16, "memory": "64G",
+                                    "gpus": [{{"model": "A100-SXM4-80GB", "count": 4}}]}}]}},
+            "partitions": [{{"name": "owner", "nodes": "ALL", "default": true, "priority_tier": 10}},
+                           {{"name": "scav", "nodes": "ALL", "priority_tier": 1{scav_extra}}}],
+            "scheduler": {{"sched_interval": 1, "bf_interval": 1, "def_mem_per_cpu": "1G", "cred_expire": 5{preempt}}},
+            "workload": {{"jobs": [{jobs}]}}}}"#
+    );
+    gresim_io::parse_scenario(Path::new("preempt.json"), &text).expect("loads")
+}
+
+fn job(id: &str, part: &str, gpus: u32, submit: u64, run: u64, extra: &str) -> String {
+    format!(
+        r#"{{"id": "{id}", "partition": "{part}", "submit": {submit}, "run_time": {run}, "time": 10,
+             "gres": "gpu:{gpus}"{extra}}}"#
+    )
+}
+
+fn run(sc: &Scenario) -> gresim::Outcome {
+    Simulation::new(sc)
+        .record_reasons(true)
+        .run()
+        .expect("runs")
+}
+
+const REQUEUE: &str = r#", "preempt": {"type": "preempt/partition_prio", "mode": "REQUEUE"}"#;
+const CANCEL: &str = r#", "preempt": {"type": "preempt/partition_prio", "mode": "CANCEL"}"#;
+
+fn jobs_two_scav_one_owner() -> String {
+    [
+        job("s1", "scav", 2, 0, 100, ""),
+        job("s2", "scav", 2, 1, 100, ""),
+        job("o1", "owner", 2, 10, 20, ""),
+    ]
+    .join(",")
+}
+
+#[test]
+fn an_owner_job_requeues_the_oldest_scavenger_and_starts_in_the_same_second() {
+    let o = run(&scenario(REQUEUE, "", &jobs_two_scav_one_owner()));
+    let j = &o.output.jobs;
+    // Both scavengers have the same tier and node count: the first in
+    // the job list goes (slurm_find_preemptable_jobs' sort is stable).
+    assert_eq!(j[0].runs.len(), 2, "s1 is requeued and runs again");
+    assert_eq!(j[0].runs[0].state, JobState::Preempted);
+    assert_eq!(j[0].runs[0].end, Some(10));
+    assert_eq!(j[1].runs.len(), 1, "s2 is left alone");
+    assert_eq!(j[2].runs[0].start, 10, "o1 starts once s1's GPUs are free");
+    // The requeued job waits cred_expire + 1 s, then for o1's GPUs.
+    assert!(j[0].runs[1].start >= 30, "{:?}", j[0].runs[1].start);
+    assert_eq!(j[0].state, JobState::Completed);
+    assert_eq!(j[0].restarts(), 1);
+    // Without checkpoints its 10 s on 2 GPUs are lost.
+    assert_eq!(j[0].lost_gpu_secs(), 20);
+}
+
+#[test]
+fn with_cancel_the_preempted_job_ends_preempted_and_does_not_run_again() {
+    let o = run(&scenario(CANCEL, "", &jobs_two_scav_one_owner()));
+    let j = &o.output.jobs;
+    assert_eq!(j[0].state, JobState::Preempted);
+    assert_eq!(j[0].runs.len(), 1);
+    assert_eq!(j[1].state, JobState::Completed);
+    assert_eq!(j[2].runs[0].start, 10);
+}
+
+#[test]
+fn without_a_preempt_type_the_owner_waits() {
+    let o = run(&scenario("", "", &jobs_two_scav_one_owner()));
+    let j = &o.output.jobs;
+    assert_eq!(j[0].runs.len(), 1);
+    assert_eq!(j[0].state, JobState::Completed);
+    assert!(j[2].runs[0].start >= 100, "{}", j[2].runs[0].start);
+}
+
+#[test]
+fn a_partition_with_preempt_mode_off_is_never_preempted() {
+    let o = run(&scenario(
+        REQUEUE,
+        r#", "preempt_mode": "OFF""#,
+        &jobs_two_scav_one_owner(),
+    ));
+    let j = &o.output.jobs;
+    assert_eq!(j[0].runs.len(), 1);
+    assert!(j[2].runs[0].start >= 100);
+}
+
+#[test]
+fn grace_time_lets_the_preemptee_run_on_and_exempt_time_delays_it() {
+    let o = run(&scenario(
+        CANCEL,
+        r#", "grace_time": 15"#,
+        &jobs_two_scav_one_owner(),
+    ));
+    let j = &o.output.jobs;
+    assert_eq!(j[0].state, JobState::Preempted);
+    assert_eq!(
+        j[0].runs[0].end,
+        Some(25),
+        "signalled at 10, killed at 10 + 15"
+    );
+    assert_eq!(j[2].runs[0].start, 25);
+
+    let exempt =
+        r#", "preempt": {"type": "preempt/partition_prio", "mode": "CANCEL", "exempt_time": 30}"#;
+    let o = run(&scenario(exempt, "", &jobs_two_scav_one_owner()));
+    let j = &o.output.jobs;
+    // s1 may be preempted from 0 + 30 on.
+    assert_eq!(j[0].runs[0].end, Some(30));
+    assert_eq!(j[2].runs[0].start, 30);
+}
+
+#[test]
+fn a_checkpointing_job_loses_only_the_work_since_its_last_checkpoint() {
+    let jobs = [
+        job("s1", "scav", 4, 0, 100, r#", "checkpoint_interval": 8"#),
+        job("o1", "owner", 2, 21, 20, ""),
+    ]
+    .join(",");
+    let o = run(&scenario(REQUEUE, "", &jobs));
+    let j = &o.output.jobs;
+    assert_eq!(j[0].runs[0].end, Some(21));
+    // Checkpoints at 8 and 16: 5 s on 4 GPUs lost, 16 s saved.
+    assert_eq!(j[0].lost_gpu_secs(), 20);
+    assert_eq!(j[0].state, JobState::Completed);
+}
+
+#[test]
+fn the_owner_preempts_only_as_many_jobs_as_it_needs_on_the_node_it_chooses() {
+    let jobs = [
+        job("s1", "scav", 1, 0, 100, ""),
+        job("s2", "scav", 1, 1, 100, ""),
+        job("s3", "scav", 2, 2, 100, ""),
+        job("o1", "owner", 2, 10, 20, ""),
+    ]
+    .join(",");
+    let o = run(&scenario(REQUEUE, "", &jobs));
+    let j = &o.output.jobs;
+    // Lowest preemption priority first (tier, then node count: all equal),
+    // so s1 then s2 go; s3 stays.
+    assert_eq!(j[0].runs.len(), 2);
+    assert_eq!(j[1].runs.len(), 2);
+    assert_eq!(j[2].runs.len(), 1);
+    assert_eq!(j[3].runs[0].start, 10);
+}
+
+#[test]
+fn qos_preemption_follows_the_preempt_list_and_the_qos_mode() {
+    let text = r#"{"schema_version": 1,
+        "cluster": {"nodes": [{"names": "n1", "sockets": 1, "cores_per_socket": 16, "memory": "64G",
+                                "gpus": [{"model": "A100-SXM4-80GB", "count": 2}]}]},
+        "scheduler": {"sched_interval": 1, "bf_interval": 1, "def_mem_per_cpu": "1G", "cred_expire": 5,
+                      "preempt": {"type": "preempt/qos", "mode": "REQUEUE"}},
+        "accounting": {"sacctmgr": ["add qos low", "add qos mid PreemptMode=cancel",
+                                    "add qos high Preempt=low,mid",
+                                    "add account a", "add user u Account=a",
+                                    "modify user where name=u set qos+=low,mid,high"]},
+        "workload": {"jobs": [
+            {"id": "l", "user": "u", "qos": "low", "submit": 0, "run_time": 100, "time": 10, "gres": "gpu:1"},
+            {"id": "m", "user": "u", "qos": "mid", "submit": 1, "run_time": 100, "time": 10, "gres": "gpu:1"},
+            {"id": "h", "user": "u", "qos": "high", "submit": 10, "run_time": 20, "time": 10, "gres": "gpu:2"},
+            {"id": "n", "user": "u", "qos": "normal", "submit": 40, "run_time": 20, "time": 10, "gres": "gpu:2"}]}}"#;
+    let sc = gresim_io::parse_scenario(Path::new("q.json"), text).expect("loads");
+    let o = run(&sc);
+    let j = &o.output.jobs;
+    assert_eq!(j[0].runs[0].state, JobState::Preempted, "low is requeued");
+    assert_eq!(j[0].runs.len(), 2);
+    assert_eq!(j[1].state, JobState::Preempted, "mid's own mode is CANCEL");
+    assert_eq!(j[1].runs.len(), 1);
+    assert_eq!(j[2].runs[0].start, 10);
+    // normal may preempt nobody: it waits for the requeued low job.
+    assert!(j[3].runs[0].start > j[0].runs[1].start);
+}
+
+#[test]
+fn bad_preemption_settings_are_refused_naming_the_field() {
+    let bad_mode = r#", "preempt": {"type": "preempt/partition_prio", "mode": "PAUSE"}"#;
+    let text = format!(
+        r#"{{"schema_version": 1,
+            "cluster": {{"nodes": [{{"names": "n1", "sockets": 1, "cores_per_socket": 4, "memory": "8G"}}]}},
+            "scheduler": {{"sched_interval": 1{bad_mode}}},
+            "workload": {{"jobs": []}}}}"#
+    );
+    let e = gresim_io::parse_scenario(Path::new("p.json"), &text).expect_err("refused");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("scheduler.preempt.mode") && msg.contains("PAUSE"),
+        "{msg}"
+    );
+    let off = text.replace("PAUSE", "OFF");
+    let e = gresim_io::parse_scenario(Path::new("p.json"), &off).expect_err("refused");
+    assert!(e.to_string().contains("incompatible"), "{e}");
+    // A QOS that would preempt itself through another one.
+    let loop_text = r#"{"schema_version": 1,
+        "cluster": {"nodes": [{"names": "n1", "sockets": 1, "cores_per_socket": 4, "memory": "8G"}]},
+        "accounting": {"sacctmgr": ["add qos a", "add qos b Preempt=a", "modify qos a set Preempt=b"]},
+        "workload": {"jobs": []}}"#;
+    let e = gresim_io::parse_scenario(Path::new("l.json"), loop_text).expect_err("refused");
+    assert!(e.to_string().contains("preemption loop"), "{e}");
+}
+
+#[test]
+fn explain_names_the_jobs_a_pending_job_would_preempt() {
+    let o = run(&scenario(
+        CANCEL,
+        r#", "grace_time": 15"#,
+        &jobs_two_scav_one_owner(),
+    ));
+    let rf = o.run_file();
+    // o1 waits from 10 to 25 while s1 runs through its grace time.
+    let text = gresim_report::explain::explain(&rf, "o1", Some(15)).expect("explains");
+    assert!(
+        text.contains("preempt preempt/partition_prio in partition owner: it would preempt 1 \"s1\" (scav, CANCEL) and run on n1"),
+        "{text}"
+    );
+    // Without preemption explain says nothing of it.
+    let o = run(&scenario("", "", &jobs_two_scav_one_owner()));
+    let text = gresim_report::explain::explain(&o.run_file(), "o1", Some(15)).expect("explains");
+    assert!(!text.contains("preempt"), "{text}");
+}
