@@ -604,21 +604,8 @@ impl RunnableMemo {
         job: gresim_model::JobIdx,
         part: PartId,
     ) -> Option<Reason> {
-        let acct = ctx.cluster.accounting()?;
-        let usage = ctx.acct.as_deref()?;
-        if !acct.enforce.limits {
-            return None;
-        }
-        let j = &ctx.jobs[job.idx()];
-        let spec = &ctx.specs[j.sub as usize];
-        let ja = spec.acct()?;
-        let lim = JobLimits {
-            acct,
-            usage,
-            ja,
-            user: &spec.user,
-        };
-        let tm = time_min(ctx.cluster, j, part);
+        let (lim, j, tm) = pass_limits(ctx, job, part)?;
+        let (acct, ja, user) = (lim.acct, lim.ja, &ctx.specs[j.sub as usize].user);
         let time_matters = match self.times.iter().find(|t| t.0 == ja) {
             Some(&(_, m)) => m,
             None => {
@@ -640,7 +627,7 @@ impl RunnableMemo {
         if let Some(e) = self
             .entries
             .iter()
-            .find(|e| e.ja == ja && e.req == req && *e.user == *spec.user)
+            .find(|e| e.ja == ja && e.req == req && *e.user == **user)
         {
             return e.reason;
         }
@@ -648,7 +635,7 @@ impl RunnableMemo {
         if self.entries.len() < MEMO_ENTRIES {
             self.entries.push(MemoEntry {
                 ja,
-                user: spec.user.clone(),
+                user: user.clone(),
                 req,
                 reason,
             });
@@ -660,6 +647,18 @@ impl RunnableMemo {
 /// The accounting limit that keeps `job` from starting in `part` now, if
 /// any (none without accounting or `AccountingStorageEnforce=limits`).
 pub fn runnable(ctx: &PassCtx<'_>, job: gresim_model::JobIdx, part: PartId) -> Option<Reason> {
+    let (lim, j, tm) = pass_limits(ctx, job, part)?;
+    lim.check(ctx.cluster, &j.request, tm)
+}
+
+/// The limits a pass checks `job` against, the job, and its time limit in
+/// `part` in minutes; `None` when no limit applies (no accounting, no
+/// `AccountingStorageEnforce=limits`, or a job without an association).
+fn pass_limits<'c>(
+    ctx: &'c PassCtx<'_>,
+    job: gresim_model::JobIdx,
+    part: PartId,
+) -> Option<(JobLimits<'c>, &'c Job, u64)> {
     let acct = ctx.cluster.accounting()?;
     let usage = ctx.acct.as_deref()?;
     if !acct.enforce.limits {
@@ -667,14 +666,13 @@ pub fn runnable(ctx: &PassCtx<'_>, job: gresim_model::JobIdx, part: PartId) -> O
     }
     let j = &ctx.jobs[job.idx()];
     let spec = &ctx.specs[j.sub as usize];
-    let ja = spec.acct()?;
     let lim = JobLimits {
         acct,
         usage,
-        ja,
+        ja: spec.acct()?,
         user: &spec.user,
     };
-    lim.check(ctx.cluster, &j.request, time_min(ctx.cluster, j, part))
+    Some((lim, j, time_min(ctx.cluster, j, part)))
 }
 
 /// What slurmctld answers a submission beyond an accounting limit:
