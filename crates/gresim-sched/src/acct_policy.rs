@@ -48,10 +48,44 @@ fn set(v: u64) -> bool {
     v != NO_LIMIT
 }
 
+// `any_set` reads "no limit" as all bits set.
+const _: () = assert!(NO_LIMIT == u64::MAX);
+
+/// True when `t` sets any limit. Most limit arrays set none, and a check
+/// of one that sets none finds nothing: the checks below return at once
+/// then, and read no usage counter.
+#[inline(always)]
+fn any_set(t: &TresArray) -> bool {
+    // Four lanes, so that the AND runs as a few vector operations.
+    let mut a = [NO_LIMIT; 4];
+    for c in t.chunks_exact(4) {
+        for (x, &y) in a.iter_mut().zip(c) {
+            *x &= y;
+        }
+    }
+    (a[0] & a[1] & a[2] & a[3]) != NO_LIMIT
+}
+
 /// `_validate_tres_usage_limits()` with `safe`: the first TRES whose limit
 /// the request alone, or the request on top of `used`, exceeds. TRES the
-/// QOS already limits (`skip`) are left to it.
+/// QOS already limits (`skip`) are left to it. `used` is read only when
+/// `limit` sets something.
+#[inline(always)]
 fn over_usage(
+    nt: usize,
+    limit: &TresArray,
+    skip: Option<&TresArray>,
+    req: &TresArray,
+    used: impl FnOnce() -> TresArray,
+) -> Option<usize> {
+    if !any_set(limit) {
+        return None;
+    }
+    first_over_usage(nt, limit, skip, req, &used())
+}
+
+/// [`over_usage`] without the shortcut: every TRES is looked at.
+fn first_over_usage(
     nt: usize,
     limit: &TresArray,
     skip: Option<&TresArray>,
@@ -67,7 +101,23 @@ fn over_usage(
 
 /// `_validate_tres_limits_for_*()`: the first TRES whose per-job (or, with
 /// `per_node`, per-node) request is beyond `limit` (below it for minimums).
+#[inline(always)]
 fn over_max(
+    nt: usize,
+    limit: &TresArray,
+    skip: Option<&TresArray>,
+    req: &TresArray,
+    per_node: bool,
+    minimum: bool,
+) -> Option<usize> {
+    if !any_set(limit) {
+        return None;
+    }
+    first_over_max(nt, limit, skip, req, per_node, minimum)
+}
+
+/// [`over_max`] without the shortcut: every TRES is looked at.
+fn first_over_max(
     nt: usize,
     limit: &TresArray,
     skip: Option<&TresArray>,
@@ -167,6 +217,44 @@ impl<'a> JobLimits<'a> {
         self.ja.qos_order(self.acct).into_iter().flatten()
     }
 
+    /// `pre_select`, then `post_select` with the TRES of `request` (billed
+    /// as partition `part` bills).
+    fn check(
+        &self,
+        cluster: &Cluster,
+        request: &gresim_model::JobRequest,
+        part: PartId,
+        tm: u64,
+    ) -> Option<Reason> {
+        self.pre_select(tm).or_else(|| {
+            let req = self.acct.request_tres(cluster, request, Some(part));
+            self.post_select(&req, tm)
+        })
+    }
+
+    /// True when a limit of the job's QOS or associations reads its time
+    /// limit: `MaxWall`, `GrpWall`, `GrpTRESRunMins`, `GrpTRESMins`,
+    /// `MaxTRESMinsPerJob`. When none does, [`Self::pre_select`] and
+    /// [`Self::post_select`] answer the same whatever the time limit.
+    pub fn time_matters(&self) -> bool {
+        let reads = |walls: [u64; 2], mins: [&TresArray; 3]| {
+            walls.into_iter().any(set) || mins.into_iter().any(any_set)
+        };
+        self.qos().any(|q| {
+            let l = &self.acct.qos[q as usize].limits;
+            reads(
+                [l.max_wall_pj, l.grp_wall],
+                [&l.grp_tres_run_mins, &l.max_tres_mins_pj, &l.grp_tres_mins],
+            )
+        }) || self.acct.lineage(self.ja.assoc).any(|a| {
+            let l = &self.acct.assocs[a as usize].limits;
+            reads(
+                [l.max_wall_pj, l.grp_wall],
+                [&l.grp_tres_run_mins, &l.max_tres_mins_pj, &l.grp_tres_mins],
+            )
+        })
+    }
+
     /// `acct_policy_job_runnable_pre_select()`: job counts and wall time.
     /// `time_min`: the job's time limit in minutes. A limit the first QOS
     /// sets is not looked at in the second, nor in the associations.
@@ -253,18 +341,20 @@ impl<'a> JobLimits<'a> {
         for q in self.qos() {
             let ql = &self.acct.qos[q as usize].limits;
             let qu = &self.usage.qos[q as usize];
-            if let Some(i) = over_mins(
-                nt,
-                &ql.grp_tres_mins,
-                Some(&out.grp_tres_mins),
-                &req_mins,
-                &run_mins(qu),
-                &self.used_mins(&self.usage.qos_decayed[q as usize]),
-                self.acct.enforce.safe,
-            ) {
-                return ql_(LimitKind::GrpMins, i);
+            if any_set(&ql.grp_tres_mins) {
+                if let Some(i) = over_mins(
+                    nt,
+                    &ql.grp_tres_mins,
+                    Some(&out.grp_tres_mins),
+                    &req_mins,
+                    &run_mins(qu),
+                    &self.used_mins(&self.usage.qos_decayed[q as usize]),
+                    self.acct.enforce.safe,
+                ) {
+                    return ql_(LimitKind::GrpMins, i);
+                }
             }
-            if let Some(i) = over_usage(nt, &ql.grp_tres, Some(&out.grp_tres), req, &qu.tres) {
+            if let Some(i) = over_usage(nt, &ql.grp_tres, Some(&out.grp_tres), req, || qu.tres) {
                 return ql_(LimitKind::Grp, i);
             }
             if let Some(i) = over_usage(
@@ -272,7 +362,7 @@ impl<'a> JobLimits<'a> {
                 &ql.grp_tres_run_mins,
                 Some(&out.grp_tres_run_mins),
                 &req_mins,
-                &run_mins(qu),
+                || run_mins(qu),
             ) {
                 return ql_(LimitKind::GrpRunMins, i);
             }
@@ -316,22 +406,14 @@ impl<'a> JobLimits<'a> {
             ) {
                 return ql_(LimitKind::MinPerJob, i);
             }
-            if let Some(i) = over_usage(
-                nt,
-                &ql.max_tres_pa,
-                Some(&out.max_tres_pa),
-                req,
-                &self.account_used(q).tres,
-            ) {
+            if let Some(i) = over_usage(nt, &ql.max_tres_pa, Some(&out.max_tres_pa), req, || {
+                self.account_used(q).tres
+            }) {
                 return ql_(LimitKind::MaxPerAccount, i);
             }
-            if let Some(i) = over_usage(
-                nt,
-                &ql.max_tres_pu,
-                Some(&out.max_tres_pu),
-                req,
-                &self.user_used(q).tres,
-            ) {
+            if let Some(i) = over_usage(nt, &ql.max_tres_pu, Some(&out.max_tres_pu), req, || {
+                self.user_used(q).tres
+            }) {
                 return ql_(LimitKind::MaxPerUser, i);
             }
             merge(&mut out.grp_tres_mins, &ql.grp_tres_mins);
@@ -348,18 +430,20 @@ impl<'a> JobLimits<'a> {
         for (depth, a) in self.acct.lineage(self.ja.assoc).enumerate() {
             let l = &self.acct.assocs[a as usize].limits;
             let u = &self.usage.assoc[a as usize];
-            if let Some(i) = over_mins(
-                nt,
-                &l.grp_tres_mins,
-                Some(&out.grp_tres_mins),
-                &req_mins,
-                &run_mins(u),
-                &self.used_mins(&self.usage.assoc_decayed[a as usize]),
-                self.acct.enforce.safe,
-            ) {
-                return al(LimitKind::GrpMins, i);
+            if any_set(&l.grp_tres_mins) {
+                if let Some(i) = over_mins(
+                    nt,
+                    &l.grp_tres_mins,
+                    Some(&out.grp_tres_mins),
+                    &req_mins,
+                    &run_mins(u),
+                    &self.used_mins(&self.usage.assoc_decayed[a as usize]),
+                    self.acct.enforce.safe,
+                ) {
+                    return al(LimitKind::GrpMins, i);
+                }
             }
-            if let Some(i) = over_usage(nt, &l.grp_tres, Some(&out.grp_tres), req, &u.tres) {
+            if let Some(i) = over_usage(nt, &l.grp_tres, Some(&out.grp_tres), req, || u.tres) {
                 return al(LimitKind::Grp, i);
             }
             if let Some(i) = over_usage(
@@ -367,7 +451,7 @@ impl<'a> JobLimits<'a> {
                 &l.grp_tres_run_mins,
                 Some(&out.grp_tres_run_mins),
                 &req_mins,
-                &run_mins(u),
+                || run_mins(u),
             ) {
                 return al(LimitKind::GrpRunMins, i);
             }
@@ -557,7 +641,15 @@ impl<'a> JobLimits<'a> {
 }
 
 /// Limits the first QOS set are taken: the second QOS and the associations skip them.
+#[inline(always)]
 fn merge(out: &mut TresArray, ql: &TresArray) {
+    if any_set(ql) {
+        merge_all(out, ql);
+    }
+}
+
+/// [`merge`] without the shortcut.
+fn merge_all(out: &mut TresArray, ql: &TresArray) {
     for (o, &l) in out.iter_mut().zip(ql) {
         if !set(*o) && set(l) {
             *o = l;
@@ -575,9 +667,100 @@ fn time_min(cluster: &Cluster, job: &Job, part: PartId) -> u64 {
     minutes(gresim_policy::time_limit_in(cluster, job, part))
 }
 
+/// [`runnable`]'s answers within one pass, kept by what they depend on:
+/// the job's association and QOS, its user and its TRES request. A deep
+/// queue holds many jobs of one user and shape that the same limit keeps
+/// pending, and every pass (main and backfill) asks again for each of them.
+///
+/// Only jobs whose limits do not read the time limit are kept
+/// ([`JobLimits::time_matters`]): the time limits of a synthetic or traced
+/// workload differ from job to job. The counters the checks read change
+/// within a pass only when it starts a job ([`PassCtx::start`], which grows
+/// `ctx.started`): the memo is emptied then.
+#[derive(Default)]
+pub struct RunnableMemo {
+    /// `ctx.started.len()` when the entries were made.
+    starts: usize,
+    entries: Vec<MemoEntry>,
+    /// [`JobLimits::time_matters`] by association and QOS (it reads only
+    /// the configuration, which a run does not change).
+    times: Vec<(JobAcct, bool)>,
+}
+
+struct MemoEntry {
+    ja: JobAcct,
+    user: std::sync::Arc<str>,
+    req: TresArray,
+    reason: Option<Reason>,
+}
+
+/// Entries a memo keeps (of each kind): users × shapes of the jobs that
+/// are held; past that, jobs are checked as without a memo.
+const MEMO_ENTRIES: usize = 64;
+
+impl RunnableMemo {
+    /// [`runnable`], answered from the memo when it can be.
+    pub fn runnable(
+        &mut self,
+        ctx: &PassCtx<'_>,
+        job: gresim_model::JobIdx,
+        part: PartId,
+    ) -> Option<Reason> {
+        let (lim, j, tm) = pass_limits(ctx, job, part)?;
+        let (acct, ja, user) = (lim.acct, lim.ja, &ctx.specs[j.sub as usize].user);
+        let time_matters = match self.times.iter().find(|t| t.0 == ja) {
+            Some(&(_, m)) => m,
+            None => {
+                let m = lim.time_matters();
+                if self.times.len() < MEMO_ENTRIES {
+                    self.times.push((ja, m));
+                }
+                m
+            }
+        };
+        if time_matters {
+            return lim.check(ctx.cluster, &j.request, part, tm);
+        }
+        if ctx.started.len() != self.starts {
+            self.entries.clear();
+            self.starts = ctx.started.len();
+        }
+        let req = acct.request_tres(ctx.cluster, &j.request, Some(part));
+        if let Some(e) = self
+            .entries
+            .iter()
+            .find(|e| e.ja == ja && e.req == req && *e.user == **user)
+        {
+            return e.reason;
+        }
+        let reason = lim.pre_select(tm).or_else(|| lim.post_select(&req, tm));
+        if self.entries.len() < MEMO_ENTRIES {
+            self.entries.push(MemoEntry {
+                ja,
+                user: user.clone(),
+                req,
+                reason,
+            });
+        }
+        reason
+    }
+}
+
 /// The accounting limit that keeps `job` from starting in `part` now, if
 /// any (none without accounting or `AccountingStorageEnforce=limits`).
 pub fn runnable(ctx: &PassCtx<'_>, job: gresim_model::JobIdx, part: PartId) -> Option<Reason> {
+    let (lim, j, tm) = pass_limits(ctx, job, part)?;
+    lim.check(ctx.cluster, &j.request, part, tm)
+}
+
+/// The limits a pass checks `job` against, the job, and its time limit in
+/// `part` in minutes; `None` when no limit applies (no accounting, no
+/// `AccountingStorageEnforce=limits`, or a job without an association).
+fn pass_limits<'c>(
+    ctx: &'c PassCtx<'_>,
+    job: gresim_model::JobIdx,
+    part: PartId,
+) -> Option<(JobLimits<'c>, &'c Job, u64)> {
     let acct = ctx.cluster.accounting()?;
     let usage = ctx.acct.as_deref()?;
     if !acct.enforce.limits {
@@ -585,18 +768,13 @@ pub fn runnable(ctx: &PassCtx<'_>, job: gresim_model::JobIdx, part: PartId) -> O
     }
     let j = &ctx.jobs[job.idx()];
     let spec = &ctx.specs[j.sub as usize];
-    let ja = spec.acct()?;
     let lim = JobLimits {
         acct,
         usage,
-        ja,
+        ja: spec.acct()?,
         user: &spec.user,
     };
-    let tm = time_min(ctx.cluster, j, part);
-    lim.pre_select(tm).or_else(|| {
-        let req = acct.request_tres(ctx.cluster, &j.request, Some(part));
-        lim.post_select(&req, tm)
-    })
+    Some((lim, j, time_min(ctx.cluster, j, part)))
 }
 
 /// What slurmctld answers a submission beyond an accounting limit:
@@ -635,4 +813,157 @@ pub fn submit_rejection(
         "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)"
             .to_string(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gresim_model::accounting::MAX_TRES;
+    use proptest::prelude::*;
+    use proptest::test_runner::TestCaseError;
+
+    /// A TRES array with a few entries set (at random places, the last
+    /// ones included) and the rest at `fill`.
+    fn sparse(fill: u64) -> impl Strategy<Value = TresArray> {
+        proptest::collection::vec((0..MAX_TRES, 0u64..40), 0..4).prop_map(move |set| {
+            let mut t = [fill; MAX_TRES];
+            for (i, v) in set {
+                t[i] = v;
+            }
+            t
+        })
+    }
+
+    /// One limit set on a QOS (`field` picks which, `i` the TRES).
+    fn set_qos_limit(l: &mut QosLimits, field: u8, i: usize, v: u64) {
+        let n = v as u32;
+        match field % 13 {
+            0 => l.grp_tres[i] = v,
+            1 => l.grp_tres_run_mins[i] = v,
+            2 => l.max_tres_pj[i] = v,
+            3 => l.max_tres_pn[i] = v,
+            4 => l.max_tres_pu[i] = v,
+            5 => l.max_tres_pa[i] = v,
+            6 => l.max_tres_mins_pj[i] = v,
+            7 => l.min_tres_pj[i] = v,
+            8 => l.grp_jobs = n,
+            9 => l.max_jobs_pu = n,
+            10 => l.max_jobs_pa = n,
+            11 => l.max_wall_pj = v,
+            _ => l.grp_tres_mins[i] = v,
+        }
+    }
+
+    /// One limit set on an association.
+    fn set_assoc_limit(l: &mut gresim_model::accounting::AssocLimits, field: u8, i: usize, v: u64) {
+        match field % 8 {
+            0 => l.grp_tres[i] = v,
+            1 => l.grp_tres_run_mins[i] = v,
+            2 => l.grp_jobs = v as u32,
+            3 => l.max_tres_pj[i] = v,
+            4 => l.max_tres_pn[i] = v,
+            5 => l.max_tres_mins_pj[i] = v,
+            6 => l.max_jobs = v as u32,
+            _ => l.max_wall_pj = v,
+        }
+    }
+
+    /// Limits drawn as (on what, which field, which TRES, value).
+    fn limits() -> impl Strategy<Value = Vec<(u8, u8, usize, u64)>> {
+        proptest::collection::vec((0u8..5, any::<u8>(), 0usize..5, 0u64..60), 0..6)
+    }
+
+    /// A request: small counts of the configured TRES (cpu, mem, node,
+    /// billing, gres/gpu).
+    fn request() -> impl Strategy<Value = TresArray> {
+        proptest::collection::vec(0u64..10, 5).prop_map(|v| {
+            let mut t = [0; MAX_TRES];
+            t[..5].copy_from_slice(&v);
+            t
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+
+        /// `time_matters` is true whenever the time limit can change an
+        /// answer: with random QOS and association limits, usage and
+        /// requests, two time limits give the same answers unless it says
+        /// so. (`RunnableMemo` keeps answers without the time limit.)
+        #[test]
+        fn answers_read_the_time_limit_only_where_time_matters(
+            lims in limits(),
+            over_part: bool,
+            part_qos: Option<u16>,
+            used in sparse(0),
+            run_secs in sparse(0),
+            jobs in 0u32..4,
+            req in request(),
+            tm1 in 0u64..80,
+            tm2 in 0u64..80,
+        ) {
+            let mut acct = Accounting::default();
+            acct.add_tres("gres/gpu").map_err(TestCaseError::fail)?;
+            acct.qos.push(gresim_model::accounting::Qos::new("second"));
+            acct.qos[1].flags.over_part_qos = over_part;
+            let account = acct.add_account("a", None);
+            let user = acct.add_user("u", account, None);
+            for &(on, field, i, v) in &lims {
+                match on {
+                    0 | 1 => set_qos_limit(&mut acct.qos[on as usize].limits, field, i, v),
+                    2 => set_assoc_limit(&mut acct.assocs[0].limits, field, i, v),
+                    3 => set_assoc_limit(&mut acct.assocs[account as usize].limits, field, i, v),
+                    _ => set_assoc_limit(&mut acct.assocs[user as usize].limits, field, i, v),
+                }
+            }
+            let mut usage = AcctUsage::new(&acct);
+            let counters = Used { jobs, submit_jobs: jobs, tres: used, tres_run_secs: run_secs };
+            for u in usage.assoc.iter_mut().chain(usage.qos.iter_mut()) {
+                *u = counters.clone();
+            }
+            for q in 0..2 {
+                usage.qos_user[q].insert("u".into(), counters.clone());
+                usage.qos_account[q].insert("a".into(), counters.clone());
+            }
+            let ja = JobAcct { assoc: user, qos: 1, part_qos: part_qos.map(|q| q % 2) };
+            let lim = JobLimits { acct: &acct, usage: &usage, ja, user: "u" };
+            if !lim.time_matters() {
+                prop_assert_eq!(lim.pre_select(tm1), lim.pre_select(tm2));
+                prop_assert_eq!(lim.post_select(&req, tm1), lim.post_select(&req, tm2));
+            }
+        }
+    }
+
+    proptest! {
+
+        /// The shortcuts (return at once when a limit array sets nothing)
+        /// answer as the checks that look at every TRES.
+        #[test]
+        fn shortcuts_answer_as_the_full_checks(
+            nt in 1..=MAX_TRES,
+            limit in sparse(NO_LIMIT),
+            skip in sparse(NO_LIMIT),
+            with_skip: bool,
+            req in sparse(0),
+            used in sparse(0),
+            per_node: bool,
+            minimum: bool,
+            out in sparse(NO_LIMIT),
+        ) {
+            let skip = with_skip.then_some(&skip);
+            prop_assert_eq!(any_set(&limit), limit.iter().any(|&x| set(x)));
+            prop_assert_eq!(
+                over_usage(nt, &limit, skip, &req, || used),
+                first_over_usage(nt, &limit, skip, &req, &used)
+            );
+            prop_assert_eq!(
+                over_max(nt, &limit, skip, &req, per_node, minimum),
+                first_over_max(nt, &limit, skip, &req, per_node, minimum)
+            );
+            let (mut a, mut b) = (out, out);
+            merge(&mut a, &limit);
+            merge_all(&mut b, &limit);
+            prop_assert_eq!(a, b);
+        }
+    }
 }

@@ -337,6 +337,7 @@ pub fn backfill_pass(
     let mut usable_bits = bf_map::bitmap(words);
     let mut ub = bf_map::bitmap(words);
     let mut parts = PartMasks::new(ctx.cluster.partitions.len());
+    let mut acct_memo = crate::acct_policy::RunnableMemo::default();
 
     // Tested jobs that cannot start now, whatever the reservations, wait
     // here unplanned: their reservations matter only to a later job that
@@ -366,7 +367,7 @@ pub fn backfill_pass(
                     continue;
                 }
                 // An accounting limit holds the job: no reservation (`acct_policy_job_runnable_*`).
-                if let Some(r) = crate::acct_policy::runnable(ctx, job, part) {
+                if let Some(r) = acct_memo.runnable(ctx, job, part) {
                     ctx.set_reason(job, r, None);
                     continue;
                 }

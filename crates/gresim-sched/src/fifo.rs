@@ -359,6 +359,7 @@ impl Policy for Fifo {
             }
         }
         let mut resources: Vec<JobIdx> = Vec::new();
+        let mut acct_memo = crate::acct_policy::RunnableMemo::default();
 
         let mut stopped_at: Option<QueueKey> = None;
         for k in self.queue.iter() {
@@ -390,7 +391,7 @@ impl Policy for Fifo {
             }
             // `acct_policy_job_runnable_pre_select()` and `_post_select()`:
             // a job an accounting limit holds does not block its partition.
-            if let Some(r) = crate::acct_policy::runnable(ctx, job, part) {
+            if let Some(r) = acct_memo.runnable(ctx, job, part) {
                 ctx.set_reason(job, r, None);
                 continue;
             }

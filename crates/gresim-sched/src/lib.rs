@@ -29,8 +29,8 @@ pub mod shares;
 mod sweep;
 
 pub use gresim_policy::{
-    decision, fairshare, priority, record_priority, time_limit_in, EnqueueCtx, MigReconfig, PassCtx,
-    PassStats, Policy, SchedParams, Start,
+    decision, fairshare, priority, record_priority, time_limit_in, EnqueueCtx, MigReconfig,
+    PassCtx, PassStats, Policy, SchedParams, Start,
 };
 
 pub use fifo::Fifo;

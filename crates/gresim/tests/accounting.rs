@@ -75,6 +75,46 @@ fn a_per_user_gpu_cap_holds_the_third_job_with_slurms_reason() {
     );
 }
 
+/// Jobs of one user and shape that become startable in the same pass: the
+/// first two start, and the cap they fill holds the third in that very pass
+/// (the checks' per-pass memo must forget its answers at each start).
+#[test]
+fn a_cap_filled_within_one_pass_holds_the_next_job_of_that_pass() {
+    let accounting = r#"{
+        "sacctmgr": ["add qos capped MaxTRESPerUser=gres/gpu=2",
+                     "add account ml",
+                     "add user alice Account=ml",
+                     "modify user where name=alice set qos+=capped"],
+        "users": [{"name": "bob", "account": "ml"}]
+    }"#;
+    // bob's job holds all four GPUs until t=100; alice's three wait for it.
+    let blocker = r#"{"id": "b0", "user": "bob", "submit": 0, "run_time": 100, "time": 10,
+                      "nodes": 2, "gres": "gpu:2"}"#;
+    let jobs = [
+        blocker.to_string(),
+        job("a1", "alice", r#", "qos": "capped""#, 1),
+        job("a2", "alice", r#", "qos": "capped""#, 1),
+        job("a3", "alice", r#", "qos": "capped""#, 1),
+    ]
+    .join(",");
+    let sc = scenario(accounting, &jobs).expect("loads");
+    let o = run(&sc);
+    let starts: Vec<Option<u64>> = o
+        .output
+        .jobs
+        .iter()
+        .map(|x| x.runs.first().map(|r| r.start))
+        .collect();
+    assert_eq!(starts[..3], [Some(0), Some(100), Some(100)], "{starts:?}");
+    let third = starts[3].expect("starts");
+    assert!(third >= 200, "the third waited for one of alice's: {third}");
+    assert!(
+        reasons(&o, 3).contains(&"QOSMaxGRESPerUser"),
+        "{:?}",
+        reasons(&o, 3)
+    );
+}
+
 #[test]
 fn the_cap_is_per_user_and_an_association_limit_counts_all_its_users() {
     let jobs = [
