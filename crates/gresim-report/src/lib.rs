@@ -410,6 +410,7 @@ pub(crate) mod test_support {
             node_failures: vec![0],
             pass_stats: Default::default(),
             acct: None,
+            fairshare_log: Vec::new(),
         }
     }
 
