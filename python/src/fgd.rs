@@ -34,28 +34,8 @@ pub fn fgd(
     }
     let kinds = match policies {
         None => PolicyKind::ALL.to_vec(),
-        Some(names) => {
-            let mut out: Vec<PolicyKind> = Vec::new();
-            for n in &names {
-                let k = PolicyKind::parse(n).ok_or_else(|| {
-                    errors::usage_error(
-                        py,
-                        "policies",
-                        &format!(
-                            "unknown policy '{n}'; expected some of {}",
-                            PolicyKind::ALL.map(PolicyKind::name).join(", ")
-                        ),
-                    )
-                })?;
-                if !out.contains(&k) {
-                    out.push(k);
-                }
-            }
-            if out.is_empty() {
-                return Err(errors::usage_error(py, "policies", "no policy given"));
-            }
-            out
-        }
+        Some(names) => gresim::fgd::parse_policies(&names)
+            .map_err(|m| errors::usage_error(py, "policies", &m))?,
     };
     let data = data.unwrap_or_else(gresim::fgd::repo_data);
     let (cluster, tasks) = gresim::fgd::read_openb(&data, &workload)

@@ -123,22 +123,8 @@ fn parse_seeds(s: &str) -> Result<Vec<u64>, Failure> {
 }
 
 fn parse_policies(s: &str) -> Result<Vec<PolicyKind>, Failure> {
-    let mut out = Vec::new();
-    for p in s.split(',').filter(|p| !p.trim().is_empty()) {
-        let k = PolicyKind::parse(p).ok_or_else(|| {
-            Failure::input(format!(
-                "--policies: unknown policy '{p}'; expected some of {}",
-                PolicyKind::ALL.map(PolicyKind::name).join(", ")
-            ))
-        })?;
-        if !out.contains(&k) {
-            out.push(k);
-        }
-    }
-    if out.is_empty() {
-        return Err(Failure::input("--policies: no policy given"));
-    }
-    Ok(out)
+    let names: Vec<&str> = s.split(',').collect();
+    gresim::fgd::parse_policies(&names).map_err(|e| Failure::input(format!("--policies: {e}")))
 }
 
 /// Runs the command. Wall-clock time is read here only for the time report

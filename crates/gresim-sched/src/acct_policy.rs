@@ -200,6 +200,30 @@ impl<'a> JobLimits<'a> {
         wall_mins >= limit || (self.acct.enforce.safe && wall_mins.saturating_add(time_min) > limit)
     }
 
+    /// `GrpTRESMins` of one QOS or association ([`over_mins`]), the TRES it
+    /// holds the job for; nothing is read where the limit sets nothing.
+    fn grp_mins(
+        &self,
+        limit: &TresArray,
+        skip: &TresArray,
+        req_mins: &TresArray,
+        used: &Used,
+        decayed: &Decayed,
+    ) -> Option<usize> {
+        if !any_set(limit) {
+            return None;
+        }
+        over_mins(
+            self.acct.tres_names.len(),
+            limit,
+            Some(skip),
+            req_mins,
+            &run_mins(used),
+            &self.used_mins(decayed),
+            self.acct.enforce.safe,
+        )
+    }
+
     /// The decayed TRES-minutes of a usage record (`usage_tres_raw / 60`),
     /// cleared when the job's QOS has a `UsageFactor` of 0.
     fn used_mins(&self, d: &Decayed) -> TresArray {
@@ -341,18 +365,15 @@ impl<'a> JobLimits<'a> {
         for q in self.qos() {
             let ql = &self.acct.qos[q as usize].limits;
             let qu = &self.usage.qos[q as usize];
-            if any_set(&ql.grp_tres_mins) {
-                if let Some(i) = over_mins(
-                    nt,
-                    &ql.grp_tres_mins,
-                    Some(&out.grp_tres_mins),
-                    &req_mins,
-                    &run_mins(qu),
-                    &self.used_mins(&self.usage.qos_decayed[q as usize]),
-                    self.acct.enforce.safe,
-                ) {
-                    return ql_(LimitKind::GrpMins, i);
-                }
+            let decayed = &self.usage.qos_decayed[q as usize];
+            if let Some(i) = self.grp_mins(
+                &ql.grp_tres_mins,
+                &out.grp_tres_mins,
+                &req_mins,
+                qu,
+                decayed,
+            ) {
+                return ql_(LimitKind::GrpMins, i);
             }
             if let Some(i) = over_usage(nt, &ql.grp_tres, Some(&out.grp_tres), req, || qu.tres) {
                 return ql_(LimitKind::Grp, i);
@@ -430,18 +451,11 @@ impl<'a> JobLimits<'a> {
         for (depth, a) in self.acct.lineage(self.ja.assoc).enumerate() {
             let l = &self.acct.assocs[a as usize].limits;
             let u = &self.usage.assoc[a as usize];
-            if any_set(&l.grp_tres_mins) {
-                if let Some(i) = over_mins(
-                    nt,
-                    &l.grp_tres_mins,
-                    Some(&out.grp_tres_mins),
-                    &req_mins,
-                    &run_mins(u),
-                    &self.used_mins(&self.usage.assoc_decayed[a as usize]),
-                    self.acct.enforce.safe,
-                ) {
-                    return al(LimitKind::GrpMins, i);
-                }
+            let decayed = &self.usage.assoc_decayed[a as usize];
+            if let Some(i) =
+                self.grp_mins(&l.grp_tres_mins, &out.grp_tres_mins, &req_mins, u, decayed)
+            {
+                return al(LimitKind::GrpMins, i);
             }
             if let Some(i) = over_usage(nt, &l.grp_tres, Some(&out.grp_tres), req, || u.tres) {
                 return al(LimitKind::Grp, i);

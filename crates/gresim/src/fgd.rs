@@ -56,6 +56,31 @@ pub fn read_published_figures(data: &Path) -> Result<Option<PublishedTable>, Str
     }
 }
 
+/// The policies named in `names` (as `sim fgd --policies` and `gresim.fgd`
+/// spell them), each once, in order.
+pub fn parse_policies<S: AsRef<str>>(names: &[S]) -> Result<Vec<PolicyKind>, String> {
+    let mut out = Vec::new();
+    for p in names
+        .iter()
+        .map(AsRef::as_ref)
+        .filter(|p| !p.trim().is_empty())
+    {
+        let k = PolicyKind::parse(p).ok_or_else(|| {
+            format!(
+                "unknown policy '{p}'; expected some of {}",
+                PolicyKind::ALL.map(PolicyKind::name).join(", ")
+            )
+        })?;
+        if !out.contains(&k) {
+            out.push(k);
+        }
+    }
+    if out.is_empty() {
+        return Err("no policy given".into());
+    }
+    Ok(out)
+}
+
 /// The published mean of `metric` for policy `p` at `pct` % arrived.
 pub fn published_mean(
     published: Option<&PublishedTable>,
