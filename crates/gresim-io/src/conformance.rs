@@ -327,13 +327,11 @@ pub fn load_case(path: &Path) -> Result<Case, InputError> {
                         tres_billing_weights.insert(p, wt);
                     }
                 }
-                _ => {
-                    return Err(InputError::at(
-                        path,
-                        format!("setup_cmds[{i}]"),
-                        "expected `scontrol update PartitionName=P QOS=Q` or `… TRESBillingWeights=W`",
-                    ))
-                }
+                _ => return Err(InputError::at(
+                    path,
+                    format!("setup_cmds[{i}]"),
+                    "expected `scontrol update PartitionName=P QOS=Q` or `… TRESBillingWeights=W`",
+                )),
             }
         }
         let d = crate::spec::AccountingDef {
