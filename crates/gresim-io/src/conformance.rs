@@ -306,8 +306,10 @@ pub fn load_case(path: &Path) -> Result<Case, InputError> {
         serde_path_to_error::deserialize(de).map_err(|e| error::from_json(path, e))?;
     let mut cluster = case_cluster(path, &def)?;
     if let Some(a) = &def.accounting {
-        // `scontrol update PartitionName=P QOS=Q` among the setup commands.
+        // `scontrol update PartitionName=P QOS=Q` (or `TRESBillingWeights=W`)
+        // among the setup commands.
         let mut partition_qos = BTreeMap::new();
+        let mut tres_billing_weights = BTreeMap::new();
         for (i, c) in def.setup_cmds.iter().enumerate() {
             let w: Vec<&str> = c.split_whitespace().collect();
             let kv = |k: &str| {
@@ -315,17 +317,21 @@ pub fn load_case(path: &Path) -> Result<Case, InputError> {
                     .find_map(|x| x.split_once('=').filter(|(a, _)| a.eq_ignore_ascii_case(k)))
                     .map(|(_, v)| v.to_string())
             };
-            match (w.get(..2), kv("PartitionName"), kv("QOS")) {
-                (Some(["scontrol", "update"]), Some(p), Some(q)) => {
-                    partition_qos.insert(p, q);
+            let (qos, weights) = (kv("QOS"), kv("TRESBillingWeights"));
+            match (w.get(..2), kv("PartitionName")) {
+                (Some(["scontrol", "update"]), Some(p)) if qos.is_some() || weights.is_some() => {
+                    if let Some(q) = qos {
+                        partition_qos.insert(p.clone(), q);
+                    }
+                    if let Some(wt) = weights {
+                        tres_billing_weights.insert(p, wt);
+                    }
                 }
-                _ => {
-                    return Err(InputError::at(
-                        path,
-                        format!("setup_cmds[{i}]"),
-                        "expected `scontrol update PartitionName=P QOS=Q`",
-                    ))
-                }
+                _ => return Err(InputError::at(
+                    path,
+                    format!("setup_cmds[{i}]"),
+                    "expected `scontrol update PartitionName=P QOS=Q` or `… TRESBillingWeights=W`",
+                )),
             }
         }
         let d = crate::spec::AccountingDef {
@@ -333,6 +339,7 @@ pub fn load_case(path: &Path) -> Result<Case, InputError> {
             tres: Some(a.tres.clone().unwrap_or_else(|| "gres/gpu".into())),
             sacctmgr: a.sacctmgr.clone(),
             partition_qos,
+            tres_billing_weights,
             ..Default::default()
         };
         cluster.set_accounting(Some(crate::sacctmgr::build(path, &d, &cluster)?));

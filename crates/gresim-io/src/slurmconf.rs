@@ -314,6 +314,8 @@ pub struct SlurmConf {
     pub priority_max_age: Option<Seconds>,
     /// PriorityDecayHalfLife in seconds (`Some(0)`: no decay).
     pub priority_decay_half_life: Option<Seconds>,
+    /// Where PriorityDecayHalfLife was set (file, line), for the error below.
+    pub priority_decay_at: Option<(PathBuf, usize)>,
     /// PriorityCalcPeriod in seconds.
     pub priority_calc_period: Option<Seconds>,
     /// PriorityFlags as written.
@@ -775,6 +777,19 @@ pub fn parse_slurm_conf(path: &Path, text: &str) -> Result<(SlurmConf, Vec<Warni
             )
             .with_line(*line, 0));
         }
+    }
+    // read_config.c: no decay and no PriorityUsageResetPeriod line stops
+    // slurmctld (usage would only grow).
+    if let (Some(0), None, Some((file, line))) = (
+        conf.priority_decay_half_life,
+        conf.priority_usage_reset,
+        &conf.priority_decay_at,
+    ) {
+        return Err(InputError::new(
+            file,
+            "PriorityDecayHalfLife=0 needs a PriorityUsageResetPeriod line (Slurm refuses it: \"the priority plugin will result in rolling over\")",
+        )
+        .with_line(*line, 0));
     }
     // Settings whose absence or value changes what Slurm does.
     let sel = conf.select_type.clone();
@@ -1302,7 +1317,8 @@ fn global(
         }
         "priorityfavorsmall" => c.priority_favor_small = Some(boolean(l, k, v)?),
         "prioritydecayhalflife" => {
-            c.priority_decay_half_life = Some(time_opt(l, k, v)?.unwrap_or(0))
+            c.priority_decay_half_life = Some(time_opt(l, k, v)?.unwrap_or(0));
+            c.priority_decay_at = Some((l.file.clone(), l.line));
         }
         "prioritycalcperiod" => {
             c.priority_calc_period = Some(time_opt(l, k, v)?.filter(|s| *s > 0).unwrap_or(60))
@@ -2114,6 +2130,11 @@ mod tests {
                 "\nPriorityUsageResetPeriod=HOURLY\n",
                 "PriorityUsageResetPeriod",
                 2,
+            ),
+            (
+                "\n\nPriorityDecayHalfLife=0\n",
+                "needs a PriorityUsageResetPeriod",
+                3,
             ),
         ] {
             let e = parse_slurm_conf(Path::new("s.conf"), t).unwrap_err();
