@@ -29,6 +29,10 @@ const FLOORS: &[(&str, u32)] = &[
     ("acct_qos_priority", 15),
     // Scored 2/8 before partition QOS was modelled, 8/8 after.
     ("acct_partition_qos", 8),
+    // Scored 10/12 first: the two jobs held for good started days later, as
+    // decay lifted their limits, where the harness cancels them at its stall;
+    // 12/12 once a case's `stall` stops the simulation the same way.
+    ("acct_usage_limits", 12),
     // Admin actions (issue 18 item 5; recorded by xtask/harness, three
     // recordings each). Fitted on them: signal_exit_delay (admin_scancel).
     // admin_requeuehold's j2 and j3 differ in reasons only: j2 is submitted

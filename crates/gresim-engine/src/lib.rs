@@ -160,6 +160,10 @@ pub struct SimInput<'a> {
     pub actions: Vec<TimedAction>,
     /// Stop at this time even if jobs remain.
     pub horizon: Option<Time>,
+    /// Stop once no job runs and nothing but the periodic passes and the
+    /// decay thread has happened for this long (the conformance harness's
+    /// `--stall`, after which it cancels what is left).
+    pub stall: Option<Time>,
     /// Keep every job's pending-reason history (costs memory on big runs).
     pub record_reasons: bool,
     /// Random node failures and repairs (see [`FailureSource`]).

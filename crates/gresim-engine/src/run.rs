@@ -87,6 +87,9 @@ pub struct Engine<'a> {
     policy: Box<dyn Policy + 'a>,
     actions: Vec<crate::TimedAction>,
     horizon: Option<Time>,
+    /// [`SimInput::stall`], and the time of the last event that changed something.
+    stall: Option<Time>,
+    last_change: Time,
 
     now: Time,
     queue: EventQueue,
@@ -226,6 +229,8 @@ impl<'a> Engine<'a> {
             policy,
             actions: input.actions,
             horizon: input.horizon,
+            stall: input.stall,
+            last_change: 0,
             now: 0,
             queue: EventQueue::default(),
             jobs: Vec::new(),
@@ -372,6 +377,22 @@ impl<'a> Engine<'a> {
                 self.failure_src = None;
                 self.next_failure = None;
                 continue;
+            }
+            let periodic = matches!(
+                ev.kind,
+                EventKind::AcctTick | EventKind::MainPass | EventKind::BackfillPass
+            );
+            if let Some(s) = self.stall {
+                if periodic
+                    && self.running == 0
+                    && self.next_spec.is_none()
+                    && ev.time > self.last_change.saturating_add(s)
+                {
+                    break;
+                }
+            }
+            if !periodic {
+                self.last_change = ev.time;
             }
             if let Some(h) = self.horizon {
                 if ev.time > h {

@@ -800,6 +800,7 @@ fn simulate_with(
         jobs: Box::new(s.specs.clone().into_iter().map(Ok)),
         actions: s.actions.clone(),
         horizon: s.horizon,
+        stall: None,
         record_reasons: s.record_reasons,
         failures: (!s.failures.is_empty())
             .then(|| Box::new(s.failures.clone().into_iter()) as gresim_engine::FailureSource<'_>),

@@ -450,6 +450,7 @@ pub fn load_case(path: &Path) -> Result<Case, InputError> {
         actions,
         failures: None,
         horizon: None,
+        stall: def.stall.map(|s| s.max(0.0).floor() as u64),
         out_dir: None,
         source: text,
         warnings: Vec::new(),

@@ -73,6 +73,9 @@ pub struct Scenario {
     /// Random node failures (`failures`).
     pub failures: Option<failures::FailureModel>,
     pub horizon: Option<Time>,
+    /// Stop once no job runs and nothing has changed for this long (the
+    /// conformance harness's `--stall`; `None` for scenarios).
+    pub stall: Option<Time>,
     pub out_dir: Option<PathBuf>,
     /// The scenario file as read, for echoing in reports.
     pub source: String,
@@ -152,6 +155,7 @@ impl Scenario {
             jobs: self.jobs(seed),
             actions: self.actions.clone(),
             horizon: self.horizon,
+            stall: self.stall,
             record_reasons: false,
             failures: self
                 .failures
@@ -420,6 +424,7 @@ pub fn parse_scenario(path: &Path, text: &str) -> Result<Scenario, InputError> {
         actions,
         failures,
         horizon: def.horizon,
+        stall: None,
         out_dir: def.outputs.dir.as_ref().map(PathBuf::from),
         source: text.to_string(),
         warnings,
