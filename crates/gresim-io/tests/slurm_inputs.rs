@@ -1,8 +1,6 @@
 //! slurm.conf + gres.conf, scenarios that use them, and the streamed trace
-//! readers, on files under tests/data (and, when present, the public traces
-//! in /work/shared/data).
-
-#[path = "../../../tests/support/skip.rs"]
+//! readers, on files under tests/data and the public traces the repository
+//! ships compressed in data/.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -415,10 +413,13 @@ fn public_swf_log_streams_lazily() {
     let n = Arc::new(AtomicU64::new(0));
     let file = std::fs::File::open(&path).unwrap();
     let total = file.metadata().unwrap().len();
-    let r: Box<dyn BufRead> = Box::new(BufReader::new(Counting {
-        inner: file,
-        n: n.clone(),
-    }));
+    // Compressed bytes read so far are counted.
+    let r: Box<dyn BufRead> = Box::new(BufReader::new(flate2::read::MultiGzDecoder::new(
+        Counting {
+            inner: file,
+            n: n.clone(),
+        },
+    )));
     let mut it =
         traces::open_reader(&path, r, TraceFormat::Swf, &TraceOptions::default(), &c).unwrap();
     let first: Vec<JobSpec> = it.by_ref().take(10).map(Result::unwrap).collect();
