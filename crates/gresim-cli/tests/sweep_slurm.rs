@@ -1,5 +1,5 @@
 //! The sharded sweep on a real Slurm 22.05: the single-machine cluster of
-//! `../shared/conformance/harness/` (Debian's packages, slurmctld and four
+//! the repository's harness, `xtask/harness/` (Debian's packages, slurmctld and four
 //! slurmd on loopback) runs the job array `sim sweep --emit-sbatch` writes,
 //! then its dependent merge job; the merged table must be byte for byte the
 //! one an unsharded run writes.
@@ -144,10 +144,12 @@ fn take_lock(lock: &Path) -> bool {
 
 #[test]
 fn sharded_sweep_on_real_slurm_matches_one_run() {
-    let harness = skip::shared().join("conformance/harness");
-    if !harness.join("setup.sh").is_file() {
-        return skip_because("no ../shared/conformance/harness/setup.sh beside the repository");
-    }
+    let harness = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../xtask/harness");
+    assert!(
+        harness.join("setup.sh").is_file(),
+        "the repository's harness is missing: {}",
+        harness.display()
+    );
     if !is_root() {
         return skip_because("not root: the harness runs Slurm's daemons as root");
     }

@@ -1,9 +1,6 @@
 //! slurm.conf + gres.conf, scenarios that use them, and the streamed trace
-//! readers, on files under tests/data (and, when present, the public traces
-//! in /work/shared/data).
-
-#[path = "../../../tests/support/skip.rs"]
-mod skip;
+//! readers, on files under tests/data and the public traces the repository
+//! ships compressed in data/.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -409,21 +406,20 @@ impl<R: Read> Read for Counting<R> {
 
 #[test]
 fn public_swf_log_streams_lazily() {
-    let path = skip::shared().join("data/pwa-unilu-gaia-2014/UniLu-Gaia-2014-2.swf");
-    if !path.exists() {
-        return skip::skip(
-            "public_swf_log_streams_lazily",
-            "no ../shared/data/pwa-unilu-gaia-2014/ beside the repository",
-        );
-    }
+    // Shipped compressed in the repository (data/pwa-unilu-gaia-2014/SOURCE.md).
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../data/pwa-unilu-gaia-2014/UniLu-Gaia-2014-2.swf.gz");
     let c = site();
     let n = Arc::new(AtomicU64::new(0));
     let file = std::fs::File::open(&path).unwrap();
     let total = file.metadata().unwrap().len();
-    let r: Box<dyn BufRead> = Box::new(BufReader::new(Counting {
-        inner: file,
-        n: n.clone(),
-    }));
+    // Compressed bytes read so far are counted.
+    let r: Box<dyn BufRead> = Box::new(BufReader::new(flate2::read::MultiGzDecoder::new(
+        Counting {
+            inner: file,
+            n: n.clone(),
+        },
+    )));
     let mut it =
         traces::open_reader(&path, r, TraceFormat::Swf, &TraceOptions::default(), &c).unwrap();
     let first: Vec<JobSpec> = it.by_ref().take(10).map(Result::unwrap).collect();
@@ -453,13 +449,11 @@ fn public_swf_log_streams_lazily() {
 
 #[test]
 fn public_openb_default_pods() {
-    let path = skip::shared().join("data/alibaba-openb-gpu-v2023/openb_pod_list_default.csv");
-    if !path.exists() {
-        return skip::skip(
-            "public_openb_default_pods",
-            "no ../shared/data/alibaba-openb-gpu-v2023/ beside the repository",
-        );
-    }
+    // The repository ships it compressed (data/alibaba-openb-gpu-v2023/SOURCE.md):
+    // the trace reader takes the `.csv.gz` beside the `.csv` named.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../data/alibaba-openb-gpu-v2023/openb_pod_list_default.csv");
+    assert!(!path.exists() && path.with_extension("csv.gz").exists());
     let mut c = site();
     // A cluster big enough that no pod is rejected by shape: 8-GPU nodes.
     c.nodes.iter_mut().for_each(|n| n.memory_mib = 1 << 20);

@@ -127,9 +127,31 @@ pub fn open<'a>(
     opts: &TraceOptions,
     cluster: &'a Cluster,
 ) -> Result<JobSource<'a>, InputError> {
-    let file = File::open(path)
-        .map_err(|e| InputError::new(path, format!("cannot read the trace: {e}")))?;
-    open_reader(path, Box::new(BufReader::new(file)), format, opts, cluster)
+    open_reader(path, open_text(path)?, format, opts, cluster)
+}
+
+/// A trace file's text: gunzipped, as it is read, when its name ends in
+/// `.gz` (SWF logs and OpenB's CSVs ship compressed), and read from
+/// `<path>.gz` when `path` is absent and that is there.
+pub fn open_text(path: &Path) -> Result<Box<dyn BufRead>, InputError> {
+    let mut gz = path.as_os_str().to_owned();
+    gz.push(".gz");
+    let gz = PathBuf::from(gz);
+    let zipped_name = path.extension().is_some_and(|e| e == "gz");
+    let (p, zipped) = if !zipped_name && !path.exists() && gz.exists() {
+        (gz.as_path(), true)
+    } else {
+        (path, zipped_name)
+    };
+    let file =
+        File::open(p).map_err(|e| InputError::new(p, format!("cannot read the trace: {e}")))?;
+    Ok(if zipped {
+        Box::new(BufReader::new(flate2::read::MultiGzDecoder::new(
+            BufReader::new(file),
+        )))
+    } else {
+        Box::new(BufReader::new(file))
+    })
 }
 
 /// Streams a reader in `format`; `path` names it in errors.

@@ -99,6 +99,26 @@ PRESETS = {
                                  "PriorityWeightFairshare=0", "PriorityWeightQOS=0", "PriorityWeightPartition=0"]},
         "multifactor": True,
     },
+    # held out (issue 18): a cluster no fitted parameter has seen
+    "held_e": {
+        "comment": "4 nodes: 2 x 8 h200 (per-socket Cores=), 2 x 4 l40s (Weight=2); partitions gpu (all, default) and short (the l40s nodes, PriorityTier=2, MaxTime=2); priority/multifactor (JobSize, Partition)",
+        "nodes": [
+            {"name": "x[1-2]", "cpus": 64, "sockets": 2, "mem_mb": 1024000, "weight": 1,
+             "gpus": [{"type": "h200", "count": 4, "cores": "0-31"}, {"type": "h200", "count": 4, "cores": "32-63"}]},
+            {"name": "y[1-2]", "cpus": 32, "sockets": 1, "mem_mb": 256000, "weight": 2,
+             "gpus": [{"type": "l40s", "count": 4}]},
+        ],
+        "partitions": [
+            {"name": "gpu", "nodes": "ALL", "default": True, "max_time": "INFINITE",
+             "extra": "DefaultTime=5"},
+            {"name": "short", "nodes": "y[1-2]", "max_time": "2",
+             "extra": "PriorityTier=2 PriorityJobFactor=2 DefaultTime=2"},
+        ],
+        "slurm": {"priority_type": "priority/multifactor",
+                  "extra_conf": ["PriorityWeightJobSize=1000", "PriorityWeightPartition=1000",
+                                 "PriorityWeightFairshare=0", "PriorityWeightQOS=0", "PriorityWeightAge=0"]},
+        "multifactor": True,
+    },
 }
 
 
