@@ -157,7 +157,8 @@ pub struct Engine<'a> {
     /// limit not yet run down, and when they were last run down.
     acct_running: BTreeMap<JobIdx, AcctRun>,
     /// PriorityUsageResetPeriod: the last reset (slurmctld's start at
-    /// first) and the next, once computed.
+    /// first) and the next, once computed (`Time::MAX` once `NOW` has reset:
+    /// none comes again).
     usage_reset: (Time, Option<Time>),
     /// [`SimOutput::fairshare_log`].
     fairshare_log: Vec<(Time, Vec<f64>)>,
@@ -1284,8 +1285,7 @@ impl<'a> Engine<'a> {
                 let alloc = &j.runs.last().map(|r| &r.alloc);
                 if let Some(alloc) = alloc {
                     let tres = a.alloc_tres(&self.cluster, alloc, Some(partition));
-                    let billable =
-                        a.billable(&tres, a.part_weights(&self.cluster, Some(partition)));
+                    let billable = a.billable(&tres, a.part_weights(Some(partition)));
                     let left = limit.unwrap_or(gresim_policy::ACCT_UNLIMITED);
                     self.acct_running.insert(
                         job,

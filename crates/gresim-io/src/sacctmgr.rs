@@ -822,33 +822,31 @@ pub fn build(
             add(&mut acct, &entity, &words[2..]).map_err(|m| InputError::at(path, at, m))?;
         }
     }
-    for (part, q) in &def.partition_qos {
-        let at = format!("accounting.partition_qos.{part}");
-        if cluster.partition_id(part).is_none() {
-            return Err(InputError::at(
+    // Partition settings: the JSON path and the partition, which must exist.
+    let partition = |field: &str, part: &str| {
+        let at = format!("accounting.{field}.{part}");
+        match cluster.partition_id(part) {
+            Some(p) => Ok((at, p)),
+            None => Err(InputError::at(
                 path,
-                at,
+                &at,
                 format!("unknown partition \"{part}\""),
-            ));
+            )),
         }
+    };
+    for (part, q) in &def.partition_qos {
+        let (at, _) = partition("partition_qos", part)?;
         let id = acct
             .qos_by_name(q)
             .ok_or_else(|| InputError::at(path, &at, format!("unknown QOS \"{q}\"")))?;
         acct.part_qos.push((part.clone(), id));
     }
+    acct.billing_weights = vec![Vec::new(); cluster.partitions.len()];
     for (part, w) in &def.tres_billing_weights {
-        let at = format!("accounting.tres_billing_weights.{part}");
-        if cluster.partition_id(part).is_none() {
-            return Err(InputError::at(
-                path,
-                at,
-                format!("unknown partition \"{part}\""),
-            ));
-        }
-        let w = acct
+        let (at, p) = partition("tres_billing_weights", part)?;
+        acct.billing_weights[p.idx()] = acct
             .parse_billing_weights(w)
             .map_err(|m| InputError::at(path, &at, m))?;
-        acct.billing_weights.push((part.clone(), w));
     }
     acct.billing_max_tres = def.max_tres;
     acct.finish()

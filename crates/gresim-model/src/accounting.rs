@@ -255,9 +255,9 @@ pub struct Accounting {
     pub assocs: Vec<Assoc>,
     /// Each user's default account.
     pub default_account: BTreeMap<String, String>,
-    /// TRESBillingWeights per partition (partition name, weight per TRES);
-    /// a partition without weights bills its jobs' CPUs.
-    pub billing_weights: Vec<(String, Vec<(usize, f64)>)>,
+    /// TRESBillingWeights, indexed by partition (weight per TRES); a
+    /// partition without weights (empty, or past the end) bills its jobs' CPUs.
+    pub billing_weights: Vec<Vec<(usize, f64)>>,
     /// `PriorityFlags=MAX_TRES`: the billing of node TRES (cpu, mem, node,
     /// GRES) is the largest weighted one, not their sum.
     pub billing_max_tres: bool,
@@ -635,7 +635,7 @@ impl Accounting {
             MemReq::PerGpu(m) => m * gpus_total,
             _ => 0,
         };
-        t[TRES_BILLING] = self.billable(&t, self.part_weights(cluster, part)) as u64;
+        t[TRES_BILLING] = self.billable(&t, self.part_weights(part)) as u64;
         t
     }
 
@@ -661,21 +661,16 @@ impl Accounting {
             }
         }
         t[TRES_NODE] = alloc.nodes.len() as u64;
-        t[TRES_BILLING] = self.billable(&t, self.part_weights(cluster, part)) as u64;
+        t[TRES_BILLING] = self.billable(&t, self.part_weights(part)) as u64;
         t
     }
 
     /// The TRESBillingWeights of partition `part`, if it has any.
-    pub fn part_weights(
-        &self,
-        cluster: &crate::Cluster,
-        part: Option<crate::PartId>,
-    ) -> Option<&[(usize, f64)]> {
-        let name = &cluster.partitions.get(part?.idx())?.name;
+    pub fn part_weights(&self, part: Option<crate::PartId>) -> Option<&[(usize, f64)]> {
         self.billing_weights
-            .iter()
-            .find(|(p, _)| p == name)
-            .map(|(_, w)| w.as_slice())
+            .get(part?.idx())
+            .filter(|w| !w.is_empty())
+            .map(Vec::as_slice)
     }
 
     /// The billable TRES of a count vector (`assoc_mgr_tres_weighted()`):
