@@ -200,28 +200,45 @@ impl<'a> JobLimits<'a> {
         wall_mins >= limit || (self.acct.enforce.safe && wall_mins.saturating_add(time_min) > limit)
     }
 
-    /// `GrpTRESMins` of one QOS or association ([`over_mins`]), the TRES it
-    /// holds the job for; nothing is read where the limit sets nothing.
-    fn grp_mins(
+    /// The group TRES limits of one QOS or association, in Slurm's order
+    /// (`GrpTRESMins`, `GrpTRES`, `GrpTRESRunMins`): the first that holds
+    /// the job, and the TRES. A TRES a QOS already limits (in `out`) is
+    /// left to it; nothing is read for a limit that sets nothing.
+    #[allow(clippy::too_many_arguments)]
+    fn over_group(
         &self,
-        limit: &TresArray,
-        skip: &TresArray,
+        [grp_mins, grp, grp_run_mins]: [&TresArray; 3],
+        out: &QosLimits,
+        req: &TresArray,
         req_mins: &TresArray,
         used: &Used,
         decayed: &Decayed,
-    ) -> Option<usize> {
-        if !any_set(limit) {
-            return None;
+    ) -> Option<(LimitKind, usize)> {
+        let nt = self.acct.tres_names.len();
+        if any_set(grp_mins) {
+            if let Some(i) = over_mins(
+                nt,
+                grp_mins,
+                Some(&out.grp_tres_mins),
+                req_mins,
+                &run_mins(used),
+                &self.used_mins(decayed),
+                self.acct.enforce.safe,
+            ) {
+                return Some((LimitKind::GrpMins, i));
+            }
         }
-        over_mins(
-            self.acct.tres_names.len(),
-            limit,
-            Some(skip),
+        if let Some(i) = over_usage(nt, grp, Some(&out.grp_tres), req, || used.tres) {
+            return Some((LimitKind::Grp, i));
+        }
+        over_usage(
+            nt,
+            grp_run_mins,
+            Some(&out.grp_tres_run_mins),
             req_mins,
-            &run_mins(used),
-            &self.used_mins(decayed),
-            self.acct.enforce.safe,
+            || run_mins(used),
         )
+        .map(|i| (LimitKind::GrpRunMins, i))
     }
 
     /// The decayed TRES-minutes of a usage record (`usage_tres_raw / 60`),
@@ -365,27 +382,10 @@ impl<'a> JobLimits<'a> {
         for q in self.qos() {
             let ql = &self.acct.qos[q as usize].limits;
             let qu = &self.usage.qos[q as usize];
+            let grp = [&ql.grp_tres_mins, &ql.grp_tres, &ql.grp_tres_run_mins];
             let decayed = &self.usage.qos_decayed[q as usize];
-            if let Some(i) = self.grp_mins(
-                &ql.grp_tres_mins,
-                &out.grp_tres_mins,
-                &req_mins,
-                qu,
-                decayed,
-            ) {
-                return ql_(LimitKind::GrpMins, i);
-            }
-            if let Some(i) = over_usage(nt, &ql.grp_tres, Some(&out.grp_tres), req, || qu.tres) {
-                return ql_(LimitKind::Grp, i);
-            }
-            if let Some(i) = over_usage(
-                nt,
-                &ql.grp_tres_run_mins,
-                Some(&out.grp_tres_run_mins),
-                &req_mins,
-                || run_mins(qu),
-            ) {
-                return ql_(LimitKind::GrpRunMins, i);
+            if let Some((k, i)) = self.over_group(grp, &out, req, &req_mins, qu, decayed) {
+                return ql_(k, i);
             }
             if let Some(i) = over_max(
                 nt,
@@ -451,23 +451,10 @@ impl<'a> JobLimits<'a> {
         for (depth, a) in self.acct.lineage(self.ja.assoc).enumerate() {
             let l = &self.acct.assocs[a as usize].limits;
             let u = &self.usage.assoc[a as usize];
+            let grp = [&l.grp_tres_mins, &l.grp_tres, &l.grp_tres_run_mins];
             let decayed = &self.usage.assoc_decayed[a as usize];
-            if let Some(i) =
-                self.grp_mins(&l.grp_tres_mins, &out.grp_tres_mins, &req_mins, u, decayed)
-            {
-                return al(LimitKind::GrpMins, i);
-            }
-            if let Some(i) = over_usage(nt, &l.grp_tres, Some(&out.grp_tres), req, || u.tres) {
-                return al(LimitKind::Grp, i);
-            }
-            if let Some(i) = over_usage(
-                nt,
-                &l.grp_tres_run_mins,
-                Some(&out.grp_tres_run_mins),
-                &req_mins,
-                || run_mins(u),
-            ) {
-                return al(LimitKind::GrpRunMins, i);
+            if let Some((k, i)) = self.over_group(grp, &out, req, &req_mins, u, decayed) {
+                return al(k, i);
             }
             if depth > 0 {
                 continue;
