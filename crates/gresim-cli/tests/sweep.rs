@@ -3,9 +3,6 @@
 //! joins, bad sweep files are refused with the file and field, and the
 //! emitted job-array script runs the shards and the merge.
 
-#[path = "../../../tests/support/skip.rs"]
-mod skip;
-
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -563,7 +560,7 @@ echo "4242;cluster"
 #[test]
 fn progress_bar_only_on_a_terminal_and_not_quiet() {
     if Command::new("script").arg("--version").output().is_err() {
-        return skip::skip(
+        return gresim_test_support::skip!(
             "progress_bar_only_on_a_terminal_and_not_quiet",
             "no `script` (bsdutils/util-linux) to give sim a terminal",
         );
