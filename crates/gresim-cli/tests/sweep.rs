@@ -156,7 +156,7 @@ fn results_do_not_depend_on_threads_or_shards() {
     let csv = String::from_utf8(t1["results.csv"].clone()).unwrap();
     assert_eq!(csv.lines().count(), 17);
     assert!(csv.starts_with(
-        "point,policy,bf_max_job_test,load_scale,workload.synthetic.jobs,seed,jobs,gpu_utilization,"
+        "point,policy,bf_max_job_test,load_scale,workload.synthetic.jobs,seed,jobs,completed,gpu_utilization,"
     ));
 
     // Three shards into one directory, merged: the same bytes.
