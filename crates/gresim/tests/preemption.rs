@@ -231,3 +231,76 @@ fn explain_names_the_jobs_a_pending_job_would_preempt() {
     let text = gresim_report::explain::explain(&o.run_file(), "o1", Some(15)).expect("explains");
     assert!(!text.contains("preempt"), "{text}");
 }
+
+fn reason_list(o: &gresim::Outcome, i: usize) -> Vec<(u64, &'static str)> {
+    o.output.reasons.as_ref().expect("recorded")[i]
+        .iter()
+        .map(|c| (c.t, c.reason.as_str()))
+        .collect()
+}
+
+#[test]
+fn a_slow_kill_holds_the_preemptees_resources_and_delays_its_requeue() {
+    // slurmstepd's slow path (docs/preemption.md): the kill is done 4 s on.
+    let mut sc = scenario(REQUEUE, "", &jobs_two_scav_one_owner());
+    sc.params.preempt_completing = 4;
+    let o = run(&sc);
+    let j = &o.output.jobs;
+    assert_eq!(j[0].runs[0].state, JobState::Preempted);
+    assert_eq!(j[0].runs[0].end, Some(10), "the run ends at the preemption");
+    assert_eq!(j[2].runs[0].start, 14, "o1 waits for the kill to be done");
+    assert!(
+        reason_list(&o, 2).last() == Some(&(10, "Resources")),
+        "o1 waits with Resources meanwhile: {:?}",
+        reason_list(&o, 2)
+    );
+    // Begin time from the kill's end: 14 + cred_expire 5 + 1.
+    assert!(
+        reason_list(&o, 0).contains(&(14, "BeginTime")),
+        "{:?}",
+        reason_list(&o, 0)
+    );
+    assert!(j[0].runs[1].start >= 20, "{:?}", j[0].runs[1].start);
+    assert_eq!(j[0].state, JobState::Completed);
+    assert_eq!(j[0].restarts(), 1);
+    assert_eq!(j[0].lost_gpu_secs(), 20, "lost up to the preemption");
+
+    let mut sc = scenario(CANCEL, "", &jobs_two_scav_one_owner());
+    sc.params.preempt_completing = 4;
+    let o = run(&sc);
+    let j = &o.output.jobs;
+    assert_eq!(j[0].state, JobState::Preempted);
+    assert_eq!(j[0].runs.len(), 1);
+    assert_eq!(j[2].runs[0].start, 14);
+}
+
+#[test]
+fn at_submission_a_job_shows_priority_behind_a_lower_tier_job_of_higher_priority() {
+    // s2 (scav, tier 1) waits for s1; o1 (owner, tier 10) is submitted
+    // later, so with a lower priority/basic value: _top_priority() compares
+    // the priorities alone (neither has a reservation) and says Priority.
+    let jobs = [
+        job("s1", "scav", 4, 0, 100, ""),
+        job("s2", "scav", 2, 1, 100, ""),
+        job("o1", "owner", 2, 10, 20, ""),
+    ]
+    .join(",");
+    let o = run(&scenario("", "", &jobs));
+    assert!(
+        reason_list(&o, 2).contains(&(10, "Priority")),
+        "{:?}",
+        reason_list(&o, 2)
+    );
+    // Alone in the queue it shows none at submission.
+    let jobs = [
+        job("s1", "scav", 4, 0, 100, ""),
+        job("o1", "owner", 2, 10, 20, ""),
+    ]
+    .join(",");
+    let o = run(&scenario("", "", &jobs));
+    assert!(
+        !reason_list(&o, 1).iter().any(|r| r.1 == "Priority"),
+        "{:?}",
+        reason_list(&o, 1)
+    );
+}
