@@ -304,3 +304,42 @@ fn at_submission_a_job_shows_priority_behind_a_lower_tier_job_of_higher_priority
         reason_list(&o, 1)
     );
 }
+
+#[test]
+fn explain_names_the_jobs_a_pending_job_would_preempt_under_preempt_qos() {
+    // low's GraceTime keeps h pending from 10 to 30 while l runs on.
+    let text = r#"{"schema_version": 1,
+        "cluster": {"nodes": [{"names": "n1", "sockets": 1, "cores_per_socket": 16, "memory": "64G",
+                                "gpus": [{"model": "A100-SXM4-80GB", "count": 2}]}]},
+        "scheduler": {"sched_interval": 1, "bf_interval": 1, "def_mem_per_cpu": "1G", "cred_expire": 5,
+                      "preempt": {"type": "preempt/qos", "mode": "REQUEUE"}},
+        "accounting": {"sacctmgr": ["add qos low GraceTime=20", "add qos mid PreemptMode=cancel",
+                                    "add qos high Preempt=low,mid",
+                                    "add account a", "add user u Account=a",
+                                    "modify user where name=u set qos+=low,mid,high"]},
+        "workload": {"jobs": [
+            {"id": "l", "user": "u", "qos": "low", "submit": 0, "run_time": 100, "time": 10, "gres": "gpu:1"},
+            {"id": "m", "user": "u", "qos": "mid", "submit": 1, "run_time": 100, "time": 10, "gres": "gpu:1"},
+            {"id": "h", "user": "u", "qos": "high", "submit": 10, "run_time": 20, "time": 10, "gres": "gpu:2"},
+            {"id": "n", "user": "u", "qos": "normal", "submit": 12, "run_time": 20, "time": 10, "gres": "gpu:2"}]}}"#;
+    let sc = gresim_io::parse_scenario(Path::new("q.json"), text).expect("loads");
+    let o = run(&sc);
+    assert_eq!(
+        o.output.jobs[2].runs[0].start, 30,
+        "h waits for l's grace time"
+    );
+    let rf = o.run_file();
+    let text = gresim_report::explain::explain(&rf, "h", Some(15)).expect("explains");
+    assert!(
+        text.contains("preempt preempt/qos in partition")
+            && text.contains("it would preempt 1 \"l\" (")
+            && text.contains("REQUEUE) and run on n1"),
+        "{text}"
+    );
+    // normal's QOS preempts nobody.
+    let text = gresim_report::explain::explain(&rf, "n", Some(15)).expect("explains");
+    assert!(
+        text.contains("preempt preempt/qos: no running job it may preempt would make room"),
+        "{text}"
+    );
+}
