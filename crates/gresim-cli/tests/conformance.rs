@@ -72,6 +72,8 @@ const FLOORS: &[(&str, u32)] = &[
     ("preempt_part_requeue", 6),
     ("preempt_qos_requeue", 9),
     ("preempt_suspend", 4),
+    // Recorded after this branch's model changes, scored unedited.
+    ("preempt_suspend_gang", 4),
     ("pub_arrays_deps", 32),
     ("pub_failures", 12),
     ("pub_fifo_backfill", 14),
