@@ -157,24 +157,32 @@ fn the_owner_preempts_only_as_many_jobs_as_it_needs_on_the_node_it_chooses() {
     assert_eq!(j[3].runs[0].start, 10);
 }
 
-#[test]
-fn qos_preemption_follows_the_preempt_list_and_the_qos_mode() {
-    let text = r#"{"schema_version": 1,
-        "cluster": {"nodes": [{"names": "n1", "sockets": 1, "cores_per_socket": 16, "memory": "64G",
-                                "gpus": [{"model": "A100-SXM4-80GB", "count": 2}]}]},
-        "scheduler": {"sched_interval": 1, "bf_interval": 1, "def_mem_per_cpu": "1G", "cred_expire": 5,
-                      "preempt": {"type": "preempt/qos", "mode": "REQUEUE"}},
-        "accounting": {"sacctmgr": ["add qos low", "add qos mid PreemptMode=cancel",
+/// One node with 2 GPUs under preempt/qos: QOS low (with `low_extra`), mid
+/// (CANCEL), high (preempts low and mid); l (low) and m (mid) take a GPU
+/// each, h (high, 2 GPUs) comes at 10 and n (normal) at `n_submit`.
+fn qos_scenario(low_extra: &str, n_submit: u64) -> Scenario {
+    let text = format!(
+        r#"{{"schema_version": 1,
+        "cluster": {{"nodes": [{{"names": "n1", "sockets": 1, "cores_per_socket": 16, "memory": "64G",
+                                "gpus": [{{"model": "A100-SXM4-80GB", "count": 2}}]}}]}},
+        "scheduler": {{"sched_interval": 1, "bf_interval": 1, "def_mem_per_cpu": "1G", "cred_expire": 5,
+                      "preempt": {{"type": "preempt/qos", "mode": "REQUEUE"}}}},
+        "accounting": {{"sacctmgr": ["add qos low{low_extra}", "add qos mid PreemptMode=cancel",
                                     "add qos high Preempt=low,mid",
                                     "add account a", "add user u Account=a",
-                                    "modify user where name=u set qos+=low,mid,high"]},
-        "workload": {"jobs": [
-            {"id": "l", "user": "u", "qos": "low", "submit": 0, "run_time": 100, "time": 10, "gres": "gpu:1"},
-            {"id": "m", "user": "u", "qos": "mid", "submit": 1, "run_time": 100, "time": 10, "gres": "gpu:1"},
-            {"id": "h", "user": "u", "qos": "high", "submit": 10, "run_time": 20, "time": 10, "gres": "gpu:2"},
-            {"id": "n", "user": "u", "qos": "normal", "submit": 40, "run_time": 20, "time": 10, "gres": "gpu:2"}]}}"#;
-    let sc = gresim_io::parse_scenario(Path::new("q.json"), text).expect("loads");
-    let o = run(&sc);
+                                    "modify user where name=u set qos+=low,mid,high"]}},
+        "workload": {{"jobs": [
+            {{"id": "l", "user": "u", "qos": "low", "submit": 0, "run_time": 100, "time": 10, "gres": "gpu:1"}},
+            {{"id": "m", "user": "u", "qos": "mid", "submit": 1, "run_time": 100, "time": 10, "gres": "gpu:1"}},
+            {{"id": "h", "user": "u", "qos": "high", "submit": 10, "run_time": 20, "time": 10, "gres": "gpu:2"}},
+            {{"id": "n", "user": "u", "qos": "normal", "submit": {n_submit}, "run_time": 20, "time": 10, "gres": "gpu:2"}}]}}}}"#
+    );
+    gresim_io::parse_scenario(Path::new("q.json"), &text).expect("loads")
+}
+
+#[test]
+fn qos_preemption_follows_the_preempt_list_and_the_qos_mode() {
+    let o = run(&qos_scenario("", 40));
     let j = &o.output.jobs;
     assert_eq!(j[0].runs[0].state, JobState::Preempted, "low is requeued");
     assert_eq!(j[0].runs.len(), 2);
@@ -308,22 +316,7 @@ fn at_submission_a_job_shows_priority_behind_a_lower_tier_job_of_higher_priority
 #[test]
 fn explain_names_the_jobs_a_pending_job_would_preempt_under_preempt_qos() {
     // low's GraceTime keeps h pending from 10 to 30 while l runs on.
-    let text = r#"{"schema_version": 1,
-        "cluster": {"nodes": [{"names": "n1", "sockets": 1, "cores_per_socket": 16, "memory": "64G",
-                                "gpus": [{"model": "A100-SXM4-80GB", "count": 2}]}]},
-        "scheduler": {"sched_interval": 1, "bf_interval": 1, "def_mem_per_cpu": "1G", "cred_expire": 5,
-                      "preempt": {"type": "preempt/qos", "mode": "REQUEUE"}},
-        "accounting": {"sacctmgr": ["add qos low GraceTime=20", "add qos mid PreemptMode=cancel",
-                                    "add qos high Preempt=low,mid",
-                                    "add account a", "add user u Account=a",
-                                    "modify user where name=u set qos+=low,mid,high"]},
-        "workload": {"jobs": [
-            {"id": "l", "user": "u", "qos": "low", "submit": 0, "run_time": 100, "time": 10, "gres": "gpu:1"},
-            {"id": "m", "user": "u", "qos": "mid", "submit": 1, "run_time": 100, "time": 10, "gres": "gpu:1"},
-            {"id": "h", "user": "u", "qos": "high", "submit": 10, "run_time": 20, "time": 10, "gres": "gpu:2"},
-            {"id": "n", "user": "u", "qos": "normal", "submit": 12, "run_time": 20, "time": 10, "gres": "gpu:2"}]}}"#;
-    let sc = gresim_io::parse_scenario(Path::new("q.json"), text).expect("loads");
-    let o = run(&sc);
+    let o = run(&qos_scenario(" GraceTime=20", 12));
     assert_eq!(
         o.output.jobs[2].runs[0].start, 30,
         "h waits for l's grace time"
