@@ -77,6 +77,10 @@ struct ConformanceArgs {
     /// Scheduling policy (default: slurm).
     #[arg(long, default_value = "slurm")]
     policy: String,
+    /// Seconds a preempted job's kill stays COMPLETING (default 0: done at
+    /// once). 4 is slurmstepd's slow path (docs/preemption.md).
+    #[arg(long, value_name = "SECONDS")]
+    preempt_completing: Option<u64>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -284,7 +288,10 @@ fn out_dir(args: &RunArgs, scenario: &gresim_io::Scenario) -> PathBuf {
 }
 
 fn cmd_conformance(args: &ConformanceArgs) -> Result<(), Failure> {
-    let case = gresim_io::conformance::load_case(&args.case).map_err(Failure::input)?;
+    let mut case = gresim_io::conformance::load_case(&args.case).map_err(Failure::input)?;
+    if let Some(c) = args.preempt_completing {
+        case.scenario.params.preempt_completing = c;
+    }
     let policy = args
         .policy
         .parse::<gresim::PolicyKind>()

@@ -174,6 +174,9 @@ pub struct Engine<'a> {
     /// Jobs killed by `requeuehold` that are COMPLETING: whether they go to
     /// SPECIAL_EXIT rather than a user hold once the kill is done.
     requeue_held: BTreeMap<JobIdx, bool>,
+    /// Preempted jobs to requeue when their kill is done
+    /// (`SchedParams::preempt_completing`).
+    preempt_requeued: std::collections::BTreeSet<JobIdx>,
     /// Pending jobs held in SPECIAL_EXIT (held, no reason shown).
     special_exit: std::collections::BTreeSet<JobIdx>,
 }
@@ -282,6 +285,7 @@ impl<'a> Engine<'a> {
             suspended: BTreeMap::new(),
             moved_ends: BTreeMap::new(),
             requeue_held: BTreeMap::new(),
+            preempt_requeued: std::collections::BTreeSet::new(),
             special_exit: Default::default(),
             cluster,
         };
@@ -1705,19 +1709,29 @@ impl<'a> Engine<'a> {
                 .release(&self.cluster, a)
                 .map_err(|e| EngineError::Internal(e.to_string()))?;
         }
+        let preempted = state == JobState::Preempted;
         match self.requeue_held.remove(&job) {
-            Some(special_exit) => self.back_to_queue_held(job, special_exit),
+            Some(special_exit) => self.back_to_queue(job, Some(special_exit)),
+            None if preempted && self.preempt_requeued.remove(&job) => {
+                self.back_to_queue(job, None)
+            }
             None => self.terminate(job, state, reason),
         }
         self.mark_dirty();
+        if preempted {
+            // slurmd's MESSAGE_EPILOG_COMPLETE: `_slurm_rpc_epilog_complete()`
+            // schedules at once, which starts the preemptor.
+            self.request_main(self.now);
+        }
         Ok(())
     }
 
-    /// A job `requeuehold` killed is done COMPLETING: it is pending again,
-    /// held by the user (Slurm sets JobHeldUser whoever asked) or in
-    /// SPECIAL_EXIT, and eligible once released and `cred_expire + 1` s
-    /// have passed (`batch_requeue_fini()`).
-    fn back_to_queue_held(&mut self, job: JobIdx, special_exit: bool) {
+    /// A requeued job's kill is done COMPLETING: it is pending again and
+    /// eligible once `cred_expire + 1` s have passed (`batch_requeue_fini()`).
+    /// After `requeuehold` (`held` is `Some(special_exit)`) it is also held
+    /// by the user (Slurm sets JobHeldUser whoever asked) or in SPECIAL_EXIT,
+    /// until released.
+    fn back_to_queue(&mut self, job: JobIdx, held: Option<bool>) {
         let now = self.now;
         let delay = self.params.cred_expire + 1;
         let j = &mut self.jobs[job.idx()];
@@ -1725,10 +1739,12 @@ impl<'a> Engine<'a> {
         j.submit = now;
         j.eligible = None;
         j.begin = Some(now + delay);
-        j.held = Some(true);
-        j.priority = 0;
-        if special_exit {
-            self.special_exit.insert(job);
+        if let Some(special_exit) = held {
+            j.held = Some(true);
+            j.priority = 0;
+            if special_exit {
+                self.special_exit.insert(job);
+            }
         }
         self.pending += 1;
         self.try_eligible(job);
@@ -1829,7 +1845,7 @@ impl<'a> Engine<'a> {
         }
         if p.grace == 0 {
             self.preempt_now(p.job, p.mode)?;
-            return Ok(true);
+            return Ok(self.params.preempt_completing == 0);
         }
         self.signalled.insert(p.job, run);
         let end = self.now.saturating_add(p.grace);
@@ -1855,15 +1871,28 @@ impl<'a> Engine<'a> {
     /// Ends a preempted job's run: requeued (PreemptMode=REQUEUE and the job
     /// may be requeued) or killed, ending PREEMPTED. The work since its last
     /// checkpoint is lost either way. Its resources are free at once, and a
-    /// requeued job's begin time is `cred_expire + 1` s later (the recordings
-    /// show the kill done within the second more often than not,
-    /// docs/preemption.md).
+    /// requeued job's begin time is `cred_expire + 1` s later; with
+    /// `preempt_completing` they stay taken that long, and the begin time
+    /// counts from then (docs/preemption.md).
     fn preempt_now(&mut self, job: JobIdx, mode: PreemptMode) -> Result<(), EngineError> {
         self.signalled.remove(&job);
         if self.jobs[job.idx()].state != JobState::Running {
             return Ok(());
         }
-        if mode == PreemptMode::Requeue && self.jobs[job.idx()].requeue {
+        let requeue = mode == PreemptMode::Requeue && self.jobs[job.idx()].requeue;
+        let completing = self.params.preempt_completing;
+        if completing > 0 {
+            // The kill takes `preempt_completing` s: the run ends now, its
+            // resources stay taken until then (on_completed), when a
+            // requeued job goes back to the queue.
+            self.account_failed_run(job);
+            self.kill_running(job, JobState::Preempted, Reason::None, completing)?;
+            if requeue {
+                self.preempt_requeued.insert(job);
+            }
+            return Ok(());
+        }
+        if requeue {
             self.requeue(job, JobState::Preempted, 0)?;
         } else {
             self.finish_run(job, JobState::Preempted)?;

@@ -587,6 +587,7 @@ fn sched_params(
         cred_expire: s.cred_expire.unwrap_or(d.cred_expire),
         kill_completing: d.kill_completing,
         requeue_completing: d.requeue_completing,
+        preempt_completing: d.preempt_completing,
         signal_exit_delay: d.signal_exit_delay,
         enable_user_top: s.enable_user_top.unwrap_or(d.enable_user_top),
         main_after_ends_from: d.main_after_ends_from,

@@ -34,6 +34,12 @@ pub struct SchedParams {
     /// Slurm sets the job's begin time to `now + cred_expire + 1`. 0 counts
     /// from the requeue itself. A requeue by node failure has no such wait.
     pub requeue_completing: u64,
+    /// Seconds a preempted job's kill stays COMPLETING (its resources held,
+    /// the preemptor waiting with reason Resources) before slurmd reports it
+    /// done and slurmctld schedules again (`_slurm_rpc_epilog_complete()`).
+    /// A requeued preemptee's begin time counts from then. 0 frees them at
+    /// once.
+    pub preempt_completing: u64,
     /// Seconds between `scancel --batch --signal` killing a job's batch
     /// shell and the job's end (slurmd reaping what the shell left). 0 ends
     /// it at once.
@@ -94,6 +100,7 @@ impl Default for SchedParams {
             cred_expire: 120,
             kill_completing: 0,
             requeue_completing: 0,
+            preempt_completing: 0,
             signal_exit_delay: 0,
             enable_user_top: false,
             main_after_ends_from: None,

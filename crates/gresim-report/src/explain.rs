@@ -322,7 +322,7 @@ pub fn explain(rf: &RunFile, id: &str, at: Option<u64>) -> Result<String, String
         }
     }
 
-    if let Some(text) = preempt_lines(rf, &c, &params, &req, &parts, &st, &running, t)? {
+    if let Some(text) = preempt_lines(rf, &c, &params, j, &req, &parts, &st, &running, t)? {
         s.push_str(&text);
     }
 
@@ -506,16 +506,17 @@ fn acct_limit_lines(rf: &RunFile, j: &JobRec, reason: &str, t: u64) -> String {
     s
 }
 
-/// Under preempt/partition_prio: the running jobs the pending job would
-/// preempt at `t` if it does not fit on free resources (cons_tres's
-/// `_run_now()` trial, `gresim_sched::preempt::Trial`). `None` without
-/// preemption. preempt/qos needs the QOS `Preempt` lists, which the run
-/// file does not keep: it says so.
+/// The running jobs the pending job would preempt at `t` if it does not
+/// fit on free resources (cons_tres's `_run_now()` trial,
+/// `gresim_sched::preempt::Trial`), under preempt/partition_prio or
+/// preempt/qos (with the run file's QOS `Preempt` lists). `None` without
+/// preemption.
 #[allow(clippy::too_many_arguments)]
 fn preempt_lines(
     rf: &RunFile,
     c: &gresim_model::Cluster,
     params: &gresim_sched::SchedParams,
+    j: &crate::run_file::JobRec,
     req: &gresim_model::JobRequest,
     parts: &[String],
     st: &gresim_model::ClusterState,
@@ -527,9 +528,12 @@ fn preempt_lines(
     if !p.enabled() {
         return Ok(None);
     }
-    if p.ptype == PreemptType::Qos {
+    let qos_recs = rf.preempt.as_ref().map_or(&[][..], |r| &r.qos[..]);
+    let qos_of = |name: Option<&String>| name.and_then(|n| qos_recs.iter().find(|q| q.name == *n));
+    let my_qos = qos_of(j.qos.as_ref());
+    if p.ptype == PreemptType::Qos && my_qos.is_none() {
         return Ok(Some(
-            "preempt preempt/qos: the run file keeps no QOS Preempt lists; not worked out here\n"
+            "preempt preempt/qos: the run file has no QOS Preempt list for this job's QOS; not worked out here\n"
                 .to_string(),
         ));
     }
@@ -544,9 +548,10 @@ fn preempt_lines(
             )));
         }
         let tier = c.partition(pid).priority_tier;
-        // Candidates: running in a lower tier whose mode is not OFF, past
-        // the exempt time, on a node of the partition; by (tier, nodes),
-        // then job order.
+        // Candidates: running jobs it may preempt (a lower tier whose mode
+        // is not OFF; or a QOS in its QOS's Preempt list), past the exempt
+        // time, on a node of the partition; by (tier or QOS priority,
+        // nodes), then job order.
         let mut cands: Vec<(u32, usize, gresim_model::Allocation, PreemptMode)> = Vec::new();
         for &(ji, ri) in running {
             let r = &rf.jobs[ji].runs[ri];
@@ -554,18 +559,46 @@ fn preempt_lines(
                 continue;
             };
             let part = c.partition(rp);
-            let mode = part.preempt_mode.unwrap_or(p.mode.mode);
-            if part.priority_tier >= tier || mode == PreemptMode::Off {
+            let (high, mode, exempt) = match (p.ptype, my_qos) {
+                (PreemptType::Qos, Some(mine)) => {
+                    // Same-QOS preemption (WITHIN) needs job priorities the
+                    // run file does not keep: not worked out here.
+                    let Some(q) = qos_of(rf.jobs[ji].qos.as_ref()) else {
+                        continue;
+                    };
+                    if q.name == mine.name || !mine.preempt.contains(&q.name) {
+                        continue;
+                    }
+                    let mode = q
+                        .mode
+                        .as_deref()
+                        .and_then(|m| m.parse::<gresim_model::preempt::PreemptModeSpec>().ok())
+                        .map_or(p.mode.mode, |m| m.mode);
+                    (
+                        q.priority.min(0xffff),
+                        mode,
+                        q.exempt_time.or(p.exempt_time),
+                    )
+                }
+                _ => {
+                    let mode = part.preempt_mode.unwrap_or(p.mode.mode);
+                    if part.priority_tier >= tier {
+                        continue;
+                    }
+                    (u32::from(part.priority_tier), mode, p.exempt_time)
+                }
+            };
+            if mode == PreemptMode::Off {
                 continue;
             }
-            if p.exempt_time.is_some_and(|e| t < r.start.saturating_add(e)) {
+            if exempt.is_some_and(|e| t < r.start.saturating_add(e)) {
                 continue;
             }
             let a = rf.model_alloc(c, r)?;
             if !a.node_ids().any(|n| c.in_partition(pid, n)) {
                 continue;
             }
-            let prio = (u32::from(part.priority_tier) << 16) + (a.nodes.len() as u32).min(0xffff);
+            let prio = (high << 16) + (a.nodes.len() as u32).min(0xffff);
             cands.push((prio, ji, a, mode));
         }
         cands.sort_by_key(|x| (x.0, x.1));

@@ -882,10 +882,50 @@ pub struct PreemptRec {
     pub youngest_first: bool,
     pub reorder_count: u32,
     pub strict_order: bool,
+    /// Under preempt/qos: each QOS's preemption settings.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub qos: Vec<QosPreemptRec>,
+}
+
+/// One QOS's preemption settings (sacctmgr's `Preempt`, `PreemptMode`,
+/// `GraceTime`, `PreemptExemptTime`, and its priority).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QosPreemptRec {
+    pub name: String,
+    pub priority: u32,
+    /// The QOS this one may preempt.
+    pub preempt: Vec<String>,
+    /// Its PreemptMode; `None` takes the global one.
+    pub mode: Option<String>,
+    pub grace_time: u64,
+    /// Its PreemptExemptTime; `None` takes the global one.
+    pub exempt_time: Option<u64>,
 }
 
 impl PreemptRec {
-    fn of(p: &gresim_model::preempt::PreemptConfig) -> Option<PreemptRec> {
+    fn of(
+        p: &gresim_model::preempt::PreemptConfig,
+        cluster: &gresim_model::Cluster,
+    ) -> Option<PreemptRec> {
+        let qos = match (p.ptype, cluster.accounting()) {
+            (gresim_model::preempt::PreemptType::Qos, Some(a)) => a
+                .qos
+                .iter()
+                .map(|q| QosPreemptRec {
+                    name: q.name.clone(),
+                    priority: q.priority,
+                    preempt: q
+                        .preempt
+                        .iter()
+                        .filter_map(|id| a.qos.get(*id as usize).map(|x| x.name.clone()))
+                        .collect(),
+                    mode: q.preempt_mode.map(|m| m.to_string()),
+                    grace_time: q.grace_time,
+                    exempt_time: q.preempt_exempt_time,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
         p.enabled().then(|| PreemptRec {
             ty: p.ptype.as_str().to_string(),
             mode: p.mode.to_string(),
@@ -893,6 +933,7 @@ impl PreemptRec {
             youngest_first: p.youngest_first,
             reorder_count: p.reorder_count,
             strict_order: p.strict_order,
+            qos,
         })
     }
 
@@ -1006,7 +1047,7 @@ pub fn write_run_json<W: Write>(out: &SimOutput, meta: &RunMeta, w: &mut W) -> i
         events: out.events,
         reasons_recorded: out.reasons.is_some(),
         def_mem_per_cpu: out.params.def_mem_per_cpu,
-        preempt: PreemptRec::of(&out.params.preempt),
+        preempt: PreemptRec::of(&out.params.preempt, &out.cluster),
         cluster: &parts.cluster,
         actions: &parts.actions,
         node_states: &parts.node_states,
@@ -1055,7 +1096,7 @@ impl RunFile {
             events: out.events,
             reasons_recorded: out.reasons.is_some(),
             def_mem_per_cpu: out.params.def_mem_per_cpu,
-            preempt: PreemptRec::of(&out.params.preempt),
+            preempt: PreemptRec::of(&out.params.preempt, &out.cluster),
             cluster,
             actions,
             node_states,

@@ -157,24 +157,32 @@ fn the_owner_preempts_only_as_many_jobs_as_it_needs_on_the_node_it_chooses() {
     assert_eq!(j[3].runs[0].start, 10);
 }
 
-#[test]
-fn qos_preemption_follows_the_preempt_list_and_the_qos_mode() {
-    let text = r#"{"schema_version": 1,
-        "cluster": {"nodes": [{"names": "n1", "sockets": 1, "cores_per_socket": 16, "memory": "64G",
-                                "gpus": [{"model": "A100-SXM4-80GB", "count": 2}]}]},
-        "scheduler": {"sched_interval": 1, "bf_interval": 1, "def_mem_per_cpu": "1G", "cred_expire": 5,
-                      "preempt": {"type": "preempt/qos", "mode": "REQUEUE"}},
-        "accounting": {"sacctmgr": ["add qos low", "add qos mid PreemptMode=cancel",
+/// One node with 2 GPUs under preempt/qos: QOS low (with `low_extra`), mid
+/// (CANCEL), high (preempts low and mid); l (low) and m (mid) take a GPU
+/// each, h (high, 2 GPUs) comes at 10 and n (normal) at `n_submit`.
+fn qos_scenario(low_extra: &str, n_submit: u64) -> Scenario {
+    let text = format!(
+        r#"{{"schema_version": 1,
+        "cluster": {{"nodes": [{{"names": "n1", "sockets": 1, "cores_per_socket": 16, "memory": "64G",
+                                "gpus": [{{"model": "A100-SXM4-80GB", "count": 2}}]}}]}},
+        "scheduler": {{"sched_interval": 1, "bf_interval": 1, "def_mem_per_cpu": "1G", "cred_expire": 5,
+                      "preempt": {{"type": "preempt/qos", "mode": "REQUEUE"}}}},
+        "accounting": {{"sacctmgr": ["add qos low{low_extra}", "add qos mid PreemptMode=cancel",
                                     "add qos high Preempt=low,mid",
                                     "add account a", "add user u Account=a",
-                                    "modify user where name=u set qos+=low,mid,high"]},
-        "workload": {"jobs": [
-            {"id": "l", "user": "u", "qos": "low", "submit": 0, "run_time": 100, "time": 10, "gres": "gpu:1"},
-            {"id": "m", "user": "u", "qos": "mid", "submit": 1, "run_time": 100, "time": 10, "gres": "gpu:1"},
-            {"id": "h", "user": "u", "qos": "high", "submit": 10, "run_time": 20, "time": 10, "gres": "gpu:2"},
-            {"id": "n", "user": "u", "qos": "normal", "submit": 40, "run_time": 20, "time": 10, "gres": "gpu:2"}]}}"#;
-    let sc = gresim_io::parse_scenario(Path::new("q.json"), text).expect("loads");
-    let o = run(&sc);
+                                    "modify user where name=u set qos+=low,mid,high"]}},
+        "workload": {{"jobs": [
+            {{"id": "l", "user": "u", "qos": "low", "submit": 0, "run_time": 100, "time": 10, "gres": "gpu:1"}},
+            {{"id": "m", "user": "u", "qos": "mid", "submit": 1, "run_time": 100, "time": 10, "gres": "gpu:1"}},
+            {{"id": "h", "user": "u", "qos": "high", "submit": 10, "run_time": 20, "time": 10, "gres": "gpu:2"}},
+            {{"id": "n", "user": "u", "qos": "normal", "submit": {n_submit}, "run_time": 20, "time": 10, "gres": "gpu:2"}}]}}}}"#
+    );
+    gresim_io::parse_scenario(Path::new("q.json"), &text).expect("loads")
+}
+
+#[test]
+fn qos_preemption_follows_the_preempt_list_and_the_qos_mode() {
+    let o = run(&qos_scenario("", 40));
     let j = &o.output.jobs;
     assert_eq!(j[0].runs[0].state, JobState::Preempted, "low is requeued");
     assert_eq!(j[0].runs.len(), 2);
@@ -230,4 +238,101 @@ fn explain_names_the_jobs_a_pending_job_would_preempt() {
     let o = run(&scenario("", "", &jobs_two_scav_one_owner()));
     let text = gresim_report::explain::explain(&o.run_file(), "o1", Some(15)).expect("explains");
     assert!(!text.contains("preempt"), "{text}");
+}
+
+fn reason_list(o: &gresim::Outcome, i: usize) -> Vec<(u64, &'static str)> {
+    o.output.reasons.as_ref().expect("recorded")[i]
+        .iter()
+        .map(|c| (c.t, c.reason.as_str()))
+        .collect()
+}
+
+#[test]
+fn a_slow_kill_holds_the_preemptees_resources_and_delays_its_requeue() {
+    // slurmstepd's slow path (docs/preemption.md): the kill is done 4 s on.
+    let mut sc = scenario(REQUEUE, "", &jobs_two_scav_one_owner());
+    sc.params.preempt_completing = 4;
+    let o = run(&sc);
+    let j = &o.output.jobs;
+    assert_eq!(j[0].runs[0].state, JobState::Preempted);
+    assert_eq!(j[0].runs[0].end, Some(10), "the run ends at the preemption");
+    assert_eq!(j[2].runs[0].start, 14, "o1 waits for the kill to be done");
+    assert!(
+        reason_list(&o, 2).last() == Some(&(10, "Resources")),
+        "o1 waits with Resources meanwhile: {:?}",
+        reason_list(&o, 2)
+    );
+    // Begin time from the kill's end: 14 + cred_expire 5 + 1.
+    assert!(
+        reason_list(&o, 0).contains(&(14, "BeginTime")),
+        "{:?}",
+        reason_list(&o, 0)
+    );
+    assert!(j[0].runs[1].start >= 20, "{:?}", j[0].runs[1].start);
+    assert_eq!(j[0].state, JobState::Completed);
+    assert_eq!(j[0].restarts(), 1);
+    assert_eq!(j[0].lost_gpu_secs(), 20, "lost up to the preemption");
+
+    let mut sc = scenario(CANCEL, "", &jobs_two_scav_one_owner());
+    sc.params.preempt_completing = 4;
+    let o = run(&sc);
+    let j = &o.output.jobs;
+    assert_eq!(j[0].state, JobState::Preempted);
+    assert_eq!(j[0].runs.len(), 1);
+    assert_eq!(j[2].runs[0].start, 14);
+}
+
+#[test]
+fn at_submission_a_job_shows_priority_behind_a_lower_tier_job_of_higher_priority() {
+    // s2 (scav, tier 1) waits for s1; o1 (owner, tier 10) is submitted
+    // later, so with a lower priority/basic value: _top_priority() compares
+    // the priorities alone (neither has a reservation) and says Priority.
+    let jobs = [
+        job("s1", "scav", 4, 0, 100, ""),
+        job("s2", "scav", 2, 1, 100, ""),
+        job("o1", "owner", 2, 10, 20, ""),
+    ]
+    .join(",");
+    let o = run(&scenario("", "", &jobs));
+    assert!(
+        reason_list(&o, 2).contains(&(10, "Priority")),
+        "{:?}",
+        reason_list(&o, 2)
+    );
+    // Alone in the queue it shows none at submission.
+    let jobs = [
+        job("s1", "scav", 4, 0, 100, ""),
+        job("o1", "owner", 2, 10, 20, ""),
+    ]
+    .join(",");
+    let o = run(&scenario("", "", &jobs));
+    assert!(
+        !reason_list(&o, 1).iter().any(|r| r.1 == "Priority"),
+        "{:?}",
+        reason_list(&o, 1)
+    );
+}
+
+#[test]
+fn explain_names_the_jobs_a_pending_job_would_preempt_under_preempt_qos() {
+    // low's GraceTime keeps h pending from 10 to 30 while l runs on.
+    let o = run(&qos_scenario(" GraceTime=20", 12));
+    assert_eq!(
+        o.output.jobs[2].runs[0].start, 30,
+        "h waits for l's grace time"
+    );
+    let rf = o.run_file();
+    let text = gresim_report::explain::explain(&rf, "h", Some(15)).expect("explains");
+    assert!(
+        text.contains("preempt preempt/qos in partition")
+            && text.contains("it would preempt 1 \"l\" (")
+            && text.contains("REQUEUE) and run on n1"),
+        "{text}"
+    );
+    // normal's QOS preempts nobody.
+    let text = gresim_report::explain::explain(&rf, "n", Some(15)).expect("explains");
+    assert!(
+        text.contains("preempt preempt/qos: no running job it may preempt would make room"),
+        "{text}"
+    );
 }
