@@ -24,6 +24,11 @@ impl QueueKey {
         (self.tier, self.priority)
     }
 
+    /// The record's priority.
+    pub fn priority(&self) -> u32 {
+        self.priority.0
+    }
+
     /// The key of `job`'s record in `part`, with that record's priority.
     pub fn new(cluster: &Cluster, job: &Job, idx: JobIdx, part: PartId, priority: u32) -> Self {
         let id = job.array_job_id.or(job.job_id).map_or(u32::MAX, |j| j.0);
