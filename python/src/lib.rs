@@ -15,7 +15,9 @@ use pyo3::types::{PyDict, PyString};
 mod batch;
 mod errors;
 mod fgd;
+mod env;
 mod outcome;
+mod pass_policy;
 mod placement;
 
 use outcome::Outcome;
@@ -177,7 +179,8 @@ fn policy_run_result(
         Ok(o) => Ok(Outcome::new(o, seed)),
         Err(e) => match (&e.source, failure.take()) {
             (gresim::EngineError::Policy { .. }, Some(f)) => {
-                let err = errors::policy_error(py, &e.to_string());
+                let tb = f.err.as_ref().and_then(|c| errors::traceback_text(py, c));
+                let err = errors::policy_error_with(py, &e.to_string(), tb.as_deref());
                 if let Some(cause) = f.err {
                     err.set_cause(py, Some(cause));
                 }
@@ -221,6 +224,33 @@ fn run_placement(
     policy_run_result(py, result, &failure, seed)
 }
 
+/// One run of `scenario` whose main passes the Python callable `decide`
+/// makes whole (see `gresim.run` and docs/python.md): Slurm's admission
+/// and queue order, no backfill, every decision checked by the engine's
+/// `ExternalPass`. The run holds the GIL: the policy is called in this thread.
+#[pyfunction]
+#[pyo3(signature = (scenario, decide, name, seed=None, reasons=None))]
+fn run_pass_policy(
+    py: Python<'_>,
+    scenario: &Bound<'_, PyAny>,
+    decide: Py<PyAny>,
+    name: &str,
+    seed: Option<u64>,
+    reasons: Option<bool>,
+) -> PyResult<Outcome> {
+    let scenario = scenario_arg(py, scenario)?;
+    let seed = seed.unwrap_or(scenario.seed);
+    let reasons = reasons.unwrap_or_else(|| gresim::reasons_by_default(&scenario));
+    let failure = Arc::new(placement::FailureSlot::default());
+    let decider = pass_policy::PyPass::new(decide, static_name(name), Arc::clone(&failure));
+    let result = gresim::Simulation::new(&scenario)
+        .custom_policy(Box::new(gresim_sched::external::ExternalPass::new(decider)))
+        .seed(seed)
+        .record_reasons(reasons)
+        .run();
+    policy_run_result(py, result, &failure, seed)
+}
+
 /// The names of gresim's policies, in the order `sim --help` lists them.
 #[pyfunction]
 fn policies() -> Vec<&'static str> {
@@ -237,7 +267,13 @@ mod _gresim {
     #[pymodule_export]
     use super::fgd::fgd;
     #[pymodule_export]
+    use super::env::EnvCore;
+    #[pymodule_export]
+    use super::pass_policy::{PassView, QueuedJob};
+    #[pymodule_export]
     use super::placement::PlacementQuery;
     #[pymodule_export]
-    use super::{load, policies, run_builtin, run_placement, Outcome, Scenario};
+    use super::{
+        load, policies, run_builtin, run_pass_policy, run_placement, Outcome, Scenario,
+    };
 }

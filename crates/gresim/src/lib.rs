@@ -214,6 +214,11 @@ impl SteppedRun {
         self.engine.request_pass_now();
     }
 
+    /// The seed of the run.
+    pub fn seed(&self) -> u64 {
+        self.meta.seed.unwrap_or_default()
+    }
+
     /// The engine, to read the time, the cluster, the allocations and the jobs.
     pub fn engine(&self) -> &gresim_engine::Engine<'static> {
         &self.engine
