@@ -111,7 +111,10 @@ pub fn policy_error_with(py: Python<'_>, message: &str, traceback: Option<&str>)
 pub fn traceback_text(py: Python<'_>, e: &PyErr) -> Option<String> {
     let tb = py.import("traceback").ok()?;
     let lines = tb
-        .call_method1("format_exception", (e.value(py),))
+        .call_method1(
+            "format_exception",
+            (e.get_type(py), e.value(py), e.traceback(py)),
+        )
         .ok()?;
     let parts: Vec<String> = lines.extract().ok()?;
     Some(parts.concat())

@@ -178,10 +178,12 @@ fn policy_run_result(
     match result {
         Ok(o) => Ok(Outcome::new(o, seed)),
         Err(e) => match (&e.source, failure.take()) {
-            (gresim::EngineError::Policy { .. }, Some(f)) => {
-                let tb = f.err.as_ref().and_then(|c| errors::traceback_text(py, c));
+            // A decision the engine refused leaves no Python exception.
+            (gresim::EngineError::Policy { .. }, f) => {
+                let cause = f.and_then(|f| f.err);
+                let tb = cause.as_ref().and_then(|c| errors::traceback_text(py, c));
                 let err = errors::policy_error_with(py, &e.to_string(), tb.as_deref());
-                if let Some(cause) = f.err {
+                if let Some(cause) = cause {
                     err.set_cause(py, Some(cause));
                 }
                 Err(err)

@@ -316,7 +316,7 @@ fn start_of(
         let k: String = k.extract().unwrap_or_default();
         if !matches!(k.as_str(), "job" | "partition" | "nodes") {
             return Err(format!(
-                "start: unknown key {k:?} (expected job, partition, nodes)"
+                "start: unknown key '{k}' (expected job, partition, nodes)"
             ));
         }
     }
@@ -375,7 +375,7 @@ pub fn parse_decisions(
         let k: String = k.extract().unwrap_or_else(|_| repr(&k));
         if !matches!(k.as_str(), "start" | "order" | "reasons") {
             return Err(format!(
-                "unknown key {k:?} (expected start, order, reasons)"
+                "unknown key '{k}' (expected start, order, reasons)"
             ));
         }
     }
