@@ -338,3 +338,6 @@ def fgd(data=None, workload: str = "default", seeds=None, policies=None, threads
         threads,
     )
     return FgdResult(runs, summary, size)
+
+
+from . import env  # noqa: E402  (gresim.env.SchedulingEnv; numpy is imported when an env is made)

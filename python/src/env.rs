@@ -204,7 +204,12 @@ type Obs = (Vec<f32>, Vec<f32>, Vec<u8>);
 #[pymethods]
 impl EnvCore {
     #[new]
-    fn new(py: Python<'_>, scenario: &Bound<'_, PyAny>, window: usize, reward: &str) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        scenario: &Bound<'_, PyAny>,
+        window: usize,
+        reward: &str,
+    ) -> PyResult<Self> {
         let scenario = crate::scenario_arg(py, scenario)?;
         let reward = match reward {
             "wait" => Reward::Wait,
@@ -221,10 +226,24 @@ impl EnvCore {
             }
         };
         if window == 0 {
-            return Err(errors::usage_error(py, "window", "the window must hold at least one job"));
+            return Err(errors::usage_error(
+                py,
+                "window",
+                "the window must hold at least one job",
+            ));
         }
-        let names: Arc<[String]> = scenario.cluster.nodes.iter().map(|n| n.name.clone()).collect();
-        let total_gpus = scenario.cluster.nodes.iter().map(|n| n.gpus.len() as u64).sum();
+        let names: Arc<[String]> = scenario
+            .cluster
+            .nodes
+            .iter()
+            .map(|n| n.name.clone())
+            .collect();
+        let total_gpus = scenario
+            .cluster
+            .nodes
+            .iter()
+            .map(|n| n.gpus.len() as u64)
+            .sum();
         Ok(EnvCore {
             scenario,
             window,
@@ -268,7 +287,9 @@ impl EnvCore {
     /// The time of the current observation.
     #[getter]
     fn time(&self) -> Option<Time> {
-        self.run.as_ref().map(|r| self.pass_at.unwrap_or_else(|| r.engine().now()))
+        self.run
+            .as_ref()
+            .map(|r| self.pass_at.unwrap_or_else(|| r.engine().now()))
     }
 
     /// Jobs queued now (in and beyond the window).

@@ -13,9 +13,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
 mod batch;
+mod env;
 mod errors;
 mod fgd;
-mod env;
 mod outcome;
 mod pass_policy;
 mod placement;
@@ -267,15 +267,13 @@ mod _gresim {
     #[pymodule_export]
     use super::batch::{compare, sweep};
     #[pymodule_export]
-    use super::fgd::fgd;
-    #[pymodule_export]
     use super::env::EnvCore;
+    #[pymodule_export]
+    use super::fgd::fgd;
     #[pymodule_export]
     use super::pass_policy::{PassView, QueuedJob};
     #[pymodule_export]
     use super::placement::PlacementQuery;
     #[pymodule_export]
-    use super::{
-        load, policies, run_builtin, run_pass_policy, run_placement, Outcome, Scenario,
-    };
+    use super::{load, policies, run_builtin, run_pass_policy, run_placement, Outcome, Scenario};
 }

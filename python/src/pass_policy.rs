@@ -232,9 +232,7 @@ impl PassView {
             .iter()
             .find(|p| p.0 == name)
             .map(|p| p.1.clone())
-            .ok_or_else(|| {
-                pyo3::exceptions::PyKeyError::new_err(format!("no partition {name:?}"))
-            })
+            .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(format!("no partition {name:?}")))
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {
@@ -416,7 +414,11 @@ pub fn parse_decisions(
 }
 
 /// The Python view of a pass.
-pub fn view_of(py: Python<'_>, view: &RustView<'_, '_>, names: Arc<[String]>) -> PyResult<PassView> {
+pub fn view_of(
+    py: Python<'_>,
+    view: &RustView<'_, '_>,
+    names: Arc<[String]>,
+) -> PyResult<PassView> {
     let ctx = view.ctx;
     let jobs = PyList::empty(py);
     for q in view.queue {
@@ -438,7 +440,12 @@ pub fn view_of(py: Python<'_>, view: &RustView<'_, '_>, names: Arc<[String]>) ->
             .cluster
             .partitions
             .iter()
-            .map(|p| (p.name.clone(), p.nodes.iter().map(|n| n.idx() as u32).collect()))
+            .map(|p| {
+                (
+                    p.name.clone(),
+                    p.nodes.iter().map(|n| n.idx() as u32).collect(),
+                )
+            })
             .collect(),
     })
 }

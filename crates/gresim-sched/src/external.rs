@@ -234,23 +234,19 @@ fn start_one(
                 choice,
             )
             .map_err(|e| (e, None)),
-            None => crate::select::select(
-                cache,
-                ctx.cluster,
-                ctx.params,
-                ctx.state,
-                req,
-                part,
-                None,
-            )
-            .map_err(|f| {
-                let why = match &f {
-                    SelectFail::Busy => "not enough free resources now".to_string(),
-                    SelectFail::Unavailable(_) => "its nodes are DOWN or DRAINED".to_string(),
-                    SelectFail::Never => "it can never run there".to_string(),
-                };
-                (why, Some(f))
-            }),
+            None => {
+                crate::select::select(cache, ctx.cluster, ctx.params, ctx.state, req, part, None)
+                    .map_err(|f| {
+                        let why = match &f {
+                            SelectFail::Busy => "not enough free resources now".to_string(),
+                            SelectFail::Unavailable(_) => {
+                                "its nodes are DOWN or DRAINED".to_string()
+                            }
+                            SelectFail::Never => "it can never run there".to_string(),
+                        };
+                        (why, Some(f))
+                    })
+            }
         };
         match alloc {
             Ok(a) => {
@@ -535,7 +531,8 @@ impl<P: Policy> Policy for Shared<P> {
         state: &ClusterState,
         job: &Job,
     ) -> Option<Vec<NodeId>> {
-        self.get().unavailable_at_submit(cluster, params, state, job)
+        self.get()
+            .unavailable_at_submit(cluster, params, state, job)
     }
     fn accounting_rejection(
         &mut self,

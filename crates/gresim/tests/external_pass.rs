@@ -83,7 +83,11 @@ impl PassDecider for FifoStarts {
 #[test]
 fn a_fifo_decider_starts_what_slurms_main_pass_starts() {
     let sc = scenario();
-    assert_eq!(sc.cluster.partitions.len(), 1, "the comparison needs one partition");
+    assert_eq!(
+        sc.cluster.partitions.len(),
+        1,
+        "the comparison needs one partition"
+    );
     let fifo = Simulation::new(&sc)
         .policy(PolicyKind::Fifo)
         .seed(5)
@@ -135,8 +139,8 @@ fn a_stepped_run_is_the_run() {
 fn decisions_handed_over_between_passes_start_jobs_one_by_one() {
     let sc = scenario();
     let shared = Arc::new(Mutex::new(ExternalPass::lenient(Scripted::default())));
-    let mut run = SteppedRun::new(&sc, Box::new(Shared(Arc::clone(&shared))), 1, None)
-        .expect("made");
+    let mut run =
+        SteppedRun::new(&sc, Box::new(Shared(Arc::clone(&shared))), 1, None).expect("made");
     let mut started = 0;
     let mut invalid = 0;
     let mut passes = 0;
@@ -174,7 +178,10 @@ fn decisions_handed_over_between_passes_start_jobs_one_by_one() {
     }
     let o = run.finish();
     assert!(invalid > 0);
-    assert_eq!(started, o.records().iter().filter(|r| r.start.is_some()).count());
+    assert_eq!(
+        started,
+        o.records().iter().filter(|r| r.start.is_some()).count()
+    );
     assert_eq!(started, o.records().len(), "every job ran");
 }
 
