@@ -17,8 +17,11 @@ fn scenario() -> Scenario {
     gresim::load_runnable_scenario(&path).expect("the shipped scenario loads")
 }
 
-/// What a run decided: per job, its start, end, nodes and GPUs.
-fn starts(o: &gresim::Outcome) -> Vec<(String, Option<u64>, Option<u64>, String, String)> {
+/// A job's id, start, end, nodes and GPUs.
+type Decided = (String, Option<u64>, Option<u64>, String, String);
+
+/// What a run decided, job by job.
+fn starts(o: &gresim::Outcome) -> Vec<Decided> {
     o.records()
         .into_iter()
         .map(|r| (r.job_id, r.start, r.end, r.nodes, r.gpus))
