@@ -193,10 +193,31 @@ fn policy_run_result(
     }
 }
 
+/// One run of `scenario` with a policy that calls Python (made by `make`
+/// from the run's failure slot), `seed` and `reasons` as `run_builtin`
+/// takes them. The run holds the GIL: the policy is called in this thread.
+fn run_python_policy(
+    py: Python<'_>,
+    scenario: &Bound<'_, PyAny>,
+    seed: Option<u64>,
+    reasons: Option<bool>,
+    make: impl FnOnce(Arc<placement::FailureSlot>) -> Box<dyn gresim::Policy>,
+) -> PyResult<Outcome> {
+    let scenario = scenario_arg(py, scenario)?;
+    let seed = seed.unwrap_or(scenario.seed);
+    let reasons = reasons.unwrap_or_else(|| gresim::reasons_by_default(&scenario));
+    let failure = Arc::new(placement::FailureSlot::default());
+    let result = gresim::Simulation::new(&scenario)
+        .custom_policy(make(Arc::clone(&failure)))
+        .seed(seed)
+        .record_reasons(reasons)
+        .run();
+    policy_run_result(py, result, &failure, seed)
+}
+
 /// One run of `scenario` with Slurm's queue, main pass and backfill, the
 /// nodes and GPUs of each job that fits chosen by the Python callable
-/// `place` (see `gresim.run`). The run holds the GIL: the policy is called
-/// in this thread.
+/// `place` (see `gresim.run`).
 #[pyfunction]
 #[pyo3(signature = (scenario, place, name, seed=None, reasons=None))]
 fn run_placement(
@@ -207,29 +228,22 @@ fn run_placement(
     seed: Option<u64>,
     reasons: Option<bool>,
 ) -> PyResult<Outcome> {
-    let scenario = scenario_arg(py, scenario)?;
-    let seed = seed.unwrap_or(scenario.seed);
-    let reasons = reasons.unwrap_or_else(|| gresim::reasons_by_default(&scenario));
-    let failure = Arc::new(placement::FailureSlot::default());
-    let custom = Arc::new(placement::PyPlacement::new(
-        place,
-        static_name(name),
-        Arc::clone(&failure),
-    ));
-    let policy =
-        gresim_sched::Fifo::with_placement(gresim_sched::placement::Placement::Custom(custom));
-    let result = gresim::Simulation::new(&scenario)
-        .custom_policy(Box::new(policy))
-        .seed(seed)
-        .record_reasons(reasons)
-        .run();
-    policy_run_result(py, result, &failure, seed)
+    run_python_policy(py, scenario, seed, reasons, |failure| {
+        let custom = Arc::new(placement::PyPlacement::new(
+            place,
+            static_name(name),
+            failure,
+        ));
+        Box::new(gresim_sched::Fifo::with_placement(
+            gresim_sched::placement::Placement::Custom(custom),
+        ))
+    })
 }
 
 /// One run of `scenario` whose main passes the Python callable `decide`
 /// makes whole (see `gresim.run` and docs/python.md): Slurm's admission
 /// and queue order, no backfill, every decision checked by the engine's
-/// `ExternalPass`. The run holds the GIL: the policy is called in this thread.
+/// `ExternalPass`.
 #[pyfunction]
 #[pyo3(signature = (scenario, decide, name, seed=None, reasons=None))]
 fn run_pass_policy(
@@ -240,17 +254,10 @@ fn run_pass_policy(
     seed: Option<u64>,
     reasons: Option<bool>,
 ) -> PyResult<Outcome> {
-    let scenario = scenario_arg(py, scenario)?;
-    let seed = seed.unwrap_or(scenario.seed);
-    let reasons = reasons.unwrap_or_else(|| gresim::reasons_by_default(&scenario));
-    let failure = Arc::new(placement::FailureSlot::default());
-    let decider = pass_policy::PyPass::new(decide, static_name(name), Arc::clone(&failure));
-    let result = gresim::Simulation::new(&scenario)
-        .custom_policy(Box::new(gresim_sched::external::ExternalPass::new(decider)))
-        .seed(seed)
-        .record_reasons(reasons)
-        .run();
-    policy_run_result(py, result, &failure, seed)
+    run_python_policy(py, scenario, seed, reasons, |failure| {
+        let decider = pass_policy::PyPass::new(decide, static_name(name), failure);
+        Box::new(gresim_sched::external::ExternalPass::new(decider))
+    })
 }
 
 /// The names of gresim's policies, in the order `sim --help` lists them.

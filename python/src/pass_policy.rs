@@ -114,13 +114,7 @@ pub fn queued_job(cluster: &Cluster, j: &Job, spec_user: &str, q: &RustQueued) -
         max_nodes: req.max_nodes,
         gpus_per_node: req.gpus_per_node.iter().map(|g| g.count).sum(),
         gpus_per_job: req.gpus_per_job.map_or(0, |g| g.count),
-        gpu_type: req
-            .gpus_per_node
-            .iter()
-            .chain(req.gpus_per_job.iter())
-            .chain(req.gpus_per_task.iter())
-            .find_map(|g| g.ty)
-            .map(|t| cluster.gpu_type(t).name.clone()),
+        gpu_type: crate::placement::gpu_type_of(cluster, req),
         cpus_per_task: req.cpus_per_task,
         ntasks: req.ntasks,
         time_limit: gresim_policy::time_limit_in(cluster, j, part),

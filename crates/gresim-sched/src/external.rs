@@ -332,28 +332,7 @@ impl<D: PassDecider> Policy for ExternalPass<D> {
     }
 
     fn reprioritize(&mut self, ctx: &EnqueueCtx<'_>) {
-        if matches!(ctx.params.priority, crate::priority::PriorityConfig::Basic) {
-            return;
-        }
-        let old: Vec<QueueKey> = std::mem::take(&mut self.queue).into_iter().collect();
-        for k in &old {
-            self.keys[k.job.idx()].clear();
-        }
-        for k in old {
-            let j = &ctx.jobs[k.job.idx()];
-            let prio = crate::record_priority(
-                ctx.cluster,
-                ctx.params,
-                ctx.specs,
-                j,
-                k.part,
-                ctx.now,
-                ctx.acct,
-            );
-            let nk = QueueKey::new(ctx.cluster, j, k.job, k.part, prio);
-            self.queue.insert(nk);
-            self.keys[k.job.idx()].push(nk);
-        }
+        crate::queue::reprioritize(&mut self.queue, &mut self.keys, ctx);
     }
 
     fn dequeue(&mut self, job: JobIdx, _jobs: &[Job], _cluster: &Cluster) {

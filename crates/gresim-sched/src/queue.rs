@@ -53,3 +53,35 @@ pub fn job_partitions<'a>(cluster: &'a Cluster, job: &'a Job) -> impl Iterator<I
     };
     job.request.partitions.iter().copied().chain(default)
 }
+
+/// Priorities changed (`Policy::reprioritize`): every record of `queue`
+/// again with its priority now, `keys` (each job's records) kept in step.
+/// Under priority/basic nothing changes.
+pub fn reprioritize(
+    queue: &mut std::collections::BTreeSet<QueueKey>,
+    keys: &mut [Vec<QueueKey>],
+    ctx: &crate::EnqueueCtx<'_>,
+) {
+    if matches!(ctx.params.priority, crate::priority::PriorityConfig::Basic) {
+        return;
+    }
+    let old: Vec<QueueKey> = std::mem::take(queue).into_iter().collect();
+    for k in &old {
+        keys[k.job.idx()].clear();
+    }
+    for k in old {
+        let j = &ctx.jobs[k.job.idx()];
+        let prio = crate::record_priority(
+            ctx.cluster,
+            ctx.params,
+            ctx.specs,
+            j,
+            k.part,
+            ctx.now,
+            ctx.acct,
+        );
+        let nk = QueueKey::new(ctx.cluster, j, k.job, k.part, prio);
+        queue.insert(nk);
+        keys[k.job.idx()].push(nk);
+    }
+}
