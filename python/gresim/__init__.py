@@ -155,6 +155,20 @@ def pass_policy(f=None, *, name=None):
     return _PassPolicy(f, name)
 
 
+def _locate(err: PolicyError, f) -> None:
+    """A refused decision has no traceback of its own: name where the
+    policy that made it is defined (``source``, also added to the message)."""
+    if err.traceback is not None:
+        return
+    import inspect
+
+    code = getattr(inspect.unwrap(f), "__code__", None)
+    if code is None:
+        return
+    err.source = f"{code.co_filename}:{code.co_firstlineno}"
+    err.message += f"\n  the decision was made by {code.co_name} ({err.source})"
+
+
 def _placement_function(policy):
     place = getattr(policy, "place", None)
     if callable(place):
@@ -193,13 +207,15 @@ def run(
     """
     if policy is None or isinstance(policy, str):
         native = _gresim.run_builtin(scenario, policy, seed, reasons)
-    elif callable(getattr(policy, "schedule", None)):
-        native = _gresim.run_pass_policy(
-            scenario, policy.schedule, policy_name(policy), seed, reasons
-        )
     else:
-        place = _placement_function(policy)
-        native = _gresim.run_placement(scenario, place, policy_name(policy), seed, reasons)
+        schedule = getattr(policy, "schedule", None)
+        f = schedule if callable(schedule) else _placement_function(policy)
+        run_native = _gresim.run_pass_policy if callable(schedule) else _gresim.run_placement
+        try:
+            native = run_native(scenario, f, policy_name(policy), seed, reasons)
+        except PolicyError as e:
+            _locate(e, f)
+            raise
     outcome = Outcome(native)
     if out is not None:
         outcome.write(out)

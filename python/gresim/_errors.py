@@ -45,10 +45,12 @@ class PolicyError(GresimError, RuntimeError):
     not fit, a reason that is not a string). When the policy raised, its own
     exception is ``__cause__`` and ``traceback`` is its traceback as Python
     prints it (also at the end of the message); otherwise ``traceback`` is
-    None and the message names the decision and why it was refused."""
+    None, the message names the decision and why it was refused, and
+    ``source`` (``file:line``, also at the end of the message) is where the
+    policy function that made it is defined."""
 
-    def __init__(self, message: str, job=None, traceback=None):
-        super().__init__(message, job=job, traceback=traceback)
+    def __init__(self, message: str, job=None, traceback=None, source=None):
+        super().__init__(message, job=job, traceback=traceback, source=source)
 
 
 class SimulationError(GresimError, RuntimeError):

@@ -116,13 +116,18 @@ def test_start_with_nodes_and_reasons():
 def bad(decisions, after=0):
     calls = []
 
-    def schedule(view):
+    def schedule(view):  # bad_schedule_line
         calls.append(view)
         if len(calls) <= after or not view.jobs:
             return None
         return decisions(view)
 
     return gresim.pass_policy(schedule, name="bad")
+
+
+bad_schedule_line = next(
+    i for i, line in enumerate(open(__file__, encoding="utf-8"), 1) if line.rstrip().endswith("# bad_schedule_line")
+)
 
 
 @pytest.mark.parametrize(
@@ -146,6 +151,10 @@ def test_invalid_decisions_raise_policy_error(decide, needle):
     msg = str(e.value)
     assert needle in msg, msg
     assert msg.startswith(str(MIG) + ": policy bad: "), msg
+    # No exception of the policy's: where the deciding function is defined.
+    assert e.value.traceback is None and e.value.__cause__ is None
+    assert e.value.source.endswith(f"test_pass_policy.py:{bad_schedule_line}"), e.value.source
+    assert "the decision was made by schedule (" in msg
     if needle == "reasons: job":
         assert "expected a string, got 42" in msg
 
