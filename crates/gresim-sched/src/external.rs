@@ -324,7 +324,14 @@ impl<D: PassDecider> Policy for ExternalPass<D> {
                 ctx.acct,
             );
             let k = QueueKey::new(ctx.cluster, j, job, part, prio);
-            top &= self.queue.range(..k).next().is_none();
+            // Slurm's `_top_priority()`, as `Fifo::enqueue` asks it.
+            top &= !self
+                .queue
+                .range(..k)
+                .take_while(|q| q.rank() < k.rank())
+                .any(|q| {
+                    q.part == part || crate::fifo::partitions_overlap(ctx.cluster, q.part, part)
+                });
             self.queue.insert(k);
             self.keys[job.idx()].push(k);
         }

@@ -124,7 +124,7 @@ pub fn partition_has_cpus(cluster: &Cluster, part: PartId, cpus: u64) -> bool {
 }
 
 /// Whether two partitions share a node.
-fn partitions_overlap(cluster: &Cluster, a: PartId, b: PartId) -> bool {
+pub(crate) fn partitions_overlap(cluster: &Cluster, a: PartId, b: PartId) -> bool {
     a == b
         || cluster
             .partition(a)
