@@ -18,7 +18,9 @@ from ._errors import GresimError, PolicyError, ScenarioError, SimulationError, U
 __all__ = [
     "GresimError",
     "Outcome",
+    "PassView",
     "PlacementQuery",
+    "QueuedJob",
     "PolicyError",
     "Scenario",
     "ScenarioError",
@@ -27,6 +29,7 @@ __all__ = [
     "compare",
     "fgd",
     "load",
+    "pass_policy",
     "policies",
     "run",
     "sweep",
@@ -34,6 +37,8 @@ __all__ = [
 
 Scenario = _gresim.Scenario
 PlacementQuery = _gresim.PlacementQuery
+PassView = _gresim.PassView
+QueuedJob = _gresim.QueuedJob
 
 
 def load(scenario) -> Scenario:
@@ -130,6 +135,40 @@ def policy_name(policy) -> str:
     return getattr(policy, "__name__", None) or type(policy).__name__
 
 
+class _PassPolicy:
+    """A function ``f(view)`` marked as a whole-pass policy (:func:`pass_policy`)."""
+
+    def __init__(self, f, name=None):
+        self.schedule = f
+        self.name = name or getattr(f, "__name__", None) or type(f).__name__
+
+    def __repr__(self) -> str:
+        return f"gresim.pass_policy({self.name})"
+
+
+def pass_policy(f=None, *, name=None):
+    """Marks ``f(view)`` as a whole-pass policy for :func:`run` (also as a
+    decorator, ``@gresim.pass_policy``). An object with a ``schedule(view)``
+    method is one already."""
+    if f is None:
+        return lambda g: _PassPolicy(g, name)
+    return _PassPolicy(f, name)
+
+
+def _locate(err: PolicyError, f) -> None:
+    """A refused decision has no traceback of its own: name where the
+    policy that made it is defined (``source``, also added to the message)."""
+    if err.traceback is not None:
+        return
+    import inspect
+
+    code = getattr(inspect.unwrap(f), "__code__", None)
+    if code is None:
+        return
+    err.source = f"{code.co_filename}:{code.co_firstlineno}"
+    err.message += f"\n  the decision was made by {code.co_name} ({err.source})"
+
+
 def _placement_function(policy):
     place = getattr(policy, "place", None)
     if callable(place):
@@ -153,8 +192,13 @@ def run(
     ``place(query)`` method, given a :class:`PlacementQuery` for each job
     that fits now, returning None (Slurm's choice), ``[]`` (the job waits)
     or ``[(node, [gpu, ...]), ...]``; Slurm's queue, main pass and backfill
-    stay around it (docs/python.md). A policy that raises, or returns a
-    choice the engine refuses, stops the run with :class:`PolicyError`. ``seed``: None runs
+    stay around it (docs/python.md). Or a whole-pass policy: an object
+    with a ``schedule(view)`` method, or a function wrapped by
+    :func:`pass_policy`, called at each main pass with a :class:`PassView`
+    and returning None or a dict with ``start``, ``order`` and ``reasons``
+    (docs/python.md, "Whole-pass policies"). A policy that raises, or
+    returns a decision the engine refuses, stops the run with
+    :class:`PolicyError`. ``seed``: None runs
     the scenario's own. ``out``: a directory to write the outputs into, as
     ``sim run --out`` does. ``reasons``: keep every pending-reason change
     for the views in run.json (None: as ``sim run``, for workloads of up to
@@ -164,8 +208,14 @@ def run(
     if policy is None or isinstance(policy, str):
         native = _gresim.run_builtin(scenario, policy, seed, reasons)
     else:
-        place = _placement_function(policy)
-        native = _gresim.run_placement(scenario, place, policy_name(policy), seed, reasons)
+        schedule = getattr(policy, "schedule", None)
+        f = schedule if callable(schedule) else _placement_function(policy)
+        run_native = _gresim.run_pass_policy if callable(schedule) else _gresim.run_placement
+        try:
+            native = run_native(scenario, f, policy_name(policy), seed, reasons)
+        except PolicyError as e:
+            _locate(e, f)
+            raise
     outcome = Outcome(native)
     if out is not None:
         outcome.write(out)
@@ -304,3 +354,6 @@ def fgd(data=None, workload: str = "default", seeds=None, policies=None, threads
         threads,
     )
     return FgdResult(runs, summary, size)
+
+
+from . import env  # noqa: E402  (gresim.env.SchedulingEnv; numpy is imported when an env is made)

@@ -41,11 +41,16 @@ class UsageError(GresimError, ValueError):
 
 class PolicyError(GresimError, RuntimeError):
     """A Python policy failed: it raised, or returned a decision the engine
-    refused (an unknown node, a GPU that is not free, too few GPUs). The
-    policy's own exception, with its traceback, is ``__cause__``."""
+    refused (an unknown node or job, a GPU that is not free, a job that does
+    not fit, a reason that is not a string). When the policy raised, its own
+    exception is ``__cause__`` and ``traceback`` is its traceback as Python
+    prints it (also at the end of the message); otherwise ``traceback`` is
+    None, the message names the decision and why it was refused, and
+    ``source`` (``file:line``, also at the end of the message) is where the
+    policy function that made it is defined."""
 
-    def __init__(self, message: str, job=None):
-        super().__init__(message, job=job)
+    def __init__(self, message: str, job=None, traceback=None, source=None):
+        super().__init__(message, job=job, traceback=traceback, source=source)
 
 
 class SimulationError(GresimError, RuntimeError):

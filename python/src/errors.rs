@@ -90,3 +90,32 @@ pub fn write_error(dir: &std::path::Path, e: &std::io::Error) -> PyErr {
 pub fn policy_error(py: Python<'_>, message: &str) -> PyErr {
     raise_with(py, "PolicyError", &[("message", Some(message))])
 }
+
+/// `gresim.PolicyError` with the policy's own traceback as text (the
+/// `traceback` attribute, and the end of the message).
+pub fn policy_error_with(py: Python<'_>, message: &str, traceback: Option<&str>) -> PyErr {
+    match traceback {
+        None => policy_error(py, message),
+        Some(tb) => raise_with(
+            py,
+            "PolicyError",
+            &[
+                ("message", Some(&format!("{message}\n\n{}", tb.trim_end()))),
+                ("traceback", Some(tb)),
+            ],
+        ),
+    }
+}
+
+/// The traceback of a Python exception, formatted as Python prints it.
+pub fn traceback_text(py: Python<'_>, e: &PyErr) -> Option<String> {
+    let tb = py.import("traceback").ok()?;
+    let lines = tb
+        .call_method1(
+            "format_exception",
+            (e.get_type(py), e.value(py), e.traceback(py)),
+        )
+        .ok()?;
+    let parts: Vec<String> = lines.extract().ok()?;
+    Some(parts.concat())
+}

@@ -13,9 +13,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
 mod batch;
+mod env;
 mod errors;
 mod fgd;
 mod outcome;
+mod pass_policy;
 mod placement;
 
 use outcome::Outcome;
@@ -176,9 +178,12 @@ fn policy_run_result(
     match result {
         Ok(o) => Ok(Outcome::new(o, seed)),
         Err(e) => match (&e.source, failure.take()) {
-            (gresim::EngineError::Policy { .. }, Some(f)) => {
-                let err = errors::policy_error(py, &e.to_string());
-                if let Some(cause) = f.err {
+            // A decision the engine refused leaves no Python exception.
+            (gresim::EngineError::Policy { .. }, f) => {
+                let cause = f.and_then(|f| f.err);
+                let tb = cause.as_ref().and_then(|c| errors::traceback_text(py, c));
+                let err = errors::policy_error_with(py, &e.to_string(), tb.as_deref());
+                if let Some(cause) = cause {
                     err.set_cause(py, Some(cause));
                 }
                 Err(err)
@@ -188,10 +193,31 @@ fn policy_run_result(
     }
 }
 
+/// One run of `scenario` with a policy that calls Python (made by `make`
+/// from the run's failure slot), `seed` and `reasons` as `run_builtin`
+/// takes them. The run holds the GIL: the policy is called in this thread.
+fn run_python_policy(
+    py: Python<'_>,
+    scenario: &Bound<'_, PyAny>,
+    seed: Option<u64>,
+    reasons: Option<bool>,
+    make: impl FnOnce(Arc<placement::FailureSlot>) -> Box<dyn gresim::Policy>,
+) -> PyResult<Outcome> {
+    let scenario = scenario_arg(py, scenario)?;
+    let seed = seed.unwrap_or(scenario.seed);
+    let reasons = reasons.unwrap_or_else(|| gresim::reasons_by_default(&scenario));
+    let failure = Arc::new(placement::FailureSlot::default());
+    let result = gresim::Simulation::new(&scenario)
+        .custom_policy(make(Arc::clone(&failure)))
+        .seed(seed)
+        .record_reasons(reasons)
+        .run();
+    policy_run_result(py, result, &failure, seed)
+}
+
 /// One run of `scenario` with Slurm's queue, main pass and backfill, the
 /// nodes and GPUs of each job that fits chosen by the Python callable
-/// `place` (see `gresim.run`). The run holds the GIL: the policy is called
-/// in this thread.
+/// `place` (see `gresim.run`).
 #[pyfunction]
 #[pyo3(signature = (scenario, place, name, seed=None, reasons=None))]
 fn run_placement(
@@ -202,23 +228,36 @@ fn run_placement(
     seed: Option<u64>,
     reasons: Option<bool>,
 ) -> PyResult<Outcome> {
-    let scenario = scenario_arg(py, scenario)?;
-    let seed = seed.unwrap_or(scenario.seed);
-    let reasons = reasons.unwrap_or_else(|| gresim::reasons_by_default(&scenario));
-    let failure = Arc::new(placement::FailureSlot::default());
-    let custom = Arc::new(placement::PyPlacement::new(
-        place,
-        static_name(name),
-        Arc::clone(&failure),
-    ));
-    let policy =
-        gresim_sched::Fifo::with_placement(gresim_sched::placement::Placement::Custom(custom));
-    let result = gresim::Simulation::new(&scenario)
-        .custom_policy(Box::new(policy))
-        .seed(seed)
-        .record_reasons(reasons)
-        .run();
-    policy_run_result(py, result, &failure, seed)
+    run_python_policy(py, scenario, seed, reasons, |failure| {
+        let custom = Arc::new(placement::PyPlacement::new(
+            place,
+            static_name(name),
+            failure,
+        ));
+        Box::new(gresim_sched::Fifo::with_placement(
+            gresim_sched::placement::Placement::Custom(custom),
+        ))
+    })
+}
+
+/// One run of `scenario` whose main passes the Python callable `decide`
+/// makes whole (see `gresim.run` and docs/python.md): Slurm's admission
+/// and queue order, no backfill, every decision checked by the engine's
+/// `ExternalPass`.
+#[pyfunction]
+#[pyo3(signature = (scenario, decide, name, seed=None, reasons=None))]
+fn run_pass_policy(
+    py: Python<'_>,
+    scenario: &Bound<'_, PyAny>,
+    decide: Py<PyAny>,
+    name: &str,
+    seed: Option<u64>,
+    reasons: Option<bool>,
+) -> PyResult<Outcome> {
+    run_python_policy(py, scenario, seed, reasons, |failure| {
+        let decider = pass_policy::PyPass::new(decide, static_name(name), failure);
+        Box::new(gresim_sched::external::ExternalPass::new(decider))
+    })
 }
 
 /// The names of gresim's policies, in the order `sim --help` lists them.
@@ -235,9 +274,13 @@ mod _gresim {
     #[pymodule_export]
     use super::batch::{compare, sweep};
     #[pymodule_export]
+    use super::env::EnvCore;
+    #[pymodule_export]
     use super::fgd::fgd;
+    #[pymodule_export]
+    use super::pass_policy::{PassView, QueuedJob};
     #[pymodule_export]
     use super::placement::PlacementQuery;
     #[pymodule_export]
-    use super::{load, policies, run_builtin, run_placement, Outcome, Scenario};
+    use super::{load, policies, run_builtin, run_pass_policy, run_placement, Outcome, Scenario};
 }

@@ -168,13 +168,7 @@ impl PyPlacement {
     fn query(&self, q: &PlaceQuery<'_>) -> PlacementQuery {
         let req = q.req;
         let cluster = q.cluster;
-        let gpu_type = req
-            .gpus_per_node
-            .iter()
-            .chain(req.gpus_per_job.iter())
-            .chain(req.gpus_per_task.iter())
-            .find_map(|g| g.ty)
-            .map(|t| cluster.gpu_type(t).name.clone());
+        let gpu_type = gpu_type_of(cluster, req);
         PlacementQuery {
             partition: cluster.partition(q.part).name.clone(),
             min_nodes: req.min_nodes,
@@ -206,6 +200,16 @@ impl PyPlacement {
             names: self.names(cluster),
         }
     }
+}
+
+/// The GPU type a request names, if any.
+pub fn gpu_type_of(cluster: &Cluster, req: &gresim_model::job::JobRequest) -> Option<String> {
+    req.gpus_per_node
+        .iter()
+        .chain(req.gpus_per_job.iter())
+        .chain(req.gpus_per_task.iter())
+        .find_map(|g| g.ty)
+        .map(|t| cluster.gpu_type(t).name.clone())
 }
 
 /// A node as Python names it: an index or a name.

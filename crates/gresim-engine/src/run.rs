@@ -149,6 +149,10 @@ pub struct Engine<'a> {
     applying_failure: bool,
     /// Called every [`PROGRESS_EVERY`] events, for display only.
     progress: Option<ProgressFn<'a>>,
+    /// The run stopped at the horizon.
+    hit_horizon: bool,
+    /// [`Engine::begin`] has run (stepped runs).
+    begun: bool,
     /// `Policy::submission_rejection` by request shape (static configuration only).
     reject_memo: crate::memo::ShapeMemo<Option<String>>,
     /// Use of associations and QOS, when the cluster has accounting.
@@ -274,6 +278,8 @@ impl<'a> Engine<'a> {
             node_log: Vec::new(),
             applying_failure: false,
             progress: None,
+            hit_horizon: false,
+            begun: false,
             reject_memo: Default::default(),
             acct: cluster
                 .accounting()
@@ -360,6 +366,16 @@ impl<'a> Engine<'a> {
 
     /// Runs until the workload is done or the horizon is reached.
     pub fn run(mut self) -> Result<SimOutput, EngineError> {
+        self.begin()?;
+        while self.step()? {}
+        Ok(self.finish())
+    }
+
+    /// Queues the timed actions and the first submission and failure, and
+    /// sets the clock to the first event. [`Engine::run`] calls it; a
+    /// stepped run ([`Engine::next_pass`]) calls it on its first step.
+    fn begin(&mut self) -> Result<(), EngineError> {
+        self.begun = true;
         for (i, a) in self.actions.iter().enumerate() {
             self.queue
                 .push(a.at, action_phase(&a.action), EventKind::Action(i as u32));
@@ -370,93 +386,105 @@ impl<'a> Engine<'a> {
         self.now = first_t;
         self.last_t = first_t;
         self.usage.from = first_t;
-        let mut hit_horizon = false;
-        while let Some(ev) = self.queue.pop() {
-            // Events that no longer mean anything (the end of a run that was
-            // requeued or cancelled, a superseded pass) must not move the clock.
-            if self.is_stale(&ev.kind, ev.time) {
-                continue;
+        Ok(())
+    }
+
+    /// Handles the next event; `false` once the run is over (no event
+    /// left, the horizon reached, or the stall limit).
+    #[inline]
+    fn step(&mut self) -> Result<bool, EngineError> {
+        let Some(ev) = self.queue.pop() else {
+            return Ok(false);
+        };
+        // Events that no longer mean anything (the end of a run that was
+        // requeued or cancelled, a superseded pass) must not move the clock.
+        if self.is_stale(&ev.kind, ev.time) {
+            return Ok(true);
+        }
+        if ev.kind == EventKind::Failure && self.failures_cannot_matter() {
+            // Only the endless failure process is left: stop it.
+            self.failure_src = None;
+            self.next_failure = None;
+            return Ok(true);
+        }
+        let periodic = matches!(
+            ev.kind,
+            EventKind::AcctTick | EventKind::MainPass | EventKind::BackfillPass
+        );
+        if let Some(s) = self.stall {
+            if periodic
+                && self.running == 0
+                && self.next_spec.is_none()
+                && ev.time > self.last_change.saturating_add(s)
+            {
+                return Ok(false);
             }
-            if ev.kind == EventKind::Failure && self.failures_cannot_matter() {
-                // Only the endless failure process is left: stop it.
-                self.failure_src = None;
-                self.next_failure = None;
-                continue;
+        }
+        if !periodic {
+            self.last_change = ev.time;
+        }
+        if let Some(h) = self.horizon {
+            if ev.time > h {
+                self.advance(h);
+                self.hit_horizon = true;
+                return Ok(false);
             }
-            let periodic = matches!(
-                ev.kind,
-                EventKind::AcctTick | EventKind::MainPass | EventKind::BackfillPass
-            );
-            if let Some(s) = self.stall {
-                if periodic
-                    && self.running == 0
-                    && self.next_spec.is_none()
-                    && ev.time > self.last_change.saturating_add(s)
-                {
-                    break;
+        }
+        if ev.time != self.now {
+            self.advance(ev.time);
+        }
+        self.events += 1;
+        if let Some(p) = self.progress.as_mut() {
+            if self.events & (PROGRESS_EVERY - 1) == 0 {
+                let live = (self.running + self.pending) as usize;
+                p(self.now, self.jobs.len().saturating_sub(live));
+            }
+        }
+        self.cur_phase = ev.phase;
+        match ev.kind {
+            EventKind::RunEnd { job, run } => self.on_run_end(job, run)?,
+            EventKind::Action(i) => self.on_action(i as usize)?,
+            EventKind::Submit => self.on_submit()?,
+            EventKind::Begin { job } => self.on_begin(job),
+            EventKind::Failure => self.on_failure()?,
+            EventKind::MigReady { gpu } => self.on_mig_ready(gpu as usize)?,
+            EventKind::Completed { job } => self.on_completed(job)?,
+            EventKind::AcctTick => self.on_acct_tick(),
+            EventKind::PreemptKill { job, run, mode } => {
+                if self.signalled.get(&job) == Some(&run) {
+                    self.preempt_now(job, mode)?;
+                    self.request_main(self.now);
                 }
             }
-            if !periodic {
-                self.last_change = ev.time;
-            }
-            if let Some(h) = self.horizon {
-                if ev.time > h {
-                    self.advance(h);
-                    hit_horizon = true;
-                    break;
+            EventKind::Requeue { job, run } => {
+                let j = &self.jobs[job.idx()];
+                if j.state == JobState::Running && j.runs.len() as u32 == run + 1 {
+                    self.requeue(job, JobState::Requeued, self.params.requeue_completing)?;
+                    self.mark_dirty();
                 }
             }
-            if ev.time != self.now {
-                self.advance(ev.time);
-            }
-            self.events += 1;
-            if let Some(p) = self.progress.as_mut() {
-                if self.events & (PROGRESS_EVERY - 1) == 0 {
-                    let live = (self.running + self.pending) as usize;
-                    p(self.now, self.jobs.len().saturating_sub(live));
+            EventKind::MainPass => {
+                if self.main_at == Some(ev.time) {
+                    self.main_at = None;
+                    self.pass(false)?;
                 }
             }
-            self.cur_phase = ev.phase;
-            match ev.kind {
-                EventKind::RunEnd { job, run } => self.on_run_end(job, run)?,
-                EventKind::Action(i) => self.on_action(i as usize)?,
-                EventKind::Submit => self.on_submit()?,
-                EventKind::Begin { job } => self.on_begin(job),
-                EventKind::Failure => self.on_failure()?,
-                EventKind::MigReady { gpu } => self.on_mig_ready(gpu as usize)?,
-                EventKind::Completed { job } => self.on_completed(job)?,
-                EventKind::AcctTick => self.on_acct_tick(),
-                EventKind::PreemptKill { job, run, mode } => {
-                    if self.signalled.get(&job) == Some(&run) {
-                        self.preempt_now(job, mode)?;
-                        self.request_main(self.now);
-                    }
-                }
-                EventKind::Requeue { job, run } => {
-                    let j = &self.jobs[job.idx()];
-                    if j.state == JobState::Running && j.runs.len() as u32 == run + 1 {
-                        self.requeue(job, JobState::Requeued, self.params.requeue_completing)?;
-                        self.mark_dirty();
-                    }
-                }
-                EventKind::MainPass => {
-                    if self.main_at == Some(ev.time) {
-                        self.main_at = None;
-                        self.pass(false)?;
-                    }
-                }
-                EventKind::BackfillPass => {
-                    if self.bf_at == Some(ev.time) {
-                        self.bf_at = None;
-                        self.pass(true)?;
-                    }
+            EventKind::BackfillPass => {
+                if self.bf_at == Some(ev.time) {
+                    self.bf_at = None;
+                    self.pass(true)?;
                 }
             }
         }
+        Ok(true)
+    }
+
+    /// The run's output, once [`Engine::step`] has said it is over.
+    fn finish(mut self) -> SimOutput {
         let end = self.now;
         self.sample();
         self.usage.to = end;
-        Ok(SimOutput {
+        SimOutput {
             policy: self.policy.name().to_string(),
             cluster: self.cluster,
             params: self.params,
@@ -467,13 +495,102 @@ impl<'a> Engine<'a> {
             usage: self.usage,
             end_time: end,
             events: self.events,
-            hit_horizon,
+            hit_horizon: self.hit_horizon,
             node_log: self.node_log,
             node_failures: self.node_failures,
             pass_stats: self.policy.stats(),
             acct: self.acct,
             fairshare_log: self.fairshare_log,
-        })
+        }
+    }
+
+    // ---- stepped runs ------------------------------------------------------------
+    //
+    // A caller that decides between passes (the Python package's
+    // `SchedulingEnv`) drives the run itself: `next_pass` handles events up
+    // to the next main pass that will run with a non-empty queue and stops
+    // before it; the caller reads the state, tells its policy what to do,
+    // and `run_pass` runs that pass. The events and the order they are
+    // handled in are exactly those of `run`.
+
+    /// Handles events until a main pass is due with jobs queued, and stops
+    /// before it: its time, or `None` when the run is over (call
+    /// [`Engine::finish_stepped`] then).
+    pub fn next_pass(&mut self) -> Result<Option<Time>, EngineError> {
+        if !self.begun {
+            self.begin()?;
+        }
+        loop {
+            if let Some(ev) = self.queue.peek() {
+                let t = ev.time;
+                if ev.kind == EventKind::MainPass
+                    && self.main_at == Some(t)
+                    && self.policy.queued() > 0
+                    && self.horizon.is_none_or(|h| t <= h)
+                {
+                    return Ok(Some(t));
+                }
+            }
+            if !self.step()? {
+                // Nothing is handled after the end: later calls stay here.
+                self.queue = EventQueue::default();
+                return Ok(None);
+            }
+        }
+    }
+
+    /// Runs the main pass [`Engine::next_pass`] stopped before (or, if
+    /// none is due, handles the next event); `false` once the run is over.
+    pub fn run_pass(&mut self) -> Result<bool, EngineError> {
+        if !self.begun {
+            self.begin()?;
+        }
+        let more = self.step()?;
+        if !more {
+            self.queue = EventQueue::default();
+        }
+        Ok(more)
+    }
+
+    /// Asks for one more main pass at the current time, after the one just
+    /// run (a stepped caller that starts jobs one by one).
+    pub fn request_pass_now(&mut self) {
+        self.request_main(self.now);
+    }
+
+    /// The output of a stepped run (see [`Engine::next_pass`]).
+    pub fn finish_stepped(self) -> SimOutput {
+        self.finish()
+    }
+
+    /// The simulated time of the last event handled.
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    /// The cluster as configured.
+    pub fn cluster(&self) -> &gresim_model::Cluster {
+        &self.cluster
+    }
+
+    /// The scheduler's settings.
+    pub fn params(&self) -> &gresim_policy::SchedParams {
+        &self.params
+    }
+
+    /// What is allocated on each node now.
+    pub fn state(&self) -> &ClusterState {
+        &self.state
+    }
+
+    /// The job table so far (submitted jobs, in submission order).
+    pub fn jobs(&self) -> &[Job] {
+        &self.jobs
+    }
+
+    /// The submissions so far.
+    pub fn specs(&self) -> &[JobSpec] {
+        &self.specs
     }
 
     // ---- dynamic MIG -------------------------------------------------------------

@@ -13,7 +13,7 @@ use gresim_model::job::{Job, JobSpec};
 use gresim_model::{Cluster, ClusterState, JobIdx, NodeId, PartId, Reason};
 
 use crate::placement::Placement;
-use crate::queue::{job_partitions, QueueKey};
+use crate::queue::QueueKey;
 use crate::select::{SelectCache, SelectFail};
 use crate::{EnqueueCtx, PassCtx, Policy, SchedParams};
 
@@ -93,28 +93,7 @@ impl Fifo {
     }
 
     fn remove_job(&mut self, job: JobIdx) {
-        if let Some(ks) = self.keys.get_mut(job.idx()) {
-            for k in ks.drain(..) {
-                self.queue.remove(&k);
-                if let Some(p) = self.prios.as_mut() {
-                    prio_count(p, k.priority(), false);
-                }
-            }
-            // A started job is rarely queued again: give the memory back.
-            *ks = Vec::new();
-        }
-    }
-}
-
-/// Counts one more (`add`) or one less record of priority `prio`.
-fn prio_count(p: &mut BTreeMap<u32, u32>, prio: u32, add: bool) {
-    if add {
-        *p.entry(prio).or_insert(0) += 1;
-    } else if let Some(c) = p.get_mut(&prio) {
-        *c -= 1;
-        if *c == 0 {
-            p.remove(&prio);
-        }
+        crate::queue::remove(&mut self.queue, &mut self.keys, &mut self.prios, job);
     }
 }
 
@@ -142,7 +121,7 @@ pub fn partition_has_cpus(cluster: &Cluster, part: PartId, cpus: u64) -> bool {
 }
 
 /// Whether two partitions share a node.
-fn partitions_overlap(cluster: &Cluster, a: PartId, b: PartId) -> bool {
+pub(crate) fn partitions_overlap(cluster: &Cluster, a: PartId, b: PartId) -> bool {
     a == b
         || cluster
             .partition(a)
@@ -300,88 +279,20 @@ impl Policy for Fifo {
 
     fn enqueue(&mut self, job: JobIdx, ctx: &EnqueueCtx<'_>) -> bool {
         self.ensure(job);
-        let cluster = ctx.cluster;
-        let j = &ctx.jobs[job.idx()];
-        let parts: Vec<PartId> = job_partitions(cluster, j).collect();
-        // Slurm's submission test `_top_priority()` (job_mgr.c) meant to
-        // compare partition tiers, but for two jobs without a reservation
-        // its "same reservation" test (`!xstrcmp(NULL, NULL)`) is true, so
-        // it compares job priorities alone, in any partition: a job needing
-        // preemption shows `Priority` while a lower-tier job waits ahead
-        // (preempt_part_requeue's o2, o4). With one partition that is the
-        // tier-and-overlap test below; with several, queued priorities are
-        // counted.
-        if self.prios.is_none() && cluster.partitions.len() > 1 {
-            let mut p = BTreeMap::new();
-            for k in &self.queue {
-                prio_count(&mut p, k.priority(), true);
-            }
-            self.prios = Some(p);
-        }
-        let mut top = true;
-        let mut own: Option<u32> = None;
-        for part in parts {
-            // A job beyond a partition's limits is not runnable there: Slurm
-            // leaves it out of the queue and names the limit as its reason.
-            if let Some(r) = limit_reason(cluster, j, part) {
-                self.limited.push((job, r));
-                continue;
-            }
-            let prio =
-                crate::record_priority(cluster, ctx.params, ctx.specs, j, part, ctx.now, ctx.acct);
-            let k = QueueKey::new(cluster, j, job, part, prio);
-            if self.prios.is_some() {
-                own = own.max(Some(prio));
-            } else {
-                // Anything of strictly higher (tier, priority) queued in a
-                // partition sharing nodes with this one? Equal priority does not count.
-                top &= !self
-                    .queue
-                    .range(..k)
-                    .take_while(|q| q.rank() < k.rank())
-                    .any(|q| q.part == part || partitions_overlap(cluster, q.part, part));
-            }
-            self.queue.insert(k);
-            self.keys[job.idx()].push(k);
-        }
-        if let (Some(p), Some(mine)) = (self.prios.as_mut(), own) {
-            // Strictly higher priority only (the job's own records are not counted yet).
-            top = p.range(mine.saturating_add(1)..).next().is_none() || mine == u32::MAX;
-            for k in &self.keys[job.idx()] {
-                prio_count(p, k.priority(), true);
-            }
-        }
+        let top = crate::queue::enqueue(
+            &mut self.queue,
+            &mut self.keys,
+            &mut self.prios,
+            &mut self.limited,
+            job,
+            ctx,
+        );
         self.watch.push(job);
         top
     }
 
     fn reprioritize(&mut self, ctx: &EnqueueCtx<'_>) {
-        if matches!(ctx.params.priority, crate::priority::PriorityConfig::Basic) {
-            return;
-        }
-        let old: Vec<QueueKey> = std::mem::take(&mut self.queue).into_iter().collect();
-        for k in &old {
-            self.keys[k.job.idx()].clear();
-        }
-        for k in old {
-            let j = &ctx.jobs[k.job.idx()];
-            let prio = crate::record_priority(
-                ctx.cluster,
-                ctx.params,
-                ctx.specs,
-                j,
-                k.part,
-                ctx.now,
-                ctx.acct,
-            );
-            let nk = QueueKey::new(ctx.cluster, j, k.job, k.part, prio);
-            if let Some(p) = self.prios.as_mut() {
-                prio_count(p, k.priority(), false);
-                prio_count(p, prio, true);
-            }
-            self.queue.insert(nk);
-            self.keys[k.job.idx()].push(nk);
-        }
+        crate::queue::reprioritize(&mut self.queue, &mut self.keys, &mut self.prios, ctx);
     }
 
     fn dequeue(&mut self, job: JobIdx, _jobs: &[Job], _cluster: &Cluster) {

@@ -20,6 +20,7 @@ mod bf_map;
 pub mod classic;
 pub mod cons_tres;
 pub mod dynamic_mig;
+pub mod external;
 pub mod fifo;
 pub mod placement;
 pub mod preempt;

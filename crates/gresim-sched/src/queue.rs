@@ -2,9 +2,10 @@
 //! priority, then submit time, then job id (array tasks: array id, task id).
 
 use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet};
 
 use gresim_model::job::{Job, Time};
-use gresim_model::{Cluster, JobIdx, PartId};
+use gresim_model::{Cluster, JobIdx, PartId, Reason};
 
 /// Position of one (job, partition) record in the queue. Smaller is earlier.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -52,4 +53,138 @@ pub fn job_partitions<'a>(cluster: &'a Cluster, job: &'a Job) -> impl Iterator<I
         None
     };
     job.request.partitions.iter().copied().chain(default)
+}
+
+/// Counts one more (`add`) or one less record of priority `prio`.
+fn prio_count(p: &mut BTreeMap<u32, u32>, prio: u32, add: bool) {
+    if add {
+        *p.entry(prio).or_insert(0) += 1;
+    } else if let Some(c) = p.get_mut(&prio) {
+        *c -= 1;
+        if *c == 0 {
+            p.remove(&prio);
+        }
+    }
+}
+
+/// Queues `job`'s records (one per partition it may run in) into `queue`,
+/// `keys` kept in step; a partition whose limits the job exceeds gets no
+/// record but an entry in `limited` with the limit's reason. Returns Slurm's
+/// submission test `_top_priority()` (job_mgr.c): whether no queued record
+/// ranks strictly higher.
+///
+/// That test meant to compare partition tiers, but for two jobs without a
+/// reservation its "same reservation" test (`!xstrcmp(NULL, NULL)`) is true,
+/// so it compares job priorities alone, in any partition: a job needing
+/// preemption shows `Priority` while a lower-tier job waits ahead
+/// (preempt_part_requeue's o2, o4). With one partition that is the tier and
+/// overlap test below; with several, `prios` counts the queued priorities
+/// (created on the first such call).
+pub fn enqueue(
+    queue: &mut BTreeSet<QueueKey>,
+    keys: &mut [Vec<QueueKey>],
+    prios: &mut Option<BTreeMap<u32, u32>>,
+    limited: &mut Vec<(JobIdx, Reason)>,
+    job: JobIdx,
+    ctx: &crate::EnqueueCtx<'_>,
+) -> bool {
+    let cluster = ctx.cluster;
+    let j = &ctx.jobs[job.idx()];
+    let parts: Vec<PartId> = job_partitions(cluster, j).collect();
+    if prios.is_none() && cluster.partitions.len() > 1 {
+        let mut p = BTreeMap::new();
+        for k in queue.iter() {
+            prio_count(&mut p, k.priority(), true);
+        }
+        *prios = Some(p);
+    }
+    let mut top = true;
+    let mut own: Option<u32> = None;
+    for part in parts {
+        // A job beyond a partition's limits is not runnable there: Slurm
+        // leaves it out of the queue and names the limit as its reason.
+        if let Some(r) = crate::fifo::limit_reason(cluster, j, part) {
+            limited.push((job, r));
+            continue;
+        }
+        let prio =
+            crate::record_priority(cluster, ctx.params, ctx.specs, j, part, ctx.now, ctx.acct);
+        let k = QueueKey::new(cluster, j, job, part, prio);
+        if prios.is_some() {
+            own = own.max(Some(prio));
+        } else {
+            // Anything of strictly higher (tier, priority) queued in a
+            // partition sharing nodes with this one? Equal priority does not count.
+            top &= !queue
+                .range(..k)
+                .take_while(|q| q.rank() < k.rank())
+                .any(|q| q.part == part || crate::fifo::partitions_overlap(cluster, q.part, part));
+        }
+        queue.insert(k);
+        keys[job.idx()].push(k);
+    }
+    if let (Some(p), Some(mine)) = (prios.as_mut(), own) {
+        // Strictly higher priority only (the job's own records are not counted yet).
+        top = p.range(mine.saturating_add(1)..).next().is_none() || mine == u32::MAX;
+        for k in &keys[job.idx()] {
+            prio_count(p, k.priority(), true);
+        }
+    }
+    top
+}
+
+/// Takes `job`'s records out of `queue` (and `prios`).
+pub fn remove(
+    queue: &mut BTreeSet<QueueKey>,
+    keys: &mut [Vec<QueueKey>],
+    prios: &mut Option<BTreeMap<u32, u32>>,
+    job: JobIdx,
+) {
+    if let Some(ks) = keys.get_mut(job.idx()) {
+        for k in ks.drain(..) {
+            queue.remove(&k);
+            if let Some(p) = prios.as_mut() {
+                prio_count(p, k.priority(), false);
+            }
+        }
+        // A started job is rarely queued again: give the memory back.
+        *ks = Vec::new();
+    }
+}
+
+/// Priorities changed (`Policy::reprioritize`): every record of `queue`
+/// again with its priority now, `keys` (each job's records) and `prios`
+/// kept in step. Under priority/basic nothing changes.
+pub fn reprioritize(
+    queue: &mut BTreeSet<QueueKey>,
+    keys: &mut [Vec<QueueKey>],
+    prios: &mut Option<BTreeMap<u32, u32>>,
+    ctx: &crate::EnqueueCtx<'_>,
+) {
+    if matches!(ctx.params.priority, crate::priority::PriorityConfig::Basic) {
+        return;
+    }
+    let old: Vec<QueueKey> = std::mem::take(queue).into_iter().collect();
+    for k in &old {
+        keys[k.job.idx()].clear();
+    }
+    for k in old {
+        let j = &ctx.jobs[k.job.idx()];
+        let prio = crate::record_priority(
+            ctx.cluster,
+            ctx.params,
+            ctx.specs,
+            j,
+            k.part,
+            ctx.now,
+            ctx.acct,
+        );
+        let nk = QueueKey::new(ctx.cluster, j, k.job, k.part, prio);
+        if let Some(p) = prios.as_mut() {
+            prio_count(p, k.priority(), false);
+            prio_count(p, prio, true);
+        }
+        queue.insert(nk);
+        keys[k.job.idx()].push(nk);
+    }
 }

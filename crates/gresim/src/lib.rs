@@ -135,6 +135,108 @@ impl<'a> Simulation<'a> {
     }
 }
 
+/// A run driven pass by pass: [`SteppedRun::next_pass`] handles events up
+/// to the next main pass that has jobs to look at and stops before it; the
+/// caller reads the state ([`SteppedRun::engine`]), tells its policy what
+/// to decide (a policy it shares, e.g.
+/// `gresim_sched::external::Shared`), and [`SteppedRun::run_pass`] runs the
+/// pass. Nothing else differs from [`Simulation::run`]: the same events in
+/// the same order, so the same seed gives the same run. The workload is
+/// read whole when the run is made (a stepped run owns its inputs); the
+/// Python package's `SchedulingEnv` is one.
+pub struct SteppedRun {
+    engine: gresim_engine::Engine<'static>,
+    meta: RunMeta,
+    path: PathBuf,
+}
+
+impl SteppedRun {
+    /// A stepped run of `scenario` with `policy` and `seed`; `record_reasons`
+    /// as [`Simulation::record_reasons`].
+    pub fn new(
+        scenario: &Scenario,
+        policy: Box<dyn Policy>,
+        seed: u64,
+        record_reasons: Option<bool>,
+    ) -> Result<Self, RunError> {
+        let err = |source| RunError {
+            path: scenario.path.clone(),
+            source,
+        };
+        let jobs = scenario
+            .jobs(seed)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| err(EngineError::Source(e)))?;
+        let input = gresim_engine::SimInput {
+            cluster: scenario.cluster.clone(),
+            params: scenario.params.clone(),
+            jobs: Box::new(jobs.into_iter().map(Ok)),
+            actions: scenario.actions.clone(),
+            horizon: scenario.horizon,
+            stall: scenario.stall,
+            record_reasons: record_reasons.unwrap_or_else(|| reasons_by_default(scenario)),
+            failures: scenario
+                .failures
+                .as_ref()
+                .map(|m| Box::new(m.stream(seed)) as gresim_engine::FailureSource<'static>),
+        };
+        Ok(SteppedRun {
+            engine: gresim_engine::Engine::new(input, policy),
+            meta: RunMeta {
+                scenario: scenario.name.clone(),
+                scenario_text: Some(scenario.source.clone()),
+                actions: scenario.actions.clone(),
+                seed: Some(seed),
+            },
+            path: scenario.path.clone(),
+        })
+    }
+
+    fn err(&self, source: EngineError) -> RunError {
+        RunError {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// Handles events until a main pass is due with jobs queued: its time,
+    /// or `None` once the run is over.
+    pub fn next_pass(&mut self) -> Result<Option<gresim_model::job::Time>, RunError> {
+        self.engine.next_pass().map_err(|e| self.err(e))
+    }
+
+    /// Runs the pass [`SteppedRun::next_pass`] stopped before; `false` once
+    /// the run is over.
+    pub fn run_pass(&mut self) -> Result<bool, RunError> {
+        self.engine.run_pass().map_err(|e| self.err(e))
+    }
+
+    /// One more main pass at the current time, after the one just run.
+    pub fn request_pass_now(&mut self) {
+        self.engine.request_pass_now();
+    }
+
+    /// The seed of the run.
+    pub fn seed(&self) -> u64 {
+        self.meta.seed.unwrap_or_default()
+    }
+
+    /// The engine, to read the time, the cluster, the allocations and the jobs.
+    pub fn engine(&self) -> &gresim_engine::Engine<'static> {
+        &self.engine
+    }
+
+    /// The run's outcome, as [`Simulation::run`] returns it (call it once
+    /// [`SteppedRun::next_pass`] has said the run is over; earlier, the jobs
+    /// not yet ended stay as they are).
+    pub fn finish(self) -> Outcome {
+        Outcome {
+            output: self.engine.finish_stepped(),
+            meta: self.meta,
+        }
+    }
+}
+
 /// Runs of more submissions than this keep no pending-reason history
 /// unless asked ([`reasons_by_default`]).
 pub const REASONS_AUTO_LIMIT: u64 = 200_000;
