@@ -9,6 +9,9 @@ use gresim_model::{Cluster, JobIdx, PartId};
 /// Position of one (job, partition) record in the queue. Smaller is earlier.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct QueueKey {
+    /// `sort_job_queue2()`: records of jobs with a reservation come before
+    /// all others (false sorts first).
+    no_resv: bool,
     tier: Reverse<u16>,
     priority: Reverse<u32>,
     submit: Time,
@@ -20,14 +23,22 @@ pub struct QueueKey {
 
 impl QueueKey {
     /// Partition tier and priority: the part of the order that is "priority".
-    pub fn rank(&self) -> (Reverse<u16>, Reverse<u32>) {
-        (self.tier, self.priority)
+    pub fn rank(&self) -> (bool, Reverse<u16>, Reverse<u32>) {
+        (self.no_resv, self.tier, self.priority)
+    }
+
+    /// The record of a job with a reservation (`--reservation`): ahead of
+    /// every job without one.
+    pub fn with_resv(mut self, has: bool) -> Self {
+        self.no_resv = !has;
+        self
     }
 
     /// The key of `job`'s record in `part`, with that record's priority.
     pub fn new(cluster: &Cluster, job: &Job, idx: JobIdx, part: PartId, priority: u32) -> Self {
         let id = job.array_job_id.or(job.job_id).map_or(u32::MAX, |j| j.0);
         QueueKey {
+            no_resv: true,
             tier: Reverse(cluster.partition(part).priority_tier),
             priority: Reverse(priority),
             submit: job.submit,
