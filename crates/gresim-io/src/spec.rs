@@ -142,6 +142,9 @@ pub struct VariantDef {
     /// inline job.
     #[serde(default, deserialize_with = "some_value")]
     pub checkpoint_interval: Option<serde_json::Value>,
+    /// Replaces the scenario's `reservations`; `null` removes them.
+    #[serde(default, deserialize_with = "some_value")]
+    pub reservations: Option<serde_json::Value>,
 }
 
 /// A present field, `null` included, as `Some` (absent stays `None`).
