@@ -132,3 +132,44 @@ fn bad_reservation_commands_exit_2() {
         assert!(!dir.path().join("sim.json").exists());
     }
 }
+
+/// `sim explain` names the reservation that keeps a job off nodes, and
+/// `sim sinfo` shows an idle node in a MAINT window as `maint`.
+#[test]
+fn explain_and_sinfo_show_reservations() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let path = dir.path().join("m.json");
+    let v = json!({
+        "schema_version": 1,
+        "cluster": {"nodes": [{"names": "gpu[01-02]", "cores_per_socket": 8, "memory": "64G",
+                               "gpus": [{"model": "A100-SXM4-80GB", "count": 2}]}]},
+        "scheduler": {"def_mem_per_cpu": 1024},
+        "reservations": [{"name": "maint", "nodes": "gpu02", "users": "root", "start": 600,
+                          "duration": 10, "flags": "MAINT"}],
+        "workload": {"jobs": [
+            {"id": "a", "gres": "gpu:2", "time": 20, "run_time": 100},
+            {"id": "b", "submit": 1, "gres": "gpu:2", "time": 20, "run_time": 100},
+        ]},
+    });
+    std::fs::write(&path, v.to_string()).unwrap();
+    let out = dir.path().join("out");
+    let sim = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_sim"))
+            .args(args)
+            .output()
+            .expect("run sim");
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let p = path.to_str().unwrap();
+    let o = out.to_str().unwrap();
+    sim(&["run", p, "--out", o]);
+    let e = sim(&["explain", o, "b", "--at", "50"]);
+    assert!(e.contains("reservation maint (MAINT) holds gpu02"), "{e}");
+    let s = sim(&["sinfo", o, "--at", "700"]);
+    let line = s.lines().find(|l| l.starts_with("gpu02")).expect("gpu02's line");
+    assert!(line.contains("maint"), "{s}");
+    let s = sim(&["sinfo", o, "--at", "1300"]);
+    let line = s.lines().find(|l| l.starts_with("gpu02")).expect("gpu02's line");
+    assert!(line.contains("idle"), "{s}");
+}
