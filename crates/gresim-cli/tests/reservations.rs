@@ -40,7 +40,10 @@ fn bad_reservations_exit_2_with_their_path() {
     assert_bad_scenario(
         json!([{"name": "m", "nodes": "gpu07", "users": "root", "duration": 60}]),
         job.clone(),
-        &["reservations[0].nodes", "node 'gpu07' is not in the cluster"],
+        &[
+            "reservations[0].nodes",
+            "node 'gpu07' is not in the cluster",
+        ],
     );
     assert_bad_scenario(
         json!([
@@ -48,7 +51,11 @@ fn bad_reservations_exit_2_with_their_path() {
             {"name": "b", "nodes": "gpu[01-02]", "users": "u2", "start": 600, "duration": 60},
         ]),
         job.clone(),
-        &["reservations[1].nodes", "overlaps reservation 'a'", "OVERLAP"],
+        &[
+            "reservations[1].nodes",
+            "overlaps reservation 'a'",
+            "OVERLAP",
+        ],
     );
     assert_bad_scenario(
         json!([{"name": "m", "nodes": "gpu01", "duration": 60}]),
@@ -58,7 +65,10 @@ fn bad_reservations_exit_2_with_their_path() {
     assert_bad_scenario(
         json!([{"name": "m", "nodes": "gpu01", "users": "u1"}]),
         job,
-        &["reservations[0].duration", "expected either duration or end"],
+        &[
+            "reservations[0].duration",
+            "expected either duration or end",
+        ],
     );
 }
 
@@ -158,7 +168,11 @@ fn explain_and_sinfo_show_reservations() {
             .args(args)
             .output()
             .expect("run sim");
-        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         String::from_utf8_lossy(&o.stdout).into_owned()
     };
     let p = path.to_str().unwrap();
@@ -167,9 +181,15 @@ fn explain_and_sinfo_show_reservations() {
     let e = sim(&["explain", o, "b", "--at", "50"]);
     assert!(e.contains("reservation maint (MAINT) holds gpu02"), "{e}");
     let s = sim(&["sinfo", o, "--at", "700"]);
-    let line = s.lines().find(|l| l.starts_with("gpu02")).expect("gpu02's line");
+    let line = s
+        .lines()
+        .find(|l| l.starts_with("gpu02"))
+        .expect("gpu02's line");
     assert!(line.contains("maint"), "{s}");
     let s = sim(&["sinfo", o, "--at", "1300"]);
-    let line = s.lines().find(|l| l.starts_with("gpu02")).expect("gpu02's line");
+    let line = s
+        .lines()
+        .find(|l| l.starts_with("gpu02"))
+        .expect("gpu02's line");
     assert!(line.contains("idle"), "{s}");
 }

@@ -1998,7 +1998,9 @@ impl<'a> Engine<'a> {
             return Some("Invalid time specification".into());
         }
         if let Some(other) = self.resv.conflict(r, skip, self.now) {
-            return Some(format!("Requested reservation overlaps with another reservation ({other})"));
+            return Some(format!(
+                "Requested reservation overlaps with another reservation ({other})"
+            ));
         }
         if !r.flags.has(ResvFlags::IGNORE_JOBS)
             && r.nodes
@@ -2027,9 +2029,7 @@ impl<'a> Engine<'a> {
             .filter(|&n| self.state.node(n).schedulable())
             .filter(|&n| {
                 !self.resv.list.iter().any(|x| {
-                    x.holds(n)
-                        && !x.flags.has(ResvFlags::OVERLAP)
-                        && x.time_overlap(r, self.now)
+                    x.holds(n) && !x.flags.has(ResvFlags::OVERLAP) && x.time_overlap(r, self.now)
                 })
             })
             .filter(|&n| ignore || !self.job_holds_past(n, r.start, &r.name))

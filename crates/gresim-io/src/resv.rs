@@ -147,10 +147,17 @@ pub fn build_request(
     }
     let start = d.start.unwrap_or(now);
     let end = match (&d.duration, d.end) {
-        (Some(x), None) => start.saturating_add(duration_of(x).map_err(|m| at(file, path, "duration", m))?),
+        (Some(x), None) => {
+            start.saturating_add(duration_of(x).map_err(|m| at(file, path, "duration", m))?)
+        }
         (None, Some(e)) if e > start => e,
         (None, Some(_)) => {
-            return Err(at(file, path, "end", "expected an end after the start".into()))
+            return Err(at(
+                file,
+                path,
+                "end",
+                "expected an end after the start".into(),
+            ))
         }
         _ => {
             return Err(at(
@@ -194,7 +201,11 @@ pub fn is_resv_cmd(words: &[&str]) -> bool {
 /// setup command): a `node_count` takes the first nodes (of its partition)
 /// that no earlier one holds then; one that overlaps another without
 /// `OVERLAP` or `MAINT` is refused, as Slurm's `_resv_overlap()` refuses it.
-pub fn add_initial(all: &mut Reservations, req: ResvRequest, cluster: &Cluster) -> Result<(), String> {
+pub fn add_initial(
+    all: &mut Reservations,
+    req: ResvRequest,
+    cluster: &Cluster,
+) -> Result<(), String> {
     let ResvRequest {
         mut resv,
         node_cnt,
@@ -242,7 +253,11 @@ pub fn build_reservations(
     for (i, d) in defs.iter().enumerate() {
         let path = format!("reservations[{i}]");
         let req = build_request(file, &path, d, 0, cluster)?;
-        let field = if req.node_cnt.is_some() { "node_count" } else { "nodes" };
+        let field = if req.node_cnt.is_some() {
+            "node_count"
+        } else {
+            "nodes"
+        };
         add_initial(&mut all, req, cluster).map_err(|m| at(file, &path, field, m))?;
     }
     Ok(all)
@@ -347,9 +362,7 @@ pub fn parse_scontrol(
     cluster: &Cluster,
 ) -> Result<Option<Action>, String> {
     let (verb, kvs) = match words {
-        ["show", r, ..] | ["show", r] if r.eq_ignore_ascii_case("reservation") => {
-            return Ok(None)
-        }
+        ["show", r, ..] | ["show", r] if r.eq_ignore_ascii_case("reservation") => return Ok(None),
         ["create", r, rest @ ..] if r.eq_ignore_ascii_case("reservation") => ("create", rest),
         ["update", rest @ ..] => ("update", rest),
         ["delete", rest @ ..] => ("delete", rest),
@@ -365,7 +378,10 @@ pub fn parse_scontrol(
             "reservationname" | "reservation" => d.name = v.to_string(),
             "nodes" | "nodelist" => d.nodes = Some(v.to_string()),
             "nodecnt" | "nodecount" => {
-                d.node_count = Some(v.parse().map_err(|_| format!("NodeCnt '{v}': expected a number"))?)
+                d.node_count = Some(
+                    v.parse()
+                        .map_err(|_| format!("NodeCnt '{v}': expected a number"))?,
+                )
             }
             "partitionname" | "partition" => d.partition = Some(v.to_string()),
             "users" | "user" => d.users = Some(v.to_string()),

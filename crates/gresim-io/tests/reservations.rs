@@ -46,7 +46,11 @@ fn job<'a>(out: &'a SimOutput, key: &str) -> (usize, &'a Job) {
 
 /// (start, first node) of the job's only run.
 fn start(out: &SimOutput, key: &str) -> (u64, String) {
-    let r = job(out, key).1.runs.first().unwrap_or_else(|| panic!("{key} never ran"));
+    let r = job(out, key)
+        .1
+        .runs
+        .first()
+        .unwrap_or_else(|| panic!("{key} never ran"));
     let n = r.alloc.nodes[0].node;
     (r.start, out.cluster.node(n).name.clone())
 }
@@ -72,7 +76,11 @@ fn other_jobs_avoid_reserved_nodes() {
         json!([]),
     ));
     assert_eq!(start(&out, "a"), (0, "gpu01".into()));
-    assert_eq!(start(&out, "b"), (100, "gpu01".into()), "b must not use the reserved gpu02");
+    assert_eq!(
+        start(&out, "b"),
+        (100, "gpu01".into()),
+        "b must not use the reserved gpu02"
+    );
 }
 
 /// A MAINT window on gpu02 at [600, 1200): b (20-min limit) would still run
@@ -113,12 +121,19 @@ fn a_reservation_job_starts_only_inside_it() {
         json!([]),
     ));
     assert_eq!(start(&out, "x"), (300, "gpu02".into()));
-    assert!(reasons(&out, "x").contains(&Reason::Reservation), "{:?}", reasons(&out, "x"));
+    assert!(
+        reasons(&out, "x").contains(&Reason::Reservation),
+        "{:?}",
+        reasons(&out, "x")
+    );
     assert_eq!(
         job(&out, "y").1.rejected(),
         Some("Access denied to requested reservation")
     );
-    assert_eq!(job(&out, "z").1.rejected(), Some("Requested reservation is invalid"));
+    assert_eq!(
+        job(&out, "z").1.rejected(),
+        Some("Requested reservation is invalid")
+    );
 }
 
 /// Backfill plans around a future MAINT window on gpu03 at [600, 1200),
@@ -153,10 +168,21 @@ fn backfill_plans_around_a_future_window() {
     assert_eq!(start(&out, "s"), (10, "gpu03".into()));
     assert_eq!(start(&out, "s3"), (320, "gpu03".into()));
     let s4 = start(&out, "s4");
-    assert!(s4.0 >= 1100 && s4.1 != "gpu03", "s4 must not cross the window: {s4:?}");
-    assert!(reasons(&out, "s").contains(&Reason::Priority), "{:?}", reasons(&out, "s"));
+    assert!(
+        s4.0 >= 1100 && s4.1 != "gpu03",
+        "s4 must not cross the window: {s4:?}"
+    );
+    assert!(
+        reasons(&out, "s").contains(&Reason::Priority),
+        "{:?}",
+        reasons(&out, "s")
+    );
     assert_eq!(start(&out, "w").0, 1100);
-    assert_eq!(start(&out, "big").0, 1200, "big runs once the window is over");
+    assert_eq!(
+        start(&out, "big").0,
+        1200,
+        "big runs once the window is over"
+    );
 }
 
 /// Reservations made, changed and deleted by timed actions, as `scontrol`
@@ -214,7 +240,10 @@ fn bad_reservations_name_their_path() {
         json!([{"name": "r", "nodes": "gpu09", "users": "u1", "duration": 10}]),
         json!([]),
     ));
-    assert!(e.contains("reservations[0].nodes") && e.contains("gpu09"), "{e}");
+    assert!(
+        e.contains("reservations[0].nodes") && e.contains("gpu09"),
+        "{e}"
+    );
     let e = parse_err(scenario(
         json!([]),
         json!([
@@ -223,7 +252,10 @@ fn bad_reservations_name_their_path() {
         ]),
         json!([]),
     ));
-    assert!(e.contains("reservations[1].nodes") && e.contains("OVERLAP"), "{e}");
+    assert!(
+        e.contains("reservations[1].nodes") && e.contains("OVERLAP"),
+        "{e}"
+    );
     // The same with OVERLAP (or MAINT) is accepted.
     let ok = scenario(
         json!([]),
@@ -240,7 +272,10 @@ fn bad_reservations_name_their_path() {
         json!([{"name": "r", "nodes": "gpu01", "users": "u1", "duration": 10, "flags": "STATIC"}]),
         json!([]),
     ));
-    assert!(e.contains("reservations[0].flags") && e.contains("STATIC"), "{e}");
+    assert!(
+        e.contains("reservations[0].flags") && e.contains("STATIC"),
+        "{e}"
+    );
 }
 
 /// The conformance reader turns the harness's `scontrol` commands into the

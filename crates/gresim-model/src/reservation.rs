@@ -296,9 +296,15 @@ mod tests {
     #[test]
     fn overlap_is_half_open() {
         let r = resv("m", &[0], 100, 200, ResvFlags::MAINT);
-        assert!(!r.overlaps(0, 0, 100), "a job ending at the start does not meet it");
+        assert!(
+            !r.overlaps(0, 0, 100),
+            "a job ending at the start does not meet it"
+        );
         assert!(r.overlaps(0, 0, 101));
-        assert!(!r.overlaps(0, 200, 300), "a job starting at its end does not meet it");
+        assert!(
+            !r.overlaps(0, 200, 300),
+            "a job starting at its end does not meet it"
+        );
         assert!(r.overlaps(0, 199, 300));
     }
 
@@ -324,7 +330,10 @@ mod tests {
     fn conflict_needs_nodes_and_time_and_no_exemption() {
         let mut all = Reservations::default();
         all.list.push(resv("a", &[0, 1], 0, 100, 0));
-        assert_eq!(all.conflict(&resv("b", &[1], 50, 150, 0), None, 0), Some("a"));
+        assert_eq!(
+            all.conflict(&resv("b", &[1], 50, 150, 0), None, 0),
+            Some("a")
+        );
         assert_eq!(all.conflict(&resv("b", &[2], 50, 150, 0), None, 0), None);
         assert_eq!(all.conflict(&resv("b", &[1], 100, 150, 0), None, 0), None);
         assert_eq!(

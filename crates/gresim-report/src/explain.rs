@@ -98,7 +98,10 @@ fn resv_lines(rf: &RunFile, j: &JobRec, t: u64) -> String {
     if let Some(name) = &j.reservation {
         match current(name) {
             None => {
-                let _ = writeln!(s, "resv    its reservation {name} does not exist at this time");
+                let _ = writeln!(
+                    s,
+                    "resv    its reservation {name} does not exist at this time"
+                );
             }
             Some(r) => {
                 let (rs, re) = r.window(t);

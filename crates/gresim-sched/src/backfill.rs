@@ -432,7 +432,15 @@ pub fn backfill_pass(
             // nodes of its partition, the job is tried again just after the
             // first reservation end (`find_resv_end()` + 1), if sooner.
             if let Some(all) = ctx.resv {
-                match crate::resv::job_test(ctx, all, job, part, start_res.max(now), limit, &mut resv_ex) {
+                match crate::resv::job_test(
+                    ctx,
+                    all,
+                    job,
+                    part,
+                    start_res.max(now),
+                    limit,
+                    &mut resv_ex,
+                ) {
                     // "reservation defer": not planned in this pass.
                     crate::resv::Test::NotYet(_) | crate::resv::Test::Ended => break,
                     crate::resv::Test::Maint(until) => {
@@ -449,8 +457,7 @@ pub fn backfill_pass(
                             }
                         }
                         if overlap {
-                            if let Some(e) =
-                                crate::resv::resv_end_after(all, now, start_res, res_q)
+                            if let Some(e) = crate::resv::resv_end_after(all, now, start_res, res_q)
                             {
                                 let e = e + 1;
                                 if e < horizon && later.is_none_or(|l| e < l) {

@@ -206,8 +206,16 @@ fn resv_blocks_only(
         .map(|(i, &a)| a || !ctx.state.node(NodeId::from_idx(i)).schedulable())
         .collect();
     let mut cache = SelectCache::default();
-    crate::select::try_select(&mut cache, ctx.cluster, ctx.params, &idle, req, part, Some(&mask))
-        .is_none()
+    crate::select::try_select(
+        &mut cache,
+        ctx.cluster,
+        ctx.params,
+        &idle,
+        req,
+        part,
+        Some(&mask),
+    )
+    .is_none()
 }
 
 /// A later record of a job that got Resources earlier in this pass stands
@@ -558,7 +566,9 @@ impl Policy for Fifo {
                     resources.push(job);
                     failed_resv.extend(resv_name.map(str::to_string));
                 }
-                Err(SelectFail::Busy) if ctx.resv.is_some() && resv_blocks_only(ctx, req, part, &resv_avoid) => {
+                Err(SelectFail::Busy)
+                    if ctx.resv.is_some() && resv_blocks_only(ctx, req, part, &resv_avoid) =>
+                {
                     // Only the reserved nodes keep it from running: Slurm's
                     // `_pick_best_nodes()` finds it runnable on the
                     // partition but not on the nodes left (no node busy):

@@ -105,6 +105,12 @@ pub(crate) fn job_test(
 
 /// `find_resv_end(start, bf_resolution)`: the first end of a reservation at
 /// or after `start`, rounded up to the backfill resolution.
-pub(crate) fn resv_end_after(all: &Reservations, now: Time, start: Time, res: Time) -> Option<Time> {
-    all.first_end_after(now, start).map(|e| e.div_ceil(res.max(1)) * res.max(1))
+pub(crate) fn resv_end_after(
+    all: &Reservations,
+    now: Time,
+    start: Time,
+    res: Time,
+) -> Option<Time> {
+    all.first_end_after(now, start)
+        .map(|e| e.div_ceil(res.max(1)) * res.max(1))
 }
