@@ -227,10 +227,10 @@ fn a_reservation_on_busy_nodes_needs_ignore_jobs() {
 }
 
 fn parse_err(v: Value) -> String {
-    gresim_io::parse_scenario(Path::new("bad.json"), &v.to_string())
-        .err()
-        .expect("the scenario must be refused")
-        .to_string()
+    match gresim_io::parse_scenario(Path::new("bad.json"), &v.to_string()) {
+        Ok(_) => panic!("the scenario must be refused"),
+        Err(e) => e.to_string(),
+    }
 }
 
 #[test]

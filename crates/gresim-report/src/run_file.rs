@@ -610,11 +610,7 @@ fn action_rec(c: &Cluster, a: &TimedAction) -> ActionRec {
         Action::NodeFail(n) => ("node_fail", hl(n), None),
         Action::NodeRepair(n) => ("node_repair", hl(n), None),
         Action::ResvCreate(r) => ("create_reservation", hl(&r.resv.nodes), None),
-        Action::ResvUpdate(c) => (
-            "update_reservation",
-            c.nodes.as_deref().and_then(|n| hl(n)),
-            None,
-        ),
+        Action::ResvUpdate(c) => ("update_reservation", c.nodes.as_deref().and_then(hl), None),
         Action::ResvDelete(_) => ("delete_reservation", None, None),
     };
     ActionRec {

@@ -85,10 +85,7 @@ pub fn node_rows(rf: &RunFile, t: u64) -> Vec<NodeRow> {
                 "DRAIN" if jobs[i] > 0 => "draining",
                 "DRAIN" => "drained",
                 // An idle node in a reservation then (sinfo's `%T`).
-                _ if alloc == 0 && jobs[i] == 0 => match resv_state(rf, &node.name, t) {
-                    Some(st) => st,
-                    None => "idle",
-                },
+                _ if alloc == 0 && jobs[i] == 0 => resv_state(rf, &node.name, t).unwrap_or("idle"),
                 _ if alloc >= total => "allocated",
                 _ => "mixed",
             };
