@@ -498,6 +498,7 @@ impl Policy for Fifo {
             }
             // `job_test_resv()` at now: the nodes reservations keep from
             // the job join those the pass has taken away.
+            let mut resv_overlap = false;
             if let Some(all) = ctx.resv {
                 let dur = crate::backfill::plan_limit(ctx, job, part);
                 resv_avoid.resize(ctx.cluster.nodes.len(), false);
@@ -514,7 +515,8 @@ impl Policy for Fifo {
                         );
                         continue;
                     }
-                    crate::resv::Test::Usable { .. } => {
+                    crate::resv::Test::Usable { overlap } => {
+                        resv_overlap = overlap;
                         if let Some(a) = avoid.as_deref() {
                             for (x, y) in resv_avoid.iter_mut().zip(a) {
                                 *x |= *y;
@@ -567,9 +569,10 @@ impl Policy for Fifo {
                     failed_resv.extend(resv_name.map(str::to_string));
                 }
                 Err(SelectFail::Busy)
-                    if ctx.resv.is_some() && resv_blocks_only(ctx, req, part, &resv_avoid) =>
+                    if resv_overlap && resv_blocks_only(ctx, req, part, &resv_avoid) =>
                 {
-                    // Only the reserved nodes keep it from running: Slurm's
+                    // A reservation took nodes of its partition, and only
+                    // the nodes taken keep it from running: Slurm's
                     // `_pick_best_nodes()` finds it runnable on the
                     // partition but not on the nodes left (no node busy):
                     // ESLURM_NODE_NOT_AVAIL, which does not fail the partition.
