@@ -165,10 +165,13 @@ impl Reservation {
         rs <= now && now < re
     }
 
-    /// `_valid_job_access_resv()`: the job's user or account is named.
+    /// `_valid_job_access_resv()` without AccountingStorageEnforce: the
+    /// job's user is named (or no user is), and its account is named (or
+    /// no account is).
     pub fn may_use(&self, user: &str, account: Option<&str>) -> bool {
-        self.users.iter().any(|u| &**u == user)
-            || account.is_some_and(|a| self.accounts.iter().any(|x| &**x == a))
+        (self.users.is_empty() || self.users.iter().any(|u| &**u == user))
+            && (self.accounts.is_empty()
+                || account.is_some_and(|a| self.accounts.iter().any(|x| &**x == a)))
     }
 
     /// Whether it holds `node`.
@@ -318,12 +321,20 @@ mod tests {
     }
 
     #[test]
-    fn access_by_user_or_account() {
+    fn access_by_user_and_account() {
+        // Users=u1 Accounts=team: both must match.
         let r = resv("t", &[0], 0, 10, 0);
-        assert!(r.may_use("u1", None));
-        assert!(r.may_use("u9", Some("team")));
-        assert!(!r.may_use("u9", Some("other")));
-        assert!(!r.may_use("u9", None));
+        assert!(r.may_use("u1", Some("team")));
+        assert!(!r.may_use("u1", None));
+        assert!(!r.may_use("u9", Some("team")));
+        // Users only, or accounts only.
+        let mut u = r.clone();
+        u.accounts.clear();
+        assert!(u.may_use("u1", None) && !u.may_use("u9", Some("team")));
+        let mut a = r;
+        a.users.clear();
+        assert!(a.may_use("u9", Some("team")) && !a.may_use("u9", Some("other")));
+        assert!(!a.may_use("u9", None));
     }
 
     #[test]
