@@ -103,6 +103,26 @@ fn a_job_whose_limit_crosses_the_window_waits() {
     assert_eq!(start(&out, "c"), (2, "gpu02".into()));
 }
 
+/// A MAINT reservation over the whole partition: the job waits with
+/// "ReqNodeNotAvail, Reserved for maintenance" and starts at its end.
+#[test]
+fn maint_over_the_partition_gives_its_reason() {
+    let out = run(scenario(
+        json!([{"id": "a", "submit": 1, "gres": "gpu:1", "time": 5, "run_time": 60}]),
+        json!([{"name": "m", "nodes": "ALL", "users": "root", "start": 0, "duration": 10,
+                "flags": "MAINT"}]),
+        json!([]),
+    ));
+    assert_eq!(start(&out, "a").0, 600);
+    let (i, _) = job(&out, "a");
+    let hist = &out.reasons.as_ref().expect("reasons")[i];
+    assert!(
+        hist.iter().any(|c| c.reason == Reason::ReqNodeNotAvail
+            && c.desc.as_deref() == Some("Reserved for maintenance")),
+        "{hist:?}"
+    );
+}
+
 /// A job with --reservation waits (Reservation) until its reservation
 /// begins, then runs on its nodes only; sbatch refuses a job naming a
 /// reservation its user may not use, or one that does not exist.
