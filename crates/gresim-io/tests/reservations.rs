@@ -6,16 +6,11 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
+/// Nodes n1 and n2 (one partition holding both) with `reservations`.
 fn scenario(jobs: Value, reservations: Value, events: Value) -> Value {
-    json!({
-        "schema_version": 1,
-        "cluster": {"nodes": [{"names": "gpu[01-02]", "cores_per_socket": 8, "memory": "64G",
-                               "gpus": [{"model": "A100-SXM4-80GB", "count": 2}]}]},
-        "partitions": [{"name": "gpu", "nodes": "ALL", "default": true}],
-        "reservations": reservations,
-        "workload": {"jobs": jobs},
-        "events": events,
-    })
+    let node = json!({"names": "n[1-2]", "cores_per_socket": 2, "memory": "8G"});
+    json!({"schema_version": 1, "cluster": {"nodes": [node]}, "reservations": reservations,
+           "workload": {"jobs": jobs}, "events": events})
 }
 
 fn parse_err(v: Value) -> String {
@@ -29,18 +24,18 @@ fn parse_err(v: Value) -> String {
 fn bad_reservations_name_their_path() {
     let e = parse_err(scenario(
         json!([]),
-        json!([{"name": "r", "nodes": "gpu09", "users": "u1", "duration": 10}]),
+        json!([{"name": "r", "nodes": "n9", "users": "u1", "duration": 10}]),
         json!([]),
     ));
     assert!(
-        e.contains("reservations[0].nodes") && e.contains("gpu09"),
+        e.contains("reservations[0].nodes") && e.contains("n9"),
         "{e}"
     );
     let e = parse_err(scenario(
         json!([]),
         json!([
-            {"name": "a", "nodes": "gpu[01-02]", "users": "u1", "duration": 10},
-            {"name": "b", "nodes": "gpu02", "users": "u2", "start": 300, "duration": 10},
+            {"name": "a", "nodes": "n[1-2]", "users": "u1", "duration": 10},
+            {"name": "b", "nodes": "n2", "users": "u2", "start": 300, "duration": 10},
         ]),
         json!([]),
     ));
@@ -52,8 +47,8 @@ fn bad_reservations_name_their_path() {
     let ok = scenario(
         json!([]),
         json!([
-            {"name": "a", "nodes": "gpu[01-02]", "users": "u1", "duration": 10},
-            {"name": "b", "nodes": "gpu02", "users": "u2", "start": 300, "duration": 10,
+            {"name": "a", "nodes": "n[1-2]", "users": "u1", "duration": 10},
+            {"name": "b", "nodes": "n2", "users": "u2", "start": 300, "duration": 10,
              "flags": "OVERLAP"},
         ]),
         json!([]),
@@ -61,7 +56,7 @@ fn bad_reservations_name_their_path() {
     assert!(gresim_io::parse_scenario(Path::new("ok.json"), &ok.to_string()).is_ok());
     let e = parse_err(scenario(
         json!([]),
-        json!([{"name": "r", "nodes": "gpu01", "users": "u1", "duration": 10, "flags": "STATIC"}]),
+        json!([{"name": "r", "nodes": "n1", "users": "u1", "duration": 10, "flags": "STATIC"}]),
         json!([]),
     ));
     assert!(
