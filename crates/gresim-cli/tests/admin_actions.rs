@@ -228,15 +228,23 @@ fn update_signal_and_filtered_cancel() {
 
 /// `sim run` on a scenario with `events`: exit 2, the file and `needles` on stderr.
 fn assert_bad_scenario(events: Value, needles: &[&str]) {
+    assert_bad_with(json!({"events": events}), needles);
+}
+
+/// `sim run` on a one-node scenario with the top-level fields of `extra`
+/// added: exit 2, the file and `needles` on stderr, nothing written.
+fn assert_bad_with(extra: Value, needles: &[&str]) {
     let dir = tempfile::tempdir().expect("temporary directory");
     let path = dir.path().join("bad.json");
-    let v = json!({
+    let mut v = json!({
         "schema_version": 1,
         "cluster": {"nodes": [{"names": "gpu01", "cores_per_socket": 8, "memory": "64G",
                                "gpus": [{"model": "A100-SXM4-80GB", "count": 2}]}]},
         "workload": {"jobs": [{"id": "a", "gres": "gpu:1", "run_time": 10}]},
-        "events": events,
     });
+    if let (Some(o), Some(x)) = (v.as_object_mut(), extra.as_object()) {
+        o.extend(x.clone());
+    }
     std::fs::write(&path, v.to_string()).unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_sim"))
         .arg("run")
@@ -252,6 +260,42 @@ fn assert_bad_scenario(events: Value, needles: &[&str]) {
         assert!(err.contains(n), "the error should mention {n:?}: {err}");
     }
     assert!(!dir.path().join("out").exists());
+}
+
+/// Reservations on unknown nodes, overlapping without OVERLAP, for nobody,
+/// or without a duration (docs/reservations.md).
+#[test]
+fn bad_reservations_exit_2_with_their_path() {
+    let bad = |r: Value, needles: &[&str]| assert_bad_with(json!({"reservations": r}), needles);
+    bad(
+        json!([{"name": "m", "nodes": "gpu07", "users": "root", "duration": 60}]),
+        &[
+            "reservations[0].nodes",
+            "node 'gpu07' is not in the cluster",
+        ],
+    );
+    bad(
+        json!([
+            {"name": "a", "nodes": "gpu01", "users": "u1", "duration": 60},
+            {"name": "b", "nodes": "gpu01", "users": "u2", "start": 600, "duration": 60},
+        ]),
+        &[
+            "reservations[1].nodes",
+            "overlaps reservation 'a'",
+            "OVERLAP",
+        ],
+    );
+    bad(
+        json!([{"name": "m", "nodes": "gpu01", "duration": 60}]),
+        &["reservations[0].users", "expected users or accounts"],
+    );
+    bad(
+        json!([{"name": "m", "nodes": "gpu01", "users": "u1"}]),
+        &[
+            "reservations[0].duration",
+            "expected either duration or end",
+        ],
+    );
 }
 
 #[test]
@@ -325,4 +369,17 @@ fn bad_case_commands_exit_2_with_their_path() {
     );
     assert_bad_case("scontrol requeuehold State=Odd {j1}", "State=SpecialExit");
     assert_bad_case("scontrol hold {nope}", "no job 'nope'");
+    // Reservations (docs/reservations.md).
+    assert_bad_case(
+        "scontrol create reservation ReservationName=m StartTime=now Duration=1 Users=root Nodes=n9",
+        "node 'n9' is not in the cluster",
+    );
+    assert_bad_case(
+        "scontrol create reservation ReservationName=m StartTime=soon Duration=1 Users=root Nodes=n1",
+        "StartTime 'soon'",
+    );
+    assert_bad_case(
+        "scontrol create reservation ReservationName=m Duration=1 Users=root Nodes=n1 Colour=red",
+        "unsupported reservation key 'colour'",
+    );
 }

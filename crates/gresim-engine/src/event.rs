@@ -85,6 +85,8 @@ pub enum EventKind {
     /// (`SchedParams::kill_completing`).
     /// The accounting tick (`PriorityCalcPeriod`).
     AcctTick,
+    /// A reservation's window opens or closes: the passes look again.
+    ResvEdge,
     /// The grace time of run `run` of a preempted `job` is over: it is
     /// killed and cancelled or requeued as `mode` says.
     PreemptKill {

@@ -71,6 +71,17 @@ pub enum Action {
     Top { subs: Vec<u32>, owner: bool },
     /// `scontrol update JobId=`: one change of a job.
     Update { sub: u32, change: JobChange },
+    /// `scontrol create reservation`: refused, changing nothing, as
+    /// `create_resv()` refuses it (an existing name, an overlap without
+    /// `OVERLAP`, nodes still held by running jobs at its start without
+    /// `IGNORE_JOBS`, too few nodes for a node count).
+    ResvCreate(Box<ResvRequest>),
+    /// `scontrol update ReservationName=`: the fields given change
+    /// (`update_resv()`), unless the result would be refused as a new one.
+    ResvUpdate(Box<ResvChange>),
+    /// `scontrol delete ReservationName=` (`delete_resv()`): refused while
+    /// a job runs in it.
+    ResvDelete(std::sync::Arc<str>),
     /// A hardware failure (from a failure model): the nodes go DOWN like
     /// [`Action::NodeDown`]; admin actions while they are failed take effect
     /// at the repair.
@@ -78,6 +89,37 @@ pub enum Action {
     /// The failed nodes are repaired and return to the state they had (or an
     /// admin set while they were failed): UP, DRAIN or DOWN.
     NodeRepair(Vec<NodeId>),
+}
+
+/// A reservation to create: its nodes, or a count of nodes to pick
+/// (`NodeCnt=`, from `partition` when given) at its creation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResvRequest {
+    pub resv: gresim_model::reservation::Reservation,
+    pub node_cnt: Option<u32>,
+    pub partition: Option<gresim_model::PartId>,
+}
+
+/// What `scontrol update ReservationName=` changes (`None`: unchanged).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResvChange {
+    pub name: std::sync::Arc<str>,
+    pub start: Option<Time>,
+    pub end: Option<Time>,
+    /// `Duration=`: the end moves to start + duration.
+    pub duration: Option<Time>,
+    pub nodes: Option<Vec<NodeId>>,
+    pub users: Option<Vec<std::sync::Arc<str>>>,
+    pub accounts: Option<Vec<std::sync::Arc<str>>>,
+    pub flags: Option<gresim_model::reservation::ResvFlags>,
+}
+
+/// A reservation admin action the engine refused, and why (Slurm's error).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResvRefusal {
+    pub t: Time,
+    pub name: String,
+    pub error: String,
 }
 
 /// What `scontrol update JobId=` changes.
@@ -168,6 +210,9 @@ pub struct SimInput<'a> {
     pub record_reasons: bool,
     /// Random node failures and repairs (see [`FailureSource`]).
     pub failures: Option<FailureSource<'a>>,
+    /// The reservations in force from the start (the scenario's
+    /// `reservations`); timed actions create, change and delete others.
+    pub reservations: gresim_model::reservation::Reservations,
 }
 
 /// The cluster's load at one instant (recorded whenever it changes).
@@ -239,9 +284,20 @@ pub struct SimOutput {
     /// Every association's fair-share factor as the decay thread computed
     /// it, sampled at most once an hour (accounting with priority/multifactor).
     pub fairshare_log: Vec<(Time, Vec<f64>)>,
+    /// The reservations after each change (creation, update, deletion, the
+    /// end of a window), from the start: empty when there were none.
+    pub resv_history: Vec<(Time, gresim_model::reservation::Reservations)>,
+    /// Reservation actions refused.
+    pub resv_refused: Vec<ResvRefusal>,
 }
 
 impl SimOutput {
+    /// The reservations in force at `t` (the last change at or before it).
+    pub fn reservations_at(&self, t: Time) -> Option<&gresim_model::reservation::Reservations> {
+        let i = self.resv_history.partition_point(|(at, _)| *at <= t);
+        i.checked_sub(1).map(|i| &self.resv_history[i].1)
+    }
+
     pub fn job(&self, idx: JobIdx) -> &Job {
         &self.jobs[idx.idx()]
     }

@@ -183,6 +183,14 @@ pub struct Engine<'a> {
     preempt_requeued: std::collections::BTreeSet<JobIdx>,
     /// Pending jobs held in SPECIAL_EXIT (held, no reason shown).
     special_exit: std::collections::BTreeSet<JobIdx>,
+    /// The advance reservations (docs/reservations.md); empty in most runs,
+    /// and then nothing below is touched.
+    resv: gresim_model::reservation::Reservations,
+    /// [`SimOutput::resv_history`].
+    resv_history: Vec<(Time, gresim_model::reservation::Reservations)>,
+    resv_refused: Vec<crate::ResvRefusal>,
+    /// Reservation edges with an event queued.
+    resv_edges: std::collections::BTreeSet<Time>,
 }
 
 /// A running job's suspensions in its current run.
@@ -293,6 +301,10 @@ impl<'a> Engine<'a> {
             requeue_held: BTreeMap::new(),
             preempt_requeued: std::collections::BTreeSet::new(),
             special_exit: Default::default(),
+            resv: input.reservations,
+            resv_history: Vec::new(),
+            resv_refused: Vec::new(),
+            resv_edges: Default::default(),
             cluster,
         };
         for i in 0..e.cluster.nodes.len() {
@@ -380,6 +392,10 @@ impl<'a> Engine<'a> {
             self.queue
                 .push(a.at, action_phase(&a.action), EventKind::Action(i as u32));
         }
+        if !self.resv.is_empty() {
+            self.resv_history.push((0, self.resv.clone()));
+            self.queue_resv_edges();
+        }
         self.pull_next_submission()?;
         self.pull_next_failure();
         let first_t = self.queue.peek().map_or(0, |e| e.time);
@@ -450,6 +466,11 @@ impl<'a> Engine<'a> {
             EventKind::MigReady { gpu } => self.on_mig_ready(gpu as usize)?,
             EventKind::Completed { job } => self.on_completed(job)?,
             EventKind::AcctTick => self.on_acct_tick(),
+            EventKind::ResvEdge => {
+                self.resv_edges.remove(&ev.time);
+                self.queue_resv_edges();
+                self.mark_dirty();
+            }
             EventKind::PreemptKill { job, run, mode } => {
                 if self.signalled.get(&job) == Some(&run) {
                     self.preempt_now(job, mode)?;
@@ -501,6 +522,8 @@ impl<'a> Engine<'a> {
             pass_stats: self.policy.stats(),
             acct: self.acct,
             fairshare_log: self.fairshare_log,
+            resv_history: self.resv_history,
+            resv_refused: self.resv_refused,
         }
     }
 
@@ -701,6 +724,7 @@ impl<'a> Engine<'a> {
             | EventKind::Failure
             | EventKind::MigReady { .. }
             | EventKind::AcctTick
+            | EventKind::ResvEdge
             | EventKind::Completed { .. } => false,
         }
     }
@@ -802,6 +826,7 @@ impl<'a> Engine<'a> {
             reasons: Vec::new(),
             preempted: Vec::new(),
             acct: self.acct.as_mut(),
+            resv: (!self.resv.is_empty()).then_some(&self.resv),
         };
         if backfill {
             self.policy.backfill_pass(&mut ctx);
@@ -915,6 +940,7 @@ impl<'a> Engine<'a> {
         let mut reject = spec
             .reject()
             .map(str::to_string)
+            .or_else(|| self.resv_rejection(&spec))
             .or_else(|| self.reject_reason(&spec));
         let mut reject_reason = Reason::BadConstraints;
         if reject.is_none() {
@@ -2054,6 +2080,182 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// `validate_job_resv()` at submission: sbatch fails for a reservation
+    /// that does not exist, or that the job's user or account may not use.
+    fn resv_rejection(&self, spec: &JobSpec) -> Option<String> {
+        let name = spec.reservation()?;
+        let Some(r) = self.resv.get(name) else {
+            return Some("Requested reservation is invalid".into());
+        };
+        let account = gresim_policy::job_account(&self.cluster, spec);
+        (!r.may_use(&spec.user, account)).then(|| "Access denied to requested reservation".into())
+    }
+
+    /// Queues a wake-up at each reservation edge to come (a week ahead for
+    /// recurring ones; each wake-up queues the next).
+    fn queue_resv_edges(&mut self) {
+        for t in self.resv.edges_after(self.now, 7 * 86_400) {
+            if self.resv_edges.insert(t) {
+                self.queue.push(t, Phase::Cancel, EventKind::ResvEdge);
+            }
+        }
+    }
+
+    /// A reservation changed: keep the history, wake up at its edges, and
+    /// let the passes look again.
+    fn resv_changed(&mut self) {
+        self.resv_history.push((self.now, self.resv.clone()));
+        self.queue_resv_edges();
+        self.mark_dirty();
+    }
+
+    fn resv_refuse(&mut self, name: &str, error: &str) {
+        self.resv_refused.push(crate::ResvRefusal {
+            t: self.now,
+            name: name.to_string(),
+            error: error.to_string(),
+        });
+    }
+
+    /// Whether a running job holds `node` past `start` (`_job_overlap()`:
+    /// its planned end, start + time limit, is after it), outside the
+    /// reservation `name`.
+    fn job_holds_past(&self, node: NodeId, start: Time, name: &str) -> bool {
+        self.node_jobs[node.idx()].iter().any(|&j| {
+            let job = &self.jobs[j.idx()];
+            job.state == JobState::Running
+                && job.planned_end > start
+                && self.specs[job.sub as usize].reservation() != Some(name)
+        })
+    }
+
+    /// Why `create_resv()`/`update_resv()` would refuse `r` (at index
+    /// `skip` when it replaces an existing one).
+    fn resv_refusal(
+        &self,
+        r: &gresim_model::reservation::Reservation,
+        skip: Option<usize>,
+    ) -> Option<String> {
+        use gresim_model::reservation::ResvFlags;
+        if r.nodes.is_empty() {
+            return Some("Invalid node name specified".into());
+        }
+        if r.end <= r.start {
+            return Some("Invalid time specification".into());
+        }
+        if let Some(other) = self.resv.conflict(r, skip, self.now) {
+            return Some(format!(
+                "Requested reservation overlaps with another reservation ({other})"
+            ));
+        }
+        if !r.flags.has(ResvFlags::IGNORE_JOBS)
+            && r.nodes
+                .iter()
+                .any(|&n| self.job_holds_past(n, r.start, &r.name))
+        {
+            return Some("Requested nodes are busy".into());
+        }
+        None
+    }
+
+    /// `NodeCnt=`: the first nodes (of `part`, when given) in no reservation
+    /// that overlaps the new one and, without IGNORE_JOBS, held by no
+    /// running job past its start.
+    fn resv_pick_nodes(
+        &self,
+        r: &gresim_model::reservation::Reservation,
+        cnt: u32,
+        part: Option<gresim_model::PartId>,
+    ) -> Vec<NodeId> {
+        use gresim_model::reservation::ResvFlags;
+        let ignore = r.flags.has(ResvFlags::IGNORE_JOBS);
+        (0..self.cluster.nodes.len())
+            .map(NodeId::from_idx)
+            .filter(|&n| part.is_none_or(|p| self.cluster.in_partition(p, n)))
+            .filter(|&n| self.state.node(n).schedulable())
+            .filter(|&n| {
+                !self.resv.list.iter().any(|x| {
+                    x.holds(n) && !x.flags.has(ResvFlags::OVERLAP) && x.time_overlap(r, self.now)
+                })
+            })
+            .filter(|&n| ignore || !self.job_holds_past(n, r.start, &r.name))
+            .take(cnt as usize)
+            .collect()
+    }
+
+    fn resv_create(&mut self, req: crate::ResvRequest) {
+        let crate::ResvRequest {
+            mut resv,
+            node_cnt,
+            partition,
+        } = req;
+        if self.resv.get(&resv.name).is_some() {
+            return self.resv_refuse(&resv.name, "Duplicate reservation name");
+        }
+        if let Some(c) = node_cnt {
+            resv.nodes = self.resv_pick_nodes(&resv, c, partition);
+            if resv.nodes.len() < c as usize {
+                return self.resv_refuse(&resv.name, "Requested nodes are busy");
+            }
+        }
+        if let Some(e) = self.resv_refusal(&resv, None) {
+            return self.resv_refuse(&resv.name, &e);
+        }
+        self.resv.list.push(resv);
+        self.resv_changed();
+    }
+
+    fn resv_update(&mut self, c: crate::ResvChange) {
+        let Some(i) = self.resv.index(&c.name) else {
+            return self.resv_refuse(&c.name, "Reservation request invalid");
+        };
+        let mut r = self.resv.list[i].clone();
+        if let Some(s) = c.start {
+            r.start = s;
+        }
+        if let Some(e) = c.end {
+            r.end = e;
+        }
+        if let Some(d) = c.duration {
+            r.end = r.start.saturating_add(d);
+        } else if c.start.is_some() && c.end.is_none() {
+            // A new start keeps the duration (`update_resv()`).
+            let old = &self.resv.list[i];
+            r.end = r.start.saturating_add(old.end - old.start);
+        }
+        if let Some(n) = c.nodes {
+            r.nodes = n;
+        }
+        if let Some(u) = c.users {
+            r.users = u;
+        }
+        if let Some(a) = c.accounts {
+            r.accounts = a;
+        }
+        if let Some(f) = c.flags {
+            r.flags = f;
+        }
+        if let Some(e) = self.resv_refusal(&r, Some(i)) {
+            return self.resv_refuse(&c.name, &e);
+        }
+        self.resv.list[i] = r;
+        self.resv_changed();
+    }
+
+    fn resv_delete(&mut self, name: &str) {
+        let Some(i) = self.resv.index(name) else {
+            return self.resv_refuse(name, "Reservation request invalid");
+        };
+        let busy = self.jobs.iter().any(|j| {
+            j.state == JobState::Running && self.specs[j.sub as usize].reservation() == Some(name)
+        });
+        if busy {
+            return self.resv_refuse(name, "Reservation busy");
+        }
+        self.resv.list.remove(i);
+        self.resv_changed();
+    }
+
     fn on_action(&mut self, i: usize) -> Result<(), EngineError> {
         let action = self.actions[i].action.clone();
         self.apply(action)
@@ -2061,6 +2263,9 @@ impl<'a> Engine<'a> {
 
     fn apply(&mut self, action: Action) -> Result<(), EngineError> {
         match action {
+            Action::ResvCreate(r) => self.resv_create(*r),
+            Action::ResvUpdate(c) => self.resv_update(*c),
+            Action::ResvDelete(name) => self.resv_delete(&name),
             Action::NodeDown(nodes) => {
                 for n in nodes {
                     if let Some(after) = self.failed[n.idx()].as_mut() {

@@ -804,6 +804,7 @@ fn simulate_with(
         record_reasons: s.record_reasons,
         failures: (!s.failures.is_empty())
             .then(|| Box::new(s.failures.clone().into_iter()) as gresim_engine::FailureSource<'_>),
+        reservations: Default::default(),
     };
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         gresim_engine::run(input, policy)

@@ -907,6 +907,7 @@ pub fn build_job(
     spec.set_dependency(dependency);
     spec.set_behavior(behavior);
     apply_accounting(&mut spec, cluster, d.account.as_deref(), d.qos.as_deref());
+    spec.set_reservation(d.reservation.as_deref().map(Arc::from));
     Ok(spec)
 }
 
@@ -1170,6 +1171,9 @@ pub fn build_actions(
         };
         let field = |f: &str, m: String| InputError::at(file, format!("{p}.{f}"), m);
         let action = match e.action.as_str() {
+            "create_reservation" | "update_reservation" | "delete_reservation" => {
+                crate::resv::event_action(file, &p, e, cluster)?
+            }
             "node_down" => Action::NodeDown(nodes()?),
             "node_up" => Action::NodeUp(nodes()?),
             "node_drain" => Action::NodeDrain(nodes()?),
@@ -1241,7 +1245,7 @@ pub fn build_actions(
                 continue;
             }
             other => {
-                return Err(InputError::at(file, format!("{p}.action"), format!("unknown action '{other}'; expected node_down, node_up, node_drain, node_resume, hold, release, cancel, requeue, requeue_hold, suspend, resume, top, signal or update")))
+                return Err(InputError::at(file, format!("{p}.action"), format!("unknown action '{other}'; expected node_down, node_up, node_drain, node_resume, hold, release, cancel, requeue, requeue_hold, suspend, resume, top, signal, update, create_reservation, update_reservation or delete_reservation")))
             }
         };
         out.push(TimedAction { at: e.at, action });

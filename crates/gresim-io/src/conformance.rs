@@ -312,6 +312,9 @@ pub fn load_case(path: &Path) -> Result<Case, InputError> {
         let mut tres_billing_weights = BTreeMap::new();
         for (i, c) in def.setup_cmds.iter().enumerate() {
             let w: Vec<&str> = c.split_whitespace().collect();
+            if crate::resv::is_resv_cmd(&w) {
+                continue;
+            }
             let kv = |k: &str| {
                 w.iter()
                     .find_map(|x| x.split_once('=').filter(|(a, _)| a.eq_ignore_ascii_case(k)))
@@ -343,6 +346,33 @@ pub fn load_case(path: &Path) -> Result<Case, InputError> {
             ..Default::default()
         };
         cluster.set_accounting(Some(crate::sacctmgr::build(path, &d, &cluster)?));
+    }
+    // Reservations made by setup commands (before t0): in force from the start.
+    let mut reservations = gresim_model::reservation::Reservations::default();
+    for (i, c) in def.setup_cmds.iter().enumerate() {
+        let w: Vec<&str> = c.split_whitespace().collect();
+        if !crate::resv::is_resv_cmd(&w) {
+            if def.accounting.is_none() {
+                return Err(InputError::at(
+                    path,
+                    format!("setup_cmds[{i}]"),
+                    "expected `scontrol create reservation …` (other setup commands need accounting)",
+                ));
+            }
+            continue;
+        }
+        let err = |m: String| InputError::at(path, format!("setup_cmds[{i}]"), m);
+        match crate::resv::parse_scontrol(&w[1..], 0, &cluster).map_err(err)? {
+            Some(gresim_engine::Action::ResvCreate(r)) => {
+                crate::resv::add_initial(&mut reservations, *r, &cluster).map_err(err)?
+            }
+            None => {}
+            Some(_) => {
+                return Err(err(
+                    "expected `scontrol create reservation …` among the setup commands".into(),
+                ))
+            }
+        }
     }
     let mut params = case_params(path, &def)?;
     if let Some(t0) = def.t0_epoch {
@@ -426,7 +456,7 @@ pub fn load_case(path: &Path) -> Result<Case, InputError> {
         .collect();
     for (ai, a) in def.actions.iter().enumerate() {
         let user = a.user.as_deref().filter(|u| *u != "root");
-        let acts = parse_action(&a.cmd, user, &cluster, &keys, &owners)
+        let acts = parse_action(&a.cmd, whole(a.at), user, &cluster, &keys, &owners)
             .map_err(|m| InputError::at(path, format!("actions[{ai}].cmd"), m))?;
         actions.extend(acts.into_iter().map(|action| TimedAction {
             at: whole(a.at),
@@ -456,6 +486,7 @@ pub fn load_case(path: &Path) -> Result<Case, InputError> {
         warnings: Vec::new(),
         mig_multi_gpu: Default::default(),
         impossible: None,
+        reservations,
     };
     Ok(Case {
         def,
@@ -480,9 +511,14 @@ fn job_def(j: &CaseJob, cluster: &Cluster) -> (JobDef, Option<String>) {
         }
     };
     let mut name = None;
+    let mut reservation = None;
     let mut it = j.sbatch_args.iter();
     while let Some(a) = it.next() {
-        if a == "-J" || a == "--job-name" {
+        if let Some(v) = a.strip_prefix("--reservation=") {
+            reservation = Some(v.to_string());
+        } else if a == "--reservation" {
+            reservation = it.next().cloned();
+        } else if a == "-J" || a == "--job-name" {
             name = it.next().cloned();
         } else if let Some(v) = a.strip_prefix("--job-name=") {
             name = Some(v.to_string());
@@ -535,6 +571,7 @@ fn job_def(j: &CaseJob, cluster: &Cluster) -> (JobDef, Option<String>) {
         begin: j.begin_after.map(|b| whole(j.submit) + b.round() as u64),
         hold: j.hold,
         nice: j.nice,
+        reservation,
         ..JobDef::default()
     };
     (jd, reject)
@@ -766,6 +803,7 @@ fn case_params(path: &Path, def: &CaseDef) -> Result<SchedParams, InputError> {
 /// asking what only an operator may).
 fn parse_action(
     cmd: &str,
+    at: u64,
     user: Option<&str>,
     cluster: &Cluster,
     keys: &BTreeMap<String, u32>,
@@ -804,6 +842,11 @@ fn parse_action(
         }
     };
     let operator = user.is_none();
+    if crate::resv::is_resv_cmd(&words) {
+        // Only an operator may create, change or delete a reservation.
+        let a = crate::resv::parse_scontrol(&words[1..], at, cluster)?;
+        return Ok(a.into_iter().filter(|_| operator).collect());
+    }
     match words.as_slice() {
         ["scontrol", "hold", js @ ..] => Ok(per_job(jobs(js)?, &|sub| Action::Hold {
             sub,

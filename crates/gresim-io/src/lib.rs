@@ -15,6 +15,7 @@ pub mod fuzzing;
 pub mod gresconf;
 pub mod lint;
 pub mod mig_policy;
+pub mod resv;
 pub mod sacctmgr;
 pub mod sbatch;
 mod shares_conf;
@@ -84,6 +85,8 @@ pub struct Scenario {
     pub warnings: Vec<String>,
     /// `scheduler.mig_multi_gpu`.
     pub mig_multi_gpu: mig_policy::MigMultiGpu,
+    /// Advance reservations in force from the start (`reservations`).
+    pub reservations: gresim_model::reservation::Reservations,
     /// The first JSON or script job slurmctld would refuse at submission,
     /// when `workload.impossible` is `error` (the default). Commands that
     /// simulate refuse such a scenario ([`load_runnable_scenario`]); `sim
@@ -161,6 +164,7 @@ impl Scenario {
                 .failures
                 .as_ref()
                 .map(|m| Box::new(m.stream(seed)) as gresim_engine::FailureSource<'_>),
+            reservations: self.reservations.clone(),
         }
     }
 }
@@ -399,6 +403,7 @@ pub fn parse_scenario(path: &Path, text: &str) -> Result<Scenario, InputError> {
         })
     };
     let actions = build::build_actions(path, &def.events, &cluster, &key_of)?;
+    let reservations = resv::build_reservations(path, &def.reservations, &cluster)?;
     let failures = def
         .failures
         .as_ref()
@@ -430,6 +435,7 @@ pub fn parse_scenario(path: &Path, text: &str) -> Result<Scenario, InputError> {
         warnings,
         mig_multi_gpu,
         impossible,
+        reservations,
     })
 }
 

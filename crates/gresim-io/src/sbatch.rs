@@ -101,6 +101,7 @@ const OPTIONS: &[OptDef] = &[
     opt("hold", Some('H'), Arg::None),
     opt("account", Some('A'), Arg::Required),
     opt("qos", Some('q'), Arg::Required),
+    opt("reservation", None, Arg::Required),
     inert("mail-type", None, Arg::Required),
     inert("mail-user", None, Arg::Required),
     inert("chdir", Some('D'), Arg::Required),
@@ -109,7 +110,6 @@ const OPTIONS: &[OptDef] = &[
     inert("signal", None, Arg::Required),
     inert("open-mode", None, Arg::Required),
     inert("wckey", None, Arg::Required),
-    inert("reservation", None, Arg::Required),
     inert("verbose", Some('v'), Arg::None),
     inert("quiet", Some('Q'), Arg::None),
 ];
@@ -897,6 +897,7 @@ fn apply(
         // With accounting they name the association and QOS; without, Slurm ignores them.
         "account" => job.account = Some(nonempty("account")?),
         "qos" => job.qos = Some(nonempty("qos")?),
+        "reservation" => job.reservation = Some(nonempty("reservation")?),
         _ => {} // inert options
     }
     Ok(())

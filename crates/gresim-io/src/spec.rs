@@ -43,6 +43,10 @@ pub struct ScenarioDef {
     pub workload: WorkloadDef,
     #[serde(default)]
     pub events: Vec<EventDef>,
+    /// Advance reservations in force from the start (`scontrol create
+    /// reservation`, docs/reservations.md).
+    #[serde(default)]
+    pub reservations: Vec<crate::resv::ResvDef>,
     /// Random node failures and repairs (docs/reliability.md).
     #[serde(default)]
     pub failures: Option<FailuresDef>,
@@ -138,6 +142,9 @@ pub struct VariantDef {
     /// inline job.
     #[serde(default, deserialize_with = "some_value")]
     pub checkpoint_interval: Option<serde_json::Value>,
+    /// Replaces the scenario's `reservations`; `null` removes them.
+    #[serde(default, deserialize_with = "some_value")]
+    pub reservations: Option<serde_json::Value>,
 }
 
 /// A present field, `null` included, as `Some` (absent stays `None`).
@@ -529,6 +536,10 @@ pub struct JobDef {
     /// `--qos` (with accounting; default: the association's default QOS).
     #[serde(default)]
     pub qos: Option<String>,
+    /// `--reservation`: the job runs only inside this reservation
+    /// (docs/reservations.md); sbatch refuses an unknown one.
+    #[serde(default)]
+    pub reservation: Option<String>,
     /// Submit time in seconds.
     #[serde(default)]
     pub submit: u64,
@@ -738,6 +749,10 @@ pub struct EventDef {
     /// For `update`: the new node count (`N` or `MIN-MAX`).
     #[serde(default)]
     pub num_nodes: Option<NumOrStr>,
+    /// For `create_reservation`, `update_reservation` and
+    /// `delete_reservation`: the reservation (docs/reservations.md).
+    #[serde(default)]
+    pub reservation: Option<crate::resv::ResvDef>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -98,6 +98,15 @@ pub fn build_variants(base: &Scenario) -> Result<Vec<Variant>, InputError> {
                 }
             }
         }
+        if let Some(r) = &d.reservations {
+            if let Some(o) = v.as_object_mut() {
+                if r.is_null() {
+                    o.remove("reservations");
+                } else {
+                    o.insert("reservations".into(), r.clone());
+                }
+            }
+        }
         if let Some(ck) = &d.checkpoint_interval {
             let Some(Value::Array(jobs)) = v["workload"].get_mut("jobs") else {
                 return Err(bad(

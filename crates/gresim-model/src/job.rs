@@ -348,6 +348,8 @@ struct RareSpec {
     behavior: JobBehavior,
     /// The association and QOS the job runs under (with accounting).
     acct: Option<crate::accounting::JobAcct>,
+    /// `--reservation=NAME`.
+    reservation: Option<Arc<str>>,
 }
 
 /// The behaviour of a job whose spec sets none.
@@ -495,6 +497,13 @@ impl JobSpec {
     pub fn set_acct(&mut self, v: Option<crate::accounting::JobAcct>) {
         self.with_rare(|r| r.acct = v);
     }
+    /// `--reservation=NAME`: the job runs only inside that reservation.
+    pub fn reservation(&self) -> Option<&str> {
+        self.rare.as_ref().and_then(|r| r.reservation.as_deref())
+    }
+    pub fn set_reservation(&mut self, v: Option<Arc<str>>) {
+        self.with_rare(|r| r.reservation = v);
+    }
     pub fn set_reject(&mut self, v: Option<String>) {
         self.with_rare(|r| r.reject = v);
     }
@@ -637,6 +646,9 @@ pub enum Reason {
     QosMaxSubmitJobsPerAccount,
     InvalidAccount,
     InvalidQos,
+    /// `WAIT_RESERVATION`: the job's reservation has not begun, or the job
+    /// cannot run beside the reservations (reservation.c, node_scheduler.c).
+    Reservation,
 }
 
 /// Which TRES limit of an association or QOS holds a job (with the TRES
@@ -843,6 +855,7 @@ impl Reason {
             Reason::QosMaxSubmitJobsPerAccount => "MaxSubmitJobsPerAccount",
             Reason::InvalidAccount => "InvalidAccount",
             Reason::InvalidQos => "InvalidQOS",
+            Reason::Reservation => "Reservation",
         }
     }
 }

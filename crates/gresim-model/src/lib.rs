@@ -16,6 +16,7 @@ pub mod job;
 pub mod mig;
 pub mod mig_dynamic;
 pub mod preempt;
+pub mod reservation;
 pub mod shares;
 pub mod slurm_time;
 pub mod state;

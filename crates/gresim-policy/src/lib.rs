@@ -49,6 +49,10 @@ pub struct PassCtx<'a> {
     /// [`PassCtx::start`] counts the jobs a pass starts, so that later jobs
     /// of the same pass see them.
     pub acct: Option<&'a mut gresim_model::accounting::AcctUsage>,
+    /// The advance reservations (`scontrol create reservation`), when the
+    /// cluster has any: `None` otherwise, so that a pass without them tests
+    /// nothing (docs/reservations.md).
+    pub resv: Option<&'a gresim_model::reservation::Reservations>,
 }
 
 impl<'a> PassCtx<'a> {
@@ -117,6 +121,14 @@ impl<'a> PassCtx<'a> {
             None => true,
         }
     }
+}
+
+/// The account a job runs under, when the cluster has accounting (what a
+/// reservation's `Accounts=` is matched against).
+pub fn job_account<'c>(cluster: &'c Cluster, spec: &JobSpec) -> Option<&'c str> {
+    let a = cluster.accounting()?;
+    let ja = spec.acct()?;
+    a.assocs.get(ja.assoc as usize).map(|x| x.account.as_str())
 }
 
 /// The seconds an unlimited job counts for in TRES-run-minute limits (a year).

@@ -85,6 +85,62 @@ fn mig_multi_gpu_line(rf: &RunFile, j: &JobRec, t: u64) -> Option<String> {
 }
 
 /// The explanation text, or an error (unknown job, inconsistent run file).
+/// The reservations that hold a pending job at `t` (docs/reservations.md):
+/// its own (`--reservation`), or those whose window its time limit would
+/// run into, whose nodes it may then not use.
+fn resv_lines(rf: &RunFile, j: &JobRec, t: u64) -> String {
+    let mut s = String::new();
+    let current = |name: &str| {
+        rf.reservations
+            .iter()
+            .find(|r| r.name == name && r.current_at(t))
+    };
+    if let Some(name) = &j.reservation {
+        match current(name) {
+            None => {
+                let _ = writeln!(
+                    s,
+                    "resv    its reservation {name} does not exist at this time"
+                );
+            }
+            Some(r) => {
+                let (rs, re) = r.window(t);
+                let when = if t < rs {
+                    format!("; it begins at {}, and the job waits until then", t_str(rs))
+                } else {
+                    format!(", in force until {}", t_str(re))
+                };
+                let _ = writeln!(
+                    s,
+                    "resv    runs only in reservation {name} (nodes {}{when})",
+                    r.nodes
+                );
+            }
+        }
+        return s;
+    }
+    let end = j.time_limit.map_or(u64::MAX, |l| t.saturating_add(l));
+    for r in rf.reservations.iter().filter(|r| r.current_at(t)) {
+        let (rs, re) = r.window(t);
+        if rs < end && re > t {
+            let flags = if r.flags.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", r.flags.join(","))
+            };
+            let _ = writeln!(
+                s,
+                "resv    reservation {}{flags} holds {} from {} to {}: a run from now to the end of its time limit meets it, so the job may not use those nodes",
+                r.name,
+                r.nodes,
+                t_str(rs),
+                t_str(re)
+            );
+        }
+    }
+    s
+}
+
 pub fn explain(rf: &RunFile, id: &str, at: Option<u64>) -> Result<String, String> {
     let j = find_job(rf, id).ok_or_else(|| format!("no job '{id}' in this run"))?;
     let t = at.unwrap_or_else(|| default_at(rf, j));
@@ -146,6 +202,7 @@ pub fn explain(rf: &RunFile, id: &str, at: Option<u64>) -> Result<String, String
     }
     let _ = writeln!(s, "asks    {}", describe_request(&j.request));
     let _ = writeln!(s, "limit   {}", format_time_limit(j.time_limit));
+    s.push_str(&resv_lines(rf, j, t));
     match reason.as_str() {
         "JobHeldUser" | "JobHeldAdmin" => {
             let _ = writeln!(

@@ -411,6 +411,8 @@ pub(crate) mod test_support {
             pass_stats: Default::default(),
             acct: None,
             fairshare_log: Vec::new(),
+            resv_history: Vec::new(),
+            resv_refused: Vec::new(),
         }
     }
 

@@ -234,6 +234,9 @@ pub struct JobRec {
     pub account: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub qos: Option<String>,
+    /// `--reservation`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reservation: Option<String>,
     pub first_submit: u64,
     /// The last submit time (a requeue resets it, as in Slurm).
     pub submit: u64,
@@ -377,8 +380,79 @@ pub struct RunFile {
     pub usage: UsageRec,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fairshare: Option<FairshareRec>,
+    /// The advance reservations, each version with the time it held from
+    /// (absent when the run had none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reservations: Vec<ResvRec>,
     pub scenario_text: Option<String>,
     pub jobs: Vec<JobRec>,
+}
+
+/// One version of a reservation: what it was from `from` until `until`
+/// (the next change; `None`: to the end of the run).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResvRec {
+    pub name: String,
+    pub nodes: String,
+    pub users: Vec<String>,
+    pub accounts: Vec<String>,
+    pub start: u64,
+    pub end: u64,
+    pub flags: Vec<String>,
+    /// `DAILY` or `WEEKLY`: the period, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub period: Option<u64>,
+    pub from: u64,
+    pub until: Option<u64>,
+}
+
+impl ResvRec {
+    /// The window in force at `t` (a recurring reservation moves on after each end).
+    pub fn window(&self, t: u64) -> (u64, u64) {
+        match self.period {
+            Some(p) if p > 0 && self.end <= t && self.end > self.start => {
+                let k = (t - self.end) / p + 1;
+                (self.start + k * p, self.end + k * p)
+            }
+            _ => (self.start, self.end),
+        }
+    }
+
+    /// Whether this version is the one at `t` and its window is in force then.
+    pub fn active_at(&self, t: u64) -> bool {
+        let (s, e) = self.window(t);
+        self.from <= t && self.until.is_none_or(|u| t < u) && s <= t && t < e
+    }
+
+    /// Whether this version is the one in force at `t`.
+    pub fn current_at(&self, t: u64) -> bool {
+        self.from <= t && self.until.is_none_or(|u| t < u)
+    }
+}
+
+/// Every version of every reservation, from the engine's history.
+fn resv_recs(out: &SimOutput) -> Vec<ResvRec> {
+    let c = &out.cluster;
+    let h = &out.resv_history;
+    let mut v = Vec::new();
+    for (k, (from, all)) in h.iter().enumerate() {
+        let until = h.get(k + 1).map(|x| x.0);
+        for r in &all.list {
+            v.push(ResvRec {
+                name: r.name.to_string(),
+                nodes: gresim_model::hostlist::compress(&c.node_names(&r.nodes)),
+                users: r.users.iter().map(|u| u.to_string()).collect(),
+                accounts: r.accounts.iter().map(|a| a.to_string()).collect(),
+                start: r.start,
+                end: r.end,
+                flags: r.flags.names().iter().map(|f| f.to_string()).collect(),
+                period: r.period(),
+                from: *from,
+                until,
+            });
+        }
+    }
+    v
 }
 
 /// The account and QOS names of a job under accounting.
@@ -535,6 +609,9 @@ fn action_rec(c: &Cluster, a: &TimedAction) -> ActionRec {
         Action::Update { sub, .. } => ("update", None, Some(*sub)),
         Action::NodeFail(n) => ("node_fail", hl(n), None),
         Action::NodeRepair(n) => ("node_repair", hl(n), None),
+        Action::ResvCreate(r) => ("create_reservation", hl(&r.resv.nodes), None),
+        Action::ResvUpdate(c) => ("update_reservation", c.nodes.as_deref().and_then(hl), None),
+        Action::ResvDelete(_) => ("delete_reservation", None, None),
     };
     ActionRec {
         at: a.at,
@@ -748,6 +825,7 @@ fn job_rec(out: &SimOutput, ctx: &JobCtx, i: usize, j: &Job) -> JobRec {
         user: spec.map_or_else(String::new, |s| s.user.to_string()),
         account: acct_names(out, spec).map(|(a, _)| a),
         qos: acct_names(out, spec).map(|(_, q)| q),
+        reservation: spec.and_then(|s| s.reservation()).map(str::to_string),
         first_submit: j.first_submit,
         submit: j.submit,
         eligible: j.eligible,
@@ -810,6 +888,7 @@ struct HeadParts {
     node_states: Vec<NodeStateRec>,
     usage: UsageRec,
     fairshare: Option<FairshareRec>,
+    reservations: Vec<ResvRec>,
 }
 
 impl HeadParts {
@@ -842,6 +921,7 @@ impl HeadParts {
                 to: out.usage.to,
             },
             fairshare: FairshareRec::new(out),
+            reservations: resv_recs(out),
         }
     }
 }
@@ -972,6 +1052,8 @@ struct Head<'a, T: Serialize> {
     usage: &'a UsageRec,
     #[serde(skip_serializing_if = "Option::is_none")]
     fairshare: Option<&'a FairshareRec>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    reservations: &'a [ResvRec],
     scenario_text: Option<&'a str>,
     jobs: &'a [JobRec],
 }
@@ -1054,6 +1136,7 @@ pub fn write_run_json<W: Write>(out: &SimOutput, meta: &RunMeta, w: &mut W) -> i
         timeline: TimelineSer(&out.timeline),
         usage: &parts.usage,
         fairshare: parts.fairshare.as_ref(),
+        reservations: &parts.reservations,
         scenario_text: meta.scenario_text.as_deref(),
         jobs: &[],
     };
@@ -1077,6 +1160,7 @@ impl RunFile {
             node_states,
             usage,
             fairshare,
+            reservations,
         } = HeadParts::new(out, meta);
         let ctx = JobCtx::new(out, meta);
         let jobs = out
@@ -1103,6 +1187,7 @@ impl RunFile {
             timeline: out.timeline.iter().map(sample_rec).collect(),
             usage,
             fairshare,
+            reservations,
             scenario_text: meta.scenario_text.clone(),
             jobs,
         }
@@ -1136,6 +1221,7 @@ impl RunFile {
             timeline: &self.timeline,
             usage: &self.usage,
             fairshare: self.fairshare.as_ref(),
+            reservations: &self.reservations,
             scenario_text: self.scenario_text.as_deref(),
             jobs: &[],
         };

@@ -3,7 +3,9 @@
 //!
 //! * STATE follows Slurm: `down` and `drained`/`draining` from the admin
 //!   actions (a drained node still running jobs is `draining`); else
-//!   `idle` (no CPU allocated), `allocated` (every CPU allocated) or `mixed`.
+//!   `idle` (no CPU allocated), `allocated` (every CPU allocated) or `mixed`;
+//!   an idle node in an advance reservation in force is `maint` (a `MAINT`
+//!   one) or `reserved`.
 //!   States are lower case, as sinfo's `%T` prints them.
 //! * GRES: configured devices per type, `gpu:a100:4(S:0-1)` (the sockets
 //!   when every device has one); GRES_USED: `gpu:a100:2(IDX:0-1)`, or
@@ -26,6 +28,24 @@ pub struct NodeRow {
     /// Allocated CPUs and GPU indices (for metrics).
     pub alloc_cpus: u32,
     pub used_gpus: Vec<u8>,
+}
+
+/// `maint` or `reserved` for a node that an advance reservation holds at
+/// `t` (`MAINT` wins), else `None`.
+fn resv_state(rf: &RunFile, node: &str, t: u64) -> Option<&'static str> {
+    let mut st = None;
+    for r in rf.reservations.iter().filter(|r| r.active_at(t)) {
+        let holds = gresim_model::hostlist::expand(&r.nodes)
+            .map(|v| v.iter().any(|n| n == node))
+            .unwrap_or(false);
+        if holds {
+            if r.flags.iter().any(|f| f == "MAINT") {
+                return Some("maint");
+            }
+            st = Some("reserved");
+        }
+    }
+    st
 }
 
 /// The state of every node at `t`, in node order.
@@ -64,7 +84,8 @@ pub fn node_rows(rf: &RunFile, t: u64) -> Vec<NodeRow> {
                 "DOWN" => "down",
                 "DRAIN" if jobs[i] > 0 => "draining",
                 "DRAIN" => "drained",
-                _ if alloc == 0 && jobs[i] == 0 => "idle",
+                // An idle node in a reservation then (sinfo's `%T`).
+                _ if alloc == 0 && jobs[i] == 0 => resv_state(rf, &node.name, t).unwrap_or("idle"),
                 _ if alloc >= total => "allocated",
                 _ => "mixed",
             };

@@ -338,6 +338,12 @@ pub fn backfill_pass(
     let mut ub = bf_map::bitmap(words);
     let mut parts = PartMasks::new(ctx.cluster.partitions.len());
     let mut acct_memo = crate::acct_policy::RunnableMemo::default();
+    // With reservations: the nodes they keep from the job being planned.
+    let mut resv_ex: Vec<bool> = if ctx.resv.is_some() {
+        vec![false; nnodes]
+    } else {
+        Vec::new()
+    };
 
     // Tested jobs that cannot start now, whatever the reservations, wait
     // here unplanned: their reservations matter only to a later job that
@@ -419,7 +425,49 @@ pub fn backfill_pass(
             map.blocked_in(&mut windows, start_res, end_time, &mut blocked);
             avoid.stale();
             let pm = parts.of(ctx, part);
-            let later = map.later_start_from(windows.first_after(), end_time, map_end, &pm.sched);
+            let mut later =
+                map.later_start_from(windows.first_after(), end_time, map_end, &pm.sched);
+            // `job_test_resv(job, start_res, move_time)`: the nodes
+            // reservations keep from the job are blocked too; when one took
+            // nodes of its partition, the job is tried again just after the
+            // first reservation end (`find_resv_end()` + 1), if sooner.
+            if let Some(all) = ctx.resv {
+                match crate::resv::job_test(
+                    ctx,
+                    all,
+                    job,
+                    part,
+                    start_res.max(now),
+                    limit,
+                    &mut resv_ex,
+                ) {
+                    // "reservation defer": not planned in this pass.
+                    crate::resv::Test::NotYet(_) | crate::resv::Test::Ended => break,
+                    crate::resv::Test::Maint(until) => {
+                        if until <= start_res {
+                            break;
+                        }
+                        start_res = until;
+                        continue;
+                    }
+                    crate::resv::Test::Usable { overlap } => {
+                        for (i, &x) in resv_ex.iter().enumerate() {
+                            if x {
+                                bf_map::set_bit(&mut blocked, NodeId::from_idx(i));
+                            }
+                        }
+                        if overlap {
+                            if let Some(e) = crate::resv::resv_end_after(all, now, start_res, res_q)
+                            {
+                                let e = e + 1;
+                                if e < horizon && later.is_none_or(|l| e < l) {
+                                    later = Some(e);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
             // Enough usable nodes, and the required ones among them?
             let usable = bf_map::count_unblocked(&usable_bits, &blocked);
             if usable < need_nodes || req.nodelist.iter().any(|&id| bf_map::has_bit(&blocked, id)) {

@@ -183,6 +183,38 @@ fn try_preempt(
     }
 }
 
+/// With reservations, a job that does not fit now: whether it could not run
+/// even on idle nodes outside `avoid` (the reserved nodes and those the
+/// pass took away). Slurm's `_pick_best_nodes()` then finds it runnable on
+/// the partition but not on the available nodes, with no node busy in its
+/// sense (allocated whole or completing): ESLURM_NODE_NOT_AVAIL, reason
+/// "ReqNodeNotAvail, May be reserved for other job", and the partition is
+/// not failed. Only asked when the cluster has reservations.
+fn resv_blocks_only(
+    ctx: &PassCtx<'_>,
+    req: &gresim_model::JobRequest,
+    part: PartId,
+    avoid: &[bool],
+) -> bool {
+    let idle = ClusterState::new(ctx.cluster);
+    let mask: Vec<bool> = avoid
+        .iter()
+        .enumerate()
+        .map(|(i, &a)| a || !ctx.state.node(NodeId::from_idx(i)).schedulable())
+        .collect();
+    let mut cache = SelectCache::default();
+    crate::select::try_select(
+        &mut cache,
+        ctx.cluster,
+        ctx.params,
+        &idle,
+        req,
+        part,
+        Some(&mask),
+    )
+    .is_none()
+}
+
 /// A later record of a job that got Resources earlier in this pass stands
 /// behind a failed partition: the job ends the pass with Priority (Slurm
 /// sets a job's reason at each of its records, the last one stays).
@@ -320,6 +352,10 @@ impl Policy for Fifo {
         }
         let mut resources: Vec<JobIdx> = Vec::new();
         let mut acct_memo = crate::acct_policy::RunnableMemo::default();
+        // With reservations: the reservations whose jobs failed in this pass,
+        // and each job's nodes to avoid.
+        let mut failed_resv: Vec<String> = Vec::new();
+        let mut resv_avoid: Vec<bool> = Vec::new();
 
         let mut stopped_at: Option<QueueKey> = None;
         for k in self.queue.iter() {
@@ -338,7 +374,19 @@ impl Policy for Fifo {
                 ctx.set_reason(job, Reason::JobArrayTaskLimit, None);
                 continue;
             }
-            if failed[part.idx()] {
+            let (jobs, specs) = (ctx.jobs, ctx.specs);
+            let resv_name = ctx
+                .resv
+                .and_then(|_| specs[jobs[job.idx()].sub as usize].reservation());
+            // `_schedule()`: a job of a reservation that failed in this
+            // pass waits with Priority; one with a reservation is not held
+            // back by its partition's failure.
+            if let Some(name) = resv_name {
+                if failed_resv.iter().any(|r| r == name) {
+                    ctx.set_reason(job, Reason::Priority, None);
+                    continue;
+                }
+            } else if failed[part.idx()] {
                 // The reason as this pass left it: a job of several
                 // partitions may have got Resources from an earlier record.
                 let r = ctx.jobs[job.idx()].reason;
@@ -406,6 +454,41 @@ impl Policy for Fifo {
                     continue;
                 }
             }
+            // `job_test_resv()` at now: the nodes reservations keep from
+            // the job join those the pass has taken away.
+            let mut resv_overlap = false;
+            if let Some(all) = ctx.resv {
+                let dur = crate::backfill::plan_limit(ctx, job, part);
+                resv_avoid.resize(ctx.cluster.nodes.len(), false);
+                match crate::resv::job_test(ctx, all, job, part, ctx.now, dur, &mut resv_avoid) {
+                    crate::resv::Test::NotYet(_) | crate::resv::Test::Ended => {
+                        ctx.set_reason(job, Reason::Reservation, None);
+                        continue;
+                    }
+                    crate::resv::Test::Maint(_) => {
+                        ctx.set_reason(
+                            job,
+                            Reason::ReqNodeNotAvail,
+                            Some("Reserved for maintenance".into()),
+                        );
+                        continue;
+                    }
+                    crate::resv::Test::Usable { overlap } => {
+                        resv_overlap = overlap;
+                        if let Some(a) = avoid.as_deref() {
+                            for (x, y) in resv_avoid.iter_mut().zip(a) {
+                                *x |= *y;
+                            }
+                        }
+                    }
+                }
+            }
+            let job_avoid = if ctx.resv.is_some() {
+                Some(&resv_avoid[..])
+            } else {
+                avoid.as_deref()
+            };
+            let req = &ctx.jobs[job.idx()].request;
             match crate::placement::place(
                 &mut self.cache,
                 &self.placement,
@@ -414,7 +497,7 @@ impl Policy for Fifo {
                 ctx.state,
                 req,
                 part,
-                avoid.as_deref(),
+                job_avoid,
             ) {
                 Ok(alloc) => {
                     if ctx.start(job, part, alloc, false).is_ok() {
@@ -435,6 +518,27 @@ impl Policy for Fifo {
                         h[n.idx()] = true;
                         a[n.idx()] = true;
                     }
+                }
+                Err(SelectFail::Busy) if resv_name.is_some() => {
+                    // `_schedule()`: a reservation's job that does not fit
+                    // fails its reservation, not its partition.
+                    ctx.set_reason(job, Reason::Resources, None);
+                    resources.push(job);
+                    failed_resv.extend(resv_name.map(str::to_string));
+                }
+                Err(SelectFail::Busy)
+                    if resv_overlap && resv_blocks_only(ctx, req, part, &resv_avoid) =>
+                {
+                    // A reservation took nodes of its partition, and only
+                    // the nodes taken keep it from running: Slurm's
+                    // `_pick_best_nodes()` finds it runnable on the
+                    // partition but not on the nodes left (no node busy):
+                    // ESLURM_NODE_NOT_AVAIL, which does not fail the partition.
+                    ctx.set_reason(
+                        job,
+                        Reason::ReqNodeNotAvail,
+                        Some("May be reserved for other job".into()),
+                    );
                 }
                 Err(SelectFail::Busy) => {
                     try_preempt(&mut self.preempt_start, ctx, job, part, avoid.as_deref());

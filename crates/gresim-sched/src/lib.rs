@@ -25,6 +25,7 @@ pub mod fifo;
 pub mod placement;
 pub mod preempt;
 pub mod queue;
+mod resv;
 pub mod select;
 pub mod shares;
 mod sweep;

@@ -10,6 +10,9 @@ use gresim_model::{Cluster, JobIdx, PartId, Reason};
 /// Position of one (job, partition) record in the queue. Smaller is earlier.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct QueueKey {
+    /// `sort_job_queue2()`: records of jobs with a reservation come before
+    /// all others (false sorts first).
+    no_resv: bool,
     tier: Reverse<u16>,
     priority: Reverse<u32>,
     submit: Time,
@@ -21,8 +24,20 @@ pub struct QueueKey {
 
 impl QueueKey {
     /// Partition tier and priority: the part of the order that is "priority".
-    pub fn rank(&self) -> (Reverse<u16>, Reverse<u32>) {
-        (self.tier, self.priority)
+    pub fn rank(&self) -> (bool, Reverse<u16>, Reverse<u32>) {
+        (self.no_resv, self.tier, self.priority)
+    }
+
+    /// The record of a job with a reservation (`--reservation`): ahead of
+    /// every job without one.
+    pub fn with_resv(mut self, has: bool) -> Self {
+        self.no_resv = !has;
+        self
+    }
+
+    /// Whether the record is of a job with a reservation.
+    pub fn has_resv(&self) -> bool {
+        !self.no_resv
     }
 
     /// The record's priority.
@@ -34,6 +49,7 @@ impl QueueKey {
     pub fn new(cluster: &Cluster, job: &Job, idx: JobIdx, part: PartId, priority: u32) -> Self {
         let id = job.array_job_id.or(job.job_id).map_or(u32::MAX, |j| j.0);
         QueueKey {
+            no_resv: true,
             tier: Reverse(cluster.partition(part).priority_tier),
             priority: Reverse(priority),
             submit: job.submit,
@@ -79,7 +95,9 @@ fn prio_count(p: &mut BTreeMap<u32, u32>, prio: u32, add: bool) {
 /// preemption shows `Priority` while a lower-tier job waits ahead
 /// (preempt_part_requeue's o2, o4). With one partition that is the tier and
 /// overlap test below; with several, `prios` counts the queued priorities
-/// (created on the first such call).
+/// of jobs without a reservation (created on the first such call). A job
+/// with a reservation is compared only with jobs with one ("different
+/// reservation": skipped), by the rank scan.
 pub fn enqueue(
     queue: &mut BTreeSet<QueueKey>,
     keys: &mut [Vec<QueueKey>],
@@ -91,9 +109,10 @@ pub fn enqueue(
     let cluster = ctx.cluster;
     let j = &ctx.jobs[job.idx()];
     let parts: Vec<PartId> = job_partitions(cluster, j).collect();
+    let resv = ctx.specs[j.sub as usize].reservation().is_some();
     if prios.is_none() && cluster.partitions.len() > 1 {
         let mut p = BTreeMap::new();
-        for k in queue.iter() {
+        for k in queue.iter().filter(|k| !k.has_resv()) {
             prio_count(&mut p, k.priority(), true);
         }
         *prios = Some(p);
@@ -109,21 +128,23 @@ pub fn enqueue(
         }
         let prio =
             crate::record_priority(cluster, ctx.params, ctx.specs, j, part, ctx.now, ctx.acct);
-        let k = QueueKey::new(cluster, j, job, part, prio);
-        if prios.is_some() {
+        let k = QueueKey::new(cluster, j, job, part, prio).with_resv(resv);
+        if prios.is_some() && !resv {
             own = own.max(Some(prio));
         } else {
             // Anything of strictly higher (tier, priority) queued in a
-            // partition sharing nodes with this one? Equal priority does not count.
+            // partition sharing nodes with this one, with a reservation as
+            // this job has one or not? Equal priority does not count.
             top &= !queue
                 .range(..k)
                 .take_while(|q| q.rank() < k.rank())
+                .filter(|q| q.has_resv() == resv)
                 .any(|q| q.part == part || crate::fifo::partitions_overlap(cluster, q.part, part));
         }
         queue.insert(k);
         keys[job.idx()].push(k);
     }
-    if let (Some(p), Some(mine)) = (prios.as_mut(), own) {
+    if let (Some(p), Some(mine), false) = (prios.as_mut(), own, resv) {
         // Strictly higher priority only (the job's own records are not counted yet).
         top = p.range(mine.saturating_add(1)..).next().is_none() || mine == u32::MAX;
         for k in &keys[job.idx()] {
@@ -143,7 +164,7 @@ pub fn remove(
     if let Some(ks) = keys.get_mut(job.idx()) {
         for k in ks.drain(..) {
             queue.remove(&k);
-            if let Some(p) = prios.as_mut() {
+            if let (Some(p), false) = (prios.as_mut(), k.has_resv()) {
                 prio_count(p, k.priority(), false);
             }
         }
@@ -179,8 +200,8 @@ pub fn reprioritize(
             ctx.now,
             ctx.acct,
         );
-        let nk = QueueKey::new(ctx.cluster, j, k.job, k.part, prio);
-        if let Some(p) = prios.as_mut() {
+        let nk = QueueKey::new(ctx.cluster, j, k.job, k.part, prio).with_resv(k.has_resv());
+        if let (Some(p), false) = (prios.as_mut(), k.has_resv()) {
             prio_count(p, k.priority(), false);
             prio_count(p, prio, true);
         }

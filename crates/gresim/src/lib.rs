@@ -179,6 +179,7 @@ impl SteppedRun {
                 .failures
                 .as_ref()
                 .map(|m| Box::new(m.stream(seed)) as gresim_engine::FailureSource<'static>),
+            reservations: scenario.reservations.clone(),
         };
         Ok(SteppedRun {
             engine: gresim_engine::Engine::new(input, policy),

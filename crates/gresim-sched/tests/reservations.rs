@@ -1,0 +1,198 @@
+//! Advance reservations in Slurm's passes (docs/reservations.md): a
+//! scenario's `reservations`, decided by `gresim-sched`'s main pass and
+//! backfill (`job_test_resv()`). Each outcome is worked out by hand from
+//! Slurm's rules.
+//!
+//! Two nodes with 2 A100s each, one partition; `sched_interval: 1` and
+//! `bf_interval: 1`, no 30-s limit check (jobs end at their run time).
+
+use gresim_engine::SimOutput;
+use gresim_model::Reason;
+use gresim_sched::PolicyKind;
+use gresim_test_support::{job, run_text};
+use serde_json::{json, Value};
+
+fn scenario(jobs: Value, reservations: Value, events: Value) -> Value {
+    json!({
+        "schema_version": 1,
+        "cluster": {"nodes": [{"names": "gpu[01-02]", "cores_per_socket": 8, "memory": "64G",
+                               "gpus": [{"model": "A100-SXM4-80GB", "count": 2}]}]},
+        "partitions": [{"name": "gpu", "nodes": "ALL", "default": true}],
+        "scheduler": {"sched_interval": 1, "bf_interval": 1, "timelimit_check_interval": 0,
+                      "def_mem_per_cpu": 1024},
+        "reservations": reservations,
+        "workload": {"jobs": jobs},
+        "events": events,
+    })
+}
+
+fn run(v: Value) -> SimOutput {
+    run_text("resv.json", &v.to_string(), PolicyKind::Slurm)
+}
+
+/// The index of the job whose key is `key`.
+fn index(out: &SimOutput, key: &str) -> usize {
+    let j = job(out, key);
+    out.jobs
+        .iter()
+        .position(|x| std::ptr::eq(x, j))
+        .expect("the job is in the run")
+}
+
+/// (start, first node) of the job's only run.
+fn start(out: &SimOutput, key: &str) -> (u64, String) {
+    let r = job(out, key)
+        .runs
+        .first()
+        .unwrap_or_else(|| panic!("{key} never ran"));
+    let n = r.alloc.nodes[0].node;
+    (r.start, out.cluster.node(n).name.clone())
+}
+
+fn reasons(out: &SimOutput, key: &str) -> Vec<Reason> {
+    out.reasons.as_ref().expect("reasons recorded")[index(out, key)]
+        .iter()
+        .map(|c| c.reason)
+        .collect()
+}
+
+/// A reservation for u1 on gpu02 for the whole run: u2's second whole-node
+/// job waits for gpu01 although gpu02 is idle.
+#[test]
+fn other_jobs_avoid_reserved_nodes() {
+    let out = run(scenario(
+        json!([
+            {"id": "a", "user": "u2", "gres": "gpu:2", "time": 10, "run_time": 100},
+            {"id": "b", "user": "u2", "submit": 1, "gres": "gpu:2", "time": 10, "run_time": 100},
+        ]),
+        json!([{"name": "team", "nodes": "gpu02", "users": "u1", "start": 0, "duration": 60}]),
+        json!([]),
+    ));
+    assert_eq!(start(&out, "a"), (0, "gpu01".into()));
+    assert_eq!(
+        start(&out, "b"),
+        (100, "gpu01".into()),
+        "b must not use the reserved gpu02"
+    );
+}
+
+/// A MAINT window on gpu02 at [600, 1200): b (20-min limit) would still run
+/// at 600 and waits for gpu01; c (5-min limit) ends before the window and
+/// starts on gpu02 at once.
+#[test]
+fn a_job_whose_limit_crosses_the_window_waits() {
+    let out = run(scenario(
+        json!([
+            {"id": "a", "gres": "gpu:2", "time": 20, "run_time": 100},
+            {"id": "b", "submit": 1, "gres": "gpu:2", "time": 20, "run_time": 100},
+            {"id": "c", "submit": 2, "gres": "gpu:2", "time": 5, "run_time": 60},
+        ]),
+        json!([{"name": "maint", "nodes": "gpu02", "users": "root", "start": 600,
+                "duration": 10, "flags": "MAINT"}]),
+        json!([]),
+    ));
+    assert_eq!(start(&out, "a"), (0, "gpu01".into()));
+    assert_eq!(start(&out, "b"), (100, "gpu01".into()));
+    assert_eq!(start(&out, "c"), (2, "gpu02".into()));
+}
+
+/// A MAINT reservation over the whole partition: the job waits with
+/// "ReqNodeNotAvail, Reserved for maintenance" and starts at its end.
+#[test]
+fn maint_over_the_partition_gives_its_reason() {
+    let out = run(scenario(
+        json!([{"id": "a", "submit": 1, "gres": "gpu:1", "time": 5, "run_time": 60}]),
+        json!([{"name": "m", "nodes": "ALL", "users": "root", "start": 0, "duration": 10,
+                "flags": "MAINT"}]),
+        json!([]),
+    ));
+    assert_eq!(start(&out, "a").0, 600);
+    let hist = &out.reasons.as_ref().expect("reasons")[index(&out, "a")];
+    assert!(
+        hist.iter().any(|c| c.reason == Reason::ReqNodeNotAvail
+            && c.desc.as_deref() == Some("Reserved for maintenance")),
+        "{hist:?}"
+    );
+}
+
+/// A job with --reservation waits (Reservation) until its reservation
+/// begins, then runs on its nodes only; sbatch refuses a job naming a
+/// reservation its user may not use, or one that does not exist.
+#[test]
+fn a_reservation_job_starts_only_inside_it() {
+    let out = run(scenario(
+        json!([
+            {"id": "x", "user": "u1", "gres": "gpu:1", "time": 5, "run_time": 60,
+             "reservation": "team"},
+            {"id": "y", "user": "u2", "gres": "gpu:1", "time": 5, "run_time": 60,
+             "reservation": "team"},
+            {"id": "z", "user": "u1", "gres": "gpu:1", "time": 5, "run_time": 60,
+             "reservation": "nosuch"},
+        ]),
+        json!([{"name": "team", "nodes": "gpu02", "users": "u1", "start": 300, "duration": 10}]),
+        json!([]),
+    ));
+    assert_eq!(start(&out, "x"), (300, "gpu02".into()));
+    assert!(
+        reasons(&out, "x").contains(&Reason::Reservation),
+        "{:?}",
+        reasons(&out, "x")
+    );
+    assert_eq!(
+        job(&out, "y").rejected(),
+        Some("Access denied to requested reservation")
+    );
+    assert_eq!(
+        job(&out, "z").rejected(),
+        Some("Requested reservation is invalid")
+    );
+}
+
+/// Backfill plans around a future MAINT window on gpu03 at [600, 1200),
+/// three nodes. `hog` holds gpu01 and gpu02 until 1100; `w` (both GPUs of a
+/// node, 10 min) then waits for Resources, which stops the main pass at its
+/// partition, so only backfill starts the later jobs: `s` (5 min) and `s3`
+/// (4 min) end before the window and run on gpu03 at once; `s4` (5 min at
+/// 330) would still run at 600 and must wait for the other nodes; `big`
+/// (all three nodes) runs when the window is over.
+#[test]
+fn backfill_plans_around_a_future_window() {
+    let v = json!({
+        "schema_version": 1,
+        "cluster": {"nodes": [{"names": "gpu[01-03]", "cores_per_socket": 8, "memory": "64G",
+                               "gpus": [{"model": "A100-SXM4-80GB", "count": 2}]}]},
+        "partitions": [{"name": "gpu", "nodes": "ALL", "default": true}],
+        "scheduler": {"sched_interval": 1, "bf_interval": 1, "timelimit_check_interval": 0,
+                      "def_mem_per_cpu": 1024},
+        "reservations": [{"name": "maint", "nodes": "gpu03", "users": "root", "start": 600,
+                          "duration": 10, "flags": "MAINT"}],
+        "workload": {"jobs": [
+            {"id": "hog", "nodes": 2, "gres": "gpu:2", "time": 20, "run_time": 1100},
+            {"id": "w", "submit": 1, "gres": "gpu:2", "time": 10, "run_time": 60},
+            {"id": "big", "submit": 2, "nodes": 3, "gres": "gpu:2", "time": 10, "run_time": 60},
+            {"id": "s", "submit": 10, "gres": "gpu:2", "time": 5, "run_time": 60},
+            {"id": "s3", "submit": 320, "gres": "gpu:2", "time": 4, "run_time": 60},
+            {"id": "s4", "submit": 330, "gres": "gpu:2", "time": 5, "run_time": 60},
+        ]},
+    });
+    let out = run(v);
+    assert_eq!(start(&out, "hog").0, 0);
+    assert_eq!(start(&out, "s"), (10, "gpu03".into()));
+    assert_eq!(start(&out, "s3"), (320, "gpu03".into()));
+    let s4 = start(&out, "s4");
+    assert!(
+        s4.0 >= 1100 && s4.1 != "gpu03",
+        "s4 must not cross the window: {s4:?}"
+    );
+    assert!(
+        reasons(&out, "s").contains(&Reason::Priority),
+        "{:?}",
+        reasons(&out, "s")
+    );
+    assert_eq!(start(&out, "w").0, 1100);
+    assert_eq!(
+        start(&out, "big").0,
+        1200,
+        "big runs once the window is over"
+    );
+}
