@@ -19,6 +19,7 @@ pub mod preempt;
 pub mod shares;
 pub mod slurm_time;
 pub mod state;
+pub mod switches;
 pub mod topology;
 pub mod units;
 
