@@ -422,6 +422,7 @@ impl<'a> Engine<'a> {
                 EventKind::MigReady { gpu } => self.on_mig_ready(gpu as usize)?,
                 EventKind::Completed { job } => self.on_completed(job)?,
                 EventKind::AcctTick => self.on_acct_tick(),
+                EventKind::SwitchWaitOver => self.mark_dirty(),
                 EventKind::PreemptKill { job, run, mode } => {
                     if self.signalled.get(&job) == Some(&run) {
                         self.preempt_now(job, mode)?;
@@ -580,6 +581,7 @@ impl<'a> Engine<'a> {
             | EventKind::Failure
             | EventKind::MigReady { .. }
             | EventKind::AcctTick
+            | EventKind::SwitchWaitOver
             | EventKind::Completed { .. } => false,
         }
     }
@@ -890,6 +892,17 @@ impl<'a> Engine<'a> {
         let singleton = spec
             .dependency()
             .is_some_and(|d| d.terms.iter().any(|t| t.kind == DepKind::Singleton));
+        if let Some(sw) = spec.request.switches {
+            if self.cluster.select_tree().is_some() {
+                // gresim_sched::select::switches_relaxed drops the leaf limit then.
+                let wait = sw.wait.unwrap_or(u64::MAX).min(self.params.max_switch_wait);
+                self.queue.push(
+                    spec.submit.saturating_add(wait),
+                    Phase::Eligible,
+                    EventKind::SwitchWaitOver,
+                );
+            }
+        }
         self.specs.push(spec);
 
         if let Some(msg) = reject {

@@ -398,7 +398,15 @@ pub fn backfill_pass(
             }
         };
         let limit = plan_limit(ctx, job, part);
-        let req = std::sync::Arc::clone(&ctx.jobs[job.idx()].request);
+        let req = match crate::select::switches_relaxed(
+            ctx.cluster,
+            &ctx.jobs[job.idx()],
+            ctx.now,
+            ctx.params,
+        ) {
+            Some(r) => std::sync::Arc::new(r),
+            None => std::sync::Arc::clone(&ctx.jobs[job.idx()].request),
+        };
         let need_nodes = req.min_nodes.max(1);
         let memo = memo_for(&mut fits_memo, ctx, &req, part);
 

@@ -39,6 +39,7 @@ use crate::select::View;
 use crate::SchedParams;
 
 mod fit_tree;
+mod topo;
 
 /// Slurm's NO_VAL for task counts.
 const NO_VAL: u32 = u32::MAX;
@@ -793,6 +794,24 @@ fn cpus_to_use(j: &JobCtx<'_>, avail: u32, rem_max: i64, min_rem: i64) -> i64 {
     }
 }
 
+/// `_eval_nodes`: `_eval_nodes_topo` (cons_tres/topo.rs) under
+/// topology/tree, else the consecutive node sets ([`eval_nodes`]).
+fn eval_sel(
+    j: &JobCtx<'_>,
+    tree: Option<&gresim_model::switches::SwitchTree>,
+    cands: &[Cand],
+    usable: &[bool],
+    min_nodes: u32,
+    max_nodes: u32,
+    req_nodes: u32,
+    ev: &mut EvalScratch,
+) -> Option<Vec<usize>> {
+    match tree {
+        Some(t) => topo::eval_nodes_topo(j, t, cands, usable, min_nodes, max_nodes, req_nodes),
+        None => eval_nodes(j, cands, usable, min_nodes, max_nodes, req_nodes, ev),
+    }
+}
+
 /// `_eval_nodes` (default consecutive-set mode). `usable[i]` marks the
 /// candidates still in the node map; returns the picked candidate indices.
 fn eval_nodes(
@@ -1219,6 +1238,7 @@ impl ShapeKey {
         req.min_nodes = 0;
         req.max_nodes = 0;
         req.max_nodes_open = false;
+        req.switches = None;
         ShapeKey {
             req,
             def_mem_per_cpu: j.params.def_mem_per_cpu,
@@ -1254,6 +1274,7 @@ impl ShapeKey {
             features: _,
             exclusive,
             shared,
+            switches: _,
         } = j.req;
         let k = &self.req;
         self.def_mem_per_cpu == j.params.def_mem_per_cpu
@@ -1389,7 +1410,10 @@ fn job_test_with(
     // Nodes the view offers (before any is found unable to hold the job).
     let mut offered = 0usize;
     let plain = req.nodelist.is_empty() && req.exclude.is_empty() && req.features.is_empty();
-    if let View::Now(state, None) = view {
+    // topology/tree: `_eval_nodes_topo` instead of the consecutive node sets
+    // (and so not their per-shape trees).
+    let tree = cluster.select_tree();
+    if let (View::Now(state, None), None) = (view, tree) {
         // On the live state (not a clone, such as backfill's future states):
         // the first pass's choice comes from the per-shape tree of node
         // sets, without visiting every node (see fit_tree). When it finds
@@ -1517,7 +1541,7 @@ fn job_test_with(
             usable[i] = false;
         }
     }
-    let mut picked = eval_nodes(&j, cands, usable, min_nodes, max_nodes, req_nodes, ev);
+    let mut picked = eval_sel(&j, tree, cands, usable, min_nodes, max_nodes, req_nodes, ev);
     if picked.is_none() {
         if !j.gres.is_empty() {
             eval_all(&j, cands, false, eval_cache);
@@ -1527,7 +1551,7 @@ fn job_test_with(
         usable.copy_from_slice(orig);
         let mut rem = orig.iter().filter(|x| **x).count() as u32;
         if rem <= min_nodes {
-            picked = eval_nodes(&j, cands, usable, min_nodes, max_nodes, req_nodes, ev);
+            picked = eval_sel(&j, tree, cands, usable, min_nodes, max_nodes, req_nodes, ev);
         } else {
             let most = cands
                 .iter()
@@ -1554,7 +1578,7 @@ fn job_test_with(
                     }
                 }
                 if !(nochange && count != 1) {
-                    picked = eval_nodes(&j, cands, usable, min_nodes, max_nodes, req_nodes, ev);
+                    picked = eval_sel(&j, tree, cands, usable, min_nodes, max_nodes, req_nodes, ev);
                     if picked.is_some() || rem <= min_nodes {
                         break;
                     }
@@ -1564,6 +1588,14 @@ fn job_test_with(
         }
     }
     let picked = picked?;
+    if let (Some(t), Some(sw)) = (tree, req.switches) {
+        // `--switches`: while the job still waits (the policy drops the
+        // request once its wait is over), more leaves than asked fail
+        // (`best_switch = false`).
+        if t.leaf_count(picked.iter().map(|&i| cands[i].id)) > sw.count {
+            return None;
+        }
+    }
     let mut alloc = finish(&j, cands, &picked)?;
     if let Some(sr) = req.shared {
         crate::shares::assign(cluster, &view, &mut alloc, sr)?;
