@@ -138,6 +138,10 @@ pub struct VariantDef {
     /// inline job.
     #[serde(default, deserialize_with = "some_value")]
     pub checkpoint_interval: Option<serde_json::Value>,
+    /// Sets `cluster.topology_plugin` (`"topology/tree"`, `"topology/none"`);
+    /// `null` removes it.
+    #[serde(default, deserialize_with = "some_value")]
+    pub topology_plugin: Option<serde_json::Value>,
 }
 
 /// A present field, `null` included, as `Some` (absent stays `None`).
