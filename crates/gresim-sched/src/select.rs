@@ -140,6 +140,20 @@ pub fn switches_relaxed(
     })
 }
 
+/// `job`'s request as node selection sees it at `now` (see
+/// [`switches_relaxed`]): the job's own, shared, in the common case.
+pub fn request_now(
+    cluster: &Cluster,
+    job: &gresim_model::job::Job,
+    now: gresim_model::Time,
+    params: &SchedParams,
+) -> std::sync::Arc<JobRequest> {
+    match switches_relaxed(cluster, job, now, params) {
+        Some(r) => std::sync::Arc::new(r),
+        None => std::sync::Arc::clone(&job.request),
+    }
+}
+
 /// A cheap necessary condition for `req` to fit in `part` now: enough nodes
 /// each with a free core, the per-node memory and the per-node GPUs, and
 /// enough free GPUs for a per-job count. When it fails the full node
