@@ -50,7 +50,12 @@ fn records(v: &Value) -> Vec<(String, u64, String)> {
     let dir = TempDir::new().unwrap();
     fs::write(dir.path().join("s.json"), v.to_string()).unwrap();
     let o = run(dir.path(), "s.json");
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let recs: Vec<Value> =
         serde_json::from_str(&fs::read_to_string(dir.path().join("out/records.json")).unwrap())
             .unwrap();
@@ -87,7 +92,12 @@ fn blockers() -> Vec<Value> {
 fn a_two_node_job_goes_under_one_leaf_only_with_the_plugin() {
     // gpu01-02 and gpu06 busy: free gpu03 | gpu04-05 | gpu07-08.
     let jobs = json!([
-        job("w1", 0, 2, json!({"nodelist": "gpu[01-02]", "run_time": 100})),
+        job(
+            "w1",
+            0,
+            2,
+            json!({"nodelist": "gpu[01-02]", "run_time": 100})
+        ),
         job("w2", 0, 1, json!({"nodelist": "gpu06", "run_time": 100})),
         job("x1", 5, 2, json!({}))
     ]);
@@ -101,9 +111,19 @@ fn a_two_node_job_goes_under_one_leaf_only_with_the_plugin() {
 fn switches_wait_for_one_leaf_then_give_up() {
     let mut jobs = blockers();
     // Fits now only across two leaves: waits 12 s, then takes two.
-    jobs.push(job("e1", 2, 2, json!({"switches": "1@0:12", "run_time": 10})));
+    jobs.push(job(
+        "e1",
+        2,
+        2,
+        json!({"switches": "1@0:12", "run_time": 10}),
+    ));
     // Waits longer than the blockers run: starts under one leaf at 30.
-    jobs.push(job("s1", 4, 2, json!({"switches": "1@1:00", "run_time": 10})));
+    jobs.push(job(
+        "s1",
+        4,
+        2,
+        json!({"switches": "1@1:00", "run_time": 10}),
+    ));
     let r = records(&scenario(&TREE, Some("topology/tree"), json!(jobs)));
     assert_eq!(r[3], ("e1".into(), 14, "gpu[03,05]".into()), "{r:?}");
     assert_eq!(r[4].1, 30, "{r:?}");
@@ -123,7 +143,10 @@ fn assert_bad(dir: &Path, file: &str, needles: &[&str]) {
     let o = run(dir, file);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "stderr:\n{err}");
-    assert!(err.starts_with("error: ") && !err.contains("panicked"), "{err}");
+    assert!(
+        err.starts_with("error: ") && !err.contains("panicked"),
+        "{err}"
+    );
     for n in needles {
         assert!(err.contains(n), "the error should mention {n:?}:\n{err}");
     }
@@ -143,7 +166,12 @@ fn topology_conf_beside_slurm_conf_is_read_and_checked() {
     )
     .unwrap();
     let mut jobs = blockers();
-    jobs.push(job("e1", 2, 2, json!({"switches": "1@0:12", "run_time": 10})));
+    jobs.push(job(
+        "e1",
+        2,
+        2,
+        json!({"switches": "1@0:12", "run_time": 10}),
+    ));
     let v = json!({"schema_version": 1, "cluster": {"slurm_conf": "slurm.conf"},
                    "workload": {"jobs": jobs}});
     fs::write(d.join("s.json"), v.to_string()).unwrap();
@@ -151,7 +179,12 @@ fn topology_conf_beside_slurm_conf_is_read_and_checked() {
     assert_bad(d, "s.json", &["topology.conf", "cannot read"]);
     fs::write(d.join("topology.conf"), TREE.join("\n")).unwrap();
     let o = run(d, "s.json");
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let recs: Vec<Value> =
         serde_json::from_str(&fs::read_to_string(d.join("out/records.json")).unwrap()).unwrap();
     assert_eq!(recs[3]["start"], json!(14), "{:?}", recs[3]);
@@ -180,15 +213,27 @@ fn topology_conf_beside_slurm_conf_is_read_and_checked() {
 fn a_scenario_topology_conf_with_a_loop_names_its_line() {
     let dir = TempDir::new().unwrap();
     let v = scenario(
-        &["SwitchName=s1 Nodes=gpu[01-08]", "SwitchName=a Switches=b", "SwitchName=b Switches=a"],
+        &[
+            "SwitchName=s1 Nodes=gpu[01-08]",
+            "SwitchName=a Switches=b",
+            "SwitchName=b Switches=a",
+        ],
         Some("topology/tree"),
         json!([job("x", 0, 1, json!({}))]),
     );
     fs::write(dir.path().join("s.json"), v.to_string()).unwrap();
-    assert_bad(dir.path(), "s.json", &["s.json#cluster.topology_conf:2", "not a tree"]);
+    assert_bad(
+        dir.path(),
+        "s.json",
+        &["s.json#cluster.topology_conf:2", "not a tree"],
+    );
     // fabric.leaves beside topology_conf: one source of leaves only.
     let mut v = scenario(&TREE, None, json!([job("x", 0, 1, json!({}))]));
     v["cluster"]["fabric"] = json!({"leaves": {"l": "gpu[01-08]"}});
     fs::write(dir.path().join("s.json"), v.to_string()).unwrap();
-    assert_bad(dir.path(), "s.json", &["cluster.fabric.leaves", "topology_conf"]);
+    assert_bad(
+        dir.path(),
+        "s.json",
+        &["cluster.fabric.leaves", "topology_conf"],
+    );
 }

@@ -894,7 +894,7 @@ impl<'a> Engine<'a> {
             .is_some_and(|d| d.terms.iter().any(|t| t.kind == DepKind::Singleton));
         if let Some(sw) = spec.request.switches {
             if self.cluster.select_tree().is_some() {
-                // gresim_sched::select::switches_relaxed drops the leaf limit then.
+                // The policy drops the leaf limit then (the slurm policy: select.rs `switches_relaxed`).
                 let wait = sw.wait.unwrap_or(u64::MAX).min(self.params.max_switch_wait);
                 self.queue.push(
                     spec.submit.saturating_add(wait),

@@ -565,9 +565,8 @@ fn case_cluster(path: &Path, def: &CaseDef) -> Result<Cluster, InputError> {
         for (i, line) in extra.iter().enumerate() {
             if let Some((k, v)) = line.split_once('=') {
                 if k.trim().eq_ignore_ascii_case("TopologyPlugin") {
-                    plugin = crate::topology_conf::plugin(v).map_err(|m| {
-                        InputError::at(path, format!("slurm.extra_conf[{i}]"), m)
-                    })?;
+                    plugin = crate::topology_conf::plugin(v)
+                        .map_err(|m| InputError::at(path, format!("slurm.extra_conf[{i}]"), m))?;
                 }
             }
         }

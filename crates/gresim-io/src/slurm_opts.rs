@@ -186,7 +186,9 @@ pub fn parse_switches(s: &str) -> Result<gresim_model::job::SwitchReq, String> {
         .parse()
         .ok()
         .filter(|c| *c > 0)
-        .ok_or_else(|| format!("Invalid --switches specification '{s}': expected a positive count"))?;
+        .ok_or_else(|| {
+            format!("Invalid --switches specification '{s}': expected a positive count")
+        })?;
     let wait = wait
         .map(|w| {
             gresim_model::slurm_time::parse_duration_exact(w.trim()).map_err(|e| {

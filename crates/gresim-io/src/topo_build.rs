@@ -115,7 +115,8 @@ pub fn apply_topology(
         Some(TopologyConfDef::Lines(lines)) => {
             let name = file.with_file_name(format!(
                 "{}#cluster.topology_conf",
-                file.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+                file.file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
             ));
             tree = Some(crate::topology_conf::parse(
                 &name,
@@ -156,7 +157,7 @@ pub fn apply_topology(
             None => leaves.len() as u32,
         })
         .collect();
-    if t.unreachable.len() > 0 {
+    if !t.unreachable.is_empty() {
         f.leaves.push("(no leaf)".into());
     }
     cluster.set_fabric(f);

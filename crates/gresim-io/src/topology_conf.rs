@@ -70,9 +70,8 @@ pub fn parse(
         for (k, v) in &ws[1..] {
             match k.to_ascii_lowercase().as_str() {
                 "nodes" => {
-                    let hosts = hostlist::expand(v).map_err(|e| {
-                        line_err(l, format!("Nodes={v}: bad hostlist: {e}"))
-                    })?;
+                    let hosts = hostlist::expand(v)
+                        .map_err(|e| line_err(l, format!("Nodes={v}: bad hostlist: {e}")))?;
                     let mut ids = Vec::with_capacity(hosts.len());
                     for h in hosts {
                         let id = cluster.node_id(&h).ok_or_else(|| {
@@ -88,9 +87,8 @@ pub fn parse(
                     d.nodes = Some(ids);
                 }
                 "switches" => {
-                    let names = hostlist::expand(v).map_err(|e| {
-                        line_err(l, format!("Switches={v}: bad hostlist: {e}"))
-                    })?;
+                    let names = hostlist::expand(v)
+                        .map_err(|e| line_err(l, format!("Switches={v}: bad hostlist: {e}")))?;
                     d.switches = Some(names);
                 }
                 "linkspeed" => {
@@ -115,8 +113,8 @@ pub fn parse(
             "no switches configured (expected SwitchName= lines)",
         ));
     }
-    let tree = SwitchTree::build(&defs, cluster.nodes.len())
-        .map_err(|e| line_err(at[e.index], e.msg))?;
+    let tree =
+        SwitchTree::build(&defs, cluster.nodes.len()).map_err(|e| line_err(at[e.index], e.msg))?;
     if !tree.multi_homed.is_empty() {
         warnings.push(Warning::new(
             path,
@@ -166,9 +164,14 @@ mod tests {
     }
 
     fn err(text: &str) -> String {
-        parse(Path::new("topology.conf"), text, &cluster(), &mut Vec::new())
-            .unwrap_err()
-            .to_string()
+        parse(
+            Path::new("topology.conf"),
+            text,
+            &cluster(),
+            &mut Vec::new(),
+        )
+        .unwrap_err()
+        .to_string()
     }
 
     #[test]
@@ -195,14 +198,24 @@ mod tests {
             e.starts_with("topology.conf:2: ") && e.contains("'n7' is not in the cluster"),
             "{e}"
         );
-        let e = err("SwitchName=s1 Nodes=n[1-6]\nSwitchName=a Switches=b\nSwitchName=b Switches=a\n");
-        assert!(e.starts_with("topology.conf:2: ") && e.contains("not a tree"), "{e}");
+        let e =
+            err("SwitchName=s1 Nodes=n[1-6]\nSwitchName=a Switches=b\nSwitchName=b Switches=a\n");
+        assert!(
+            e.starts_with("topology.conf:2: ") && e.contains("not a tree"),
+            "{e}"
+        );
         let e = err("SwitchName=s1 Nodes=n[1-6]\nSwitchName=t Switches=s1,s9\n");
-        assert!(e.starts_with("topology.conf:2: ") && e.contains("invalid child (s9)"), "{e}");
+        assert!(
+            e.starts_with("topology.conf:2: ") && e.contains("invalid child (s9)"),
+            "{e}"
+        );
         let e = err("SwitchName=s1 Nodes=n1 Switches=s2\n");
         assert!(e.contains("both child switches and nodes"), "{e}");
         let e = err("SwitchName=s1 Nodes=n1\nSwitchName=s1 Nodes=n2\n");
-        assert!(e.starts_with("topology.conf:2: ") && e.contains("already been defined"), "{e}");
+        assert!(
+            e.starts_with("topology.conf:2: ") && e.contains("already been defined"),
+            "{e}"
+        );
         let e = err("SwitchName=s1 Nodes=n1 Speed=3\n");
         assert!(e.contains("unknown key"), "{e}");
     }

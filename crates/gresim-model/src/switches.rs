@@ -131,15 +131,13 @@ impl SwitchTree {
                     for c in sw {
                         match by_name.get(c.as_str()) {
                             Some(&j) if j != i => children[i].push(j),
-                            _ => {
-                                return Err(TreeError {
-                                    index: i,
-                                    msg: format!(
-                                        "switch {} has an invalid child ({c}): no switch of that name",
-                                        d.name
-                                    ),
-                                })
-                            }
+                            _ => return Err(TreeError {
+                                index: i,
+                                msg: format!(
+                                    "switch {} has an invalid child ({c}): no switch of that name",
+                                    d.name
+                                ),
+                            }),
                         }
                     }
                 }
@@ -162,11 +160,10 @@ impl SwitchTree {
                         .unwrap_or(0)
                         + 1;
                     level[i] = Some(l);
-                    for k in 0..children[i].len() {
-                        let c = children[i][k];
-                        for w in 0..words {
-                            let bits = member[c][w];
-                            member[i][w] |= bits;
+                    for c in children[i].clone() {
+                        let below = member[c].clone();
+                        for (d, b) in member[i].iter_mut().zip(below) {
+                            *d |= b;
                         }
                     }
                     progress = true;
@@ -180,7 +177,7 @@ impl SwitchTree {
                     return Err(TreeError {
                         index: i,
                         msg: format!(
-                            "switch configuration is not a tree: {} is its own descendant",
+                            "switch configuration is not a tree: {} is in a loop of switches or above one",
                             defs[i].name
                         ),
                     })
@@ -189,16 +186,16 @@ impl SwitchTree {
             }
         }
         let mut parent = vec![0usize; n];
-        for i in 0..n {
-            for &c in &children[i] {
+        for (i, ch) in children.iter().enumerate() {
+            for &c in ch {
                 parent[c] = i;
             }
         }
         // switches_dist: 1 between a switch and each child, then shortest paths.
         let mut dist = vec![vec![INFINITE; n]; n];
-        for i in 0..n {
+        for (i, ch) in children.iter().enumerate() {
             dist[i][i] = 0;
-            for &c in &children[i] {
+            for &c in ch {
                 dist[i][c] = 1;
                 dist[c][i] = 1;
             }
@@ -352,11 +349,8 @@ mod tests {
         assert!(e.msg.contains("invalid child (zz)"), "{e:?}");
         let e = SwitchTree::build(&[def("a", None, Some(&["a"]))], 1).unwrap_err();
         assert!(e.msg.contains("invalid child (a)"), "{e:?}");
-        let e = SwitchTree::build(
-            &[def("a", Some(&[0]), None), def("a", Some(&[0]), None)],
-            1,
-        )
-        .unwrap_err();
+        let e = SwitchTree::build(&[def("a", Some(&[0]), None), def("a", Some(&[0]), None)], 1)
+            .unwrap_err();
         assert_eq!(e.index, 1);
     }
 

@@ -395,8 +395,12 @@ impl Policy for Fifo {
                 ctx.set_reason(job, r, None);
                 continue;
             }
-            let relaxed =
-                crate::select::switches_relaxed(ctx.cluster, &ctx.jobs[job.idx()], ctx.now, ctx.params);
+            let relaxed = crate::select::switches_relaxed(
+                ctx.cluster,
+                &ctx.jobs[job.idx()],
+                ctx.now,
+                ctx.params,
+            );
             let req = relaxed.as_ref().unwrap_or(&ctx.jobs[job.idx()].request);
             // `_schedule()`: fewer available (not DOWN or DRAINED) nodes in
             // the partition than the job needs gives Resources, unless the

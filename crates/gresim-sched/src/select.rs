@@ -130,10 +130,7 @@ pub fn switches_relaxed(
 ) -> Option<JobRequest> {
     let sw = job.request.switches?;
     cluster.select_tree()?;
-    let wait = sw
-        .wait
-        .unwrap_or(u64::MAX)
-        .min(params.max_switch_wait);
+    let wait = sw.wait.unwrap_or(u64::MAX).min(params.max_switch_wait);
     (now >= job.first_submit.saturating_add(wait)).then(|| JobRequest {
         switches: None,
         ..(*job.request).clone()

@@ -92,14 +92,7 @@ fn compare(t: &SwitchTree, mut i: usize, mut j: usize, rem: i64, cnt: &[i64]) ->
 }
 
 /// `_topo_choose_best_switch()`.
-fn choose(
-    t: &SwitchTree,
-    dist: &[u32],
-    cnt: &[i64],
-    rem: i64,
-    i: usize,
-    best: &mut Option<usize>,
-) {
+fn choose(t: &SwitchTree, dist: &[u32], cnt: &[i64], rem: i64, i: usize, best: &mut Option<usize>) {
     let Some(b) = *best else {
         if cnt[i] > 0 && dist[i] < INFINITE {
             *best = Some(i);
@@ -147,9 +140,7 @@ pub(super) fn eval_nodes_topo(
     };
     let gpus = |i: usize| cands[i].eval.map_or(0, |e| e.gpus);
     // The node map: usable candidates and the required nodes.
-    let in_map: Vec<bool> = (0..n)
-        .map(|i| avail(i) > 0 || cands[i].required)
-        .collect();
+    let in_map: Vec<bool> = (0..n).map(|i| avail(i) > 0 || cands[i].required).collect();
     if (in_map.iter().filter(|x| **x).count() as u32) < min_nodes {
         return None;
     }
@@ -200,7 +191,11 @@ pub(super) fn eval_nodes_topo(
     // The top switch.
     let ns = t.switches.len();
     let mut sw_nodes: Vec<Vec<usize>> = (0..ns)
-        .map(|s| (0..n).filter(|&i| in_map[i] && t.holds(s, cands[i].id.idx())).collect())
+        .map(|s| {
+            (0..n)
+                .filter(|&i| in_map[i] && t.holds(s, cands[i].id.idx()))
+                .collect()
+        })
         .collect();
     let mut required = vec![false; ns];
     let mut top: Option<usize> = None;
@@ -406,8 +401,8 @@ mod tests {
     use gresim_model::job::{GpuReq, JobRequest, SwitchReq};
     use gresim_model::switches::{SwitchDef, SwitchTree, TopologyPlugin};
     use gresim_model::{
-        Cluster, ClusterState, GpuDevice, GpuType, GpuTypeId, Node, NodeAdminState, NodeId,
-        PartId, Partition,
+        Cluster, ClusterState, GpuDevice, GpuType, GpuTypeId, Node, NodeAdminState, NodeId, PartId,
+        Partition,
     };
 
     /// 8 nodes of 4 GPUs under leaves s1 = n0-n2, s2 = n3-n4, s3 = n5-n7 and
