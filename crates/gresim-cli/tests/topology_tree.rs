@@ -31,7 +31,8 @@ fn scenario(tree: &[&str], plugin: Option<&str>, jobs: Value) -> Value {
         "schema_version": 1,
         "cluster": cluster,
         "partitions": [{"name": "gpu", "nodes": "ALL", "default": true}],
-        "scheduler": {"def_mem_per_cpu": 1000},
+        // Passes every second, as in the recorded cases.
+        "scheduler": {"def_mem_per_cpu": 1000, "sched_interval": 1, "bf_interval": 1},
         "workload": {"jobs": jobs}
     })
 }
@@ -162,7 +163,8 @@ fn topology_conf_beside_slurm_conf_is_read_and_checked() {
         d.join("slurm.conf"),
         "SelectType=select/cons_tres\nGresTypes=gpu\nTopologyPlugin=topology/tree\n\
          NodeName=gpu[01-08] CPUs=16 Sockets=2 CoresPerSocket=8 RealMemory=64000 Gres=gpu:a100:4\n\
-         PartitionName=gpu Nodes=ALL Default=YES MaxTime=INFINITE\n",
+         PartitionName=gpu Nodes=ALL Default=YES MaxTime=INFINITE\n\
+         SchedulerParameters=sched_interval=1,bf_interval=1\n",
     )
     .unwrap();
     let mut jobs = blockers();
