@@ -46,21 +46,24 @@ fn run(dir: &Path, file: &str) -> Output {
         .expect("the sim binary runs")
 }
 
-/// Runs `v`; the records by job id: (start, nodes).
-fn records(v: &Value) -> Vec<(String, u64, String)> {
-    let dir = TempDir::new().unwrap();
-    fs::write(dir.path().join("s.json"), v.to_string()).unwrap();
-    let o = run(dir.path(), "s.json");
+/// Runs `file` in `dir`, which must succeed; its records as JSON.
+fn run_ok(dir: &Path, file: &str) -> Vec<Value> {
+    let o = run(dir, file);
     assert_eq!(
         o.status.code(),
         Some(0),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let recs: Vec<Value> =
-        serde_json::from_str(&fs::read_to_string(dir.path().join("out/records.json")).unwrap())
-            .unwrap();
-    recs.iter()
+    serde_json::from_str(&fs::read_to_string(dir.join("out/records.json")).unwrap()).unwrap()
+}
+
+/// Runs `v`; the records, as (name, start, nodes).
+fn records(v: &Value) -> Vec<(String, u64, String)> {
+    let dir = TempDir::new().unwrap();
+    fs::write(dir.path().join("s.json"), v.to_string()).unwrap();
+    run_ok(dir.path(), "s.json")
+        .iter()
         .map(|r| {
             (
                 r["name"].as_str().unwrap().to_string(),
@@ -180,15 +183,7 @@ fn topology_conf_beside_slurm_conf_is_read_and_checked() {
     // No topology.conf: topology/tree cannot start.
     assert_bad(d, "s.json", &["topology.conf", "cannot read"]);
     fs::write(d.join("topology.conf"), TREE.join("\n")).unwrap();
-    let o = run(d, "s.json");
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let recs: Vec<Value> =
-        serde_json::from_str(&fs::read_to_string(d.join("out/records.json")).unwrap()).unwrap();
+    let recs = run_ok(d, "s.json");
     assert_eq!(recs[3]["start"], json!(14), "{:?}", recs[3]);
     fs::remove_dir_all(d.join("out")).unwrap();
     // An unknown node, a loop, an unknown child: file:line.

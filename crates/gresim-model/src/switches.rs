@@ -131,13 +131,15 @@ impl SwitchTree {
                     for c in sw {
                         match by_name.get(c.as_str()) {
                             Some(&j) if j != i => children[i].push(j),
-                            _ => return Err(TreeError {
-                                index: i,
-                                msg: format!(
+                            _ => {
+                                return Err(TreeError {
+                                    index: i,
+                                    msg: format!(
                                     "switch {} has an invalid child ({c}): no switch of that name",
                                     d.name
                                 ),
-                            }),
+                                })
+                            }
                         }
                     }
                 }

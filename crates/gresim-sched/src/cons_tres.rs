@@ -794,25 +794,8 @@ fn cpus_to_use(j: &JobCtx<'_>, avail: u32, rem_max: i64, min_rem: i64) -> i64 {
     }
 }
 
-/// `_eval_nodes`: `_eval_nodes_topo` (cons_tres/topo.rs) under
-/// topology/tree, else the consecutive node sets ([`eval_nodes`]).
-fn eval_sel(
-    j: &JobCtx<'_>,
-    tree: Option<&gresim_model::switches::SwitchTree>,
-    cands: &[Cand],
-    usable: &[bool],
-    min_nodes: u32,
-    max_nodes: u32,
-    req_nodes: u32,
-    ev: &mut EvalScratch,
-) -> Option<Vec<usize>> {
-    match tree {
-        Some(t) => topo::eval_nodes_topo(j, t, cands, usable, min_nodes, max_nodes, req_nodes),
-        None => eval_nodes(j, cands, usable, min_nodes, max_nodes, req_nodes, ev),
-    }
-}
-
-/// `_eval_nodes` (default consecutive-set mode). `usable[i]` marks the
+/// `_eval_nodes` (default consecutive-set mode; under topology/tree,
+/// `_eval_nodes_topo` in cons_tres/topo.rs). `usable[i]` marks the
 /// candidates still in the node map; returns the picked candidate indices.
 fn eval_nodes(
     j: &JobCtx<'_>,
@@ -823,6 +806,9 @@ fn eval_nodes(
     req_nodes: u32,
     ev: &mut EvalScratch,
 ) -> Option<Vec<usize>> {
+    if let Some(t) = j.cluster.select_tree() {
+        return topo::eval_nodes_topo(j, t, cands, usable, min_nodes, max_nodes, req_nodes);
+    }
     let n = cands.len();
     let avail = |i: usize| -> u32 {
         if !usable[i] {
@@ -1541,7 +1527,7 @@ fn job_test_with(
             usable[i] = false;
         }
     }
-    let mut picked = eval_sel(&j, tree, cands, usable, min_nodes, max_nodes, req_nodes, ev);
+    let mut picked = eval_nodes(&j, cands, usable, min_nodes, max_nodes, req_nodes, ev);
     if picked.is_none() {
         if !j.gres.is_empty() {
             eval_all(&j, cands, false, eval_cache);
@@ -1551,7 +1537,7 @@ fn job_test_with(
         usable.copy_from_slice(orig);
         let mut rem = orig.iter().filter(|x| **x).count() as u32;
         if rem <= min_nodes {
-            picked = eval_sel(&j, tree, cands, usable, min_nodes, max_nodes, req_nodes, ev);
+            picked = eval_nodes(&j, cands, usable, min_nodes, max_nodes, req_nodes, ev);
         } else {
             let most = cands
                 .iter()
@@ -1578,7 +1564,7 @@ fn job_test_with(
                     }
                 }
                 if !(nochange && count != 1) {
-                    picked = eval_sel(&j, tree, cands, usable, min_nodes, max_nodes, req_nodes, ev);
+                    picked = eval_nodes(&j, cands, usable, min_nodes, max_nodes, req_nodes, ev);
                     if picked.is_some() || rem <= min_nodes {
                         break;
                     }
@@ -2209,6 +2195,13 @@ mod tests {
     use gresim_model::{ClusterState, GpuDevice, GpuType, GpuTypeId, NodeAdminState, Partition};
 
     fn cluster(n: usize) -> Cluster {
+        // Two weights, so node sets are cut at weight changes too.
+        a100_cluster(n, 8, |i| 1 + u32::from(i % 7 == 3))
+    }
+
+    /// `n` nodes `n0`… of 2 sockets × 8 cores and `gpus` A100s (half on
+    /// each socket), weights from `weight`, in one default partition `p`.
+    pub(super) fn a100_cluster(n: usize, gpus: usize, weight: impl Fn(usize) -> u32) -> Cluster {
         let model = model_by_name("A100-SXM4-80GB").expect("known model");
         let nodes = (0..n)
             .map(|i| Node {
@@ -2218,13 +2211,12 @@ mod tests {
                 threads_per_core: 1,
                 memory_mib: 64_000,
                 features: vec![],
-                // Two weights, so node sets are cut at weight changes too.
-                weight: 1 + u32::from(i % 7 == 3),
-                gpus: (0..8)
+                weight: weight(i),
+                gpus: (0..gpus)
                     .map(|g| GpuDevice {
                         ty: GpuTypeId(0),
                         model,
-                        socket: Some((g / 4) as u16),
+                        socket: Some((g / (gpus / 2).max(1)) as u16),
                         phys: g as u8,
                         mig: None,
                     })

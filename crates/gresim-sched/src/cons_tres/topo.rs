@@ -331,16 +331,17 @@ pub(super) fn eval_nodes_topo(
             if !required[s] || !leaf(s) {
                 continue;
             }
-            for k in 0..sw_nodes[s].len() {
-                let i = sw_nodes[s][k];
-                if chosen[i] || avail_cpu[i] == 0 {
-                    continue;
-                }
-                rem.take(j, avail_cpu[i], gpus(i), per_job);
-                chosen[i] = true;
-                if done(&rem) {
-                    return finish(chosen, min_n);
-                }
+            if take_nodes(
+                j,
+                &sw_nodes[s],
+                &mut chosen,
+                &avail_cpu,
+                &gpus,
+                &mut rem,
+                false,
+                &done,
+            ) {
+                return finish(chosen, min_n);
             }
         }
     }
@@ -364,19 +365,17 @@ pub(super) fn eval_nodes_topo(
         }
         let Some(s) = pick else { break };
         add_dist(t, &mut dist, s);
-        for k in 0..sw_nodes[s].len() {
-            if rem.max_nodes <= 0 {
-                break;
-            }
-            let i = sw_nodes[s][k];
-            if chosen[i] || avail_cpu[i] == 0 {
-                continue;
-            }
-            rem.take(j, avail_cpu[i], gpus(i), per_job);
-            chosen[i] = true;
-            if done(&rem) {
-                return finish(chosen, min_n);
-            }
+        if take_nodes(
+            j,
+            &sw_nodes[s],
+            &mut chosen,
+            &avail_cpu,
+            &gpus,
+            &mut rem,
+            true,
+            &done,
+        ) {
+            return finish(chosen, min_n);
         }
         cnt[s] = 0;
     }
@@ -384,6 +383,38 @@ pub(super) fn eval_nodes_topo(
         return finish(chosen, min_n);
     }
     None
+}
+
+/// Takes the untaken nodes of a switch with CPUs to offer, in node-table
+/// order (stopping at the job's node limit when `bounded`, as the loop over
+/// new leaves does and the one over leaves in use does not). True once the
+/// job has what it needs.
+#[allow(clippy::too_many_arguments)]
+fn take_nodes(
+    j: &JobCtx<'_>,
+    nodes: &[usize],
+    chosen: &mut [bool],
+    avail_cpu: &[u32],
+    gpus: &impl Fn(usize) -> u32,
+    rem: &mut Rem,
+    bounded: bool,
+    done: &impl Fn(&Rem) -> bool,
+) -> bool {
+    let per_job = j.gres.per_job();
+    for &i in nodes {
+        if bounded && rem.max_nodes <= 0 {
+            break;
+        }
+        if chosen[i] || avail_cpu[i] == 0 {
+            continue;
+        }
+        rem.take(j, avail_cpu[i], gpus(i), per_job);
+        chosen[i] = true;
+        if done(rem) {
+            return true;
+        }
+    }
+    false
 }
 
 /// The chosen candidates, in index order (at least `min_n` of them).
@@ -394,55 +425,18 @@ fn finish(chosen: Vec<bool>, min_n: i64) -> Option<Vec<usize>> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::a100_cluster;
     use super::super::{job_test, SelectCache};
     use crate::select::View;
     use crate::SchedParams;
-    use gresim_model::catalog::model_by_name;
     use gresim_model::job::{GpuReq, JobRequest, SwitchReq};
     use gresim_model::switches::{SwitchDef, SwitchTree, TopologyPlugin};
-    use gresim_model::{
-        Cluster, ClusterState, GpuDevice, GpuType, GpuTypeId, Node, NodeAdminState, NodeId, PartId,
-        Partition,
-    };
+    use gresim_model::{Cluster, ClusterState, NodeId, PartId};
 
     /// 8 nodes of 4 GPUs under leaves s1 = n0-n2, s2 = n3-n4, s3 = n5-n7 and
     /// a spine: the conformance case topo_tree's cluster.
     fn cluster(plugin: TopologyPlugin) -> Cluster {
-        let model = model_by_name("A100-SXM4-80GB").expect("known model");
-        let nodes = (0..8)
-            .map(|i| Node {
-                name: format!("n{i}"),
-                sockets: 2,
-                cores_per_socket: 8,
-                threads_per_core: 1,
-                memory_mib: 64_000,
-                features: vec![],
-                weight: 1,
-                gpus: (0..4)
-                    .map(|g| GpuDevice {
-                        ty: GpuTypeId(0),
-                        model,
-                        socket: Some((g / 2) as u16),
-                        phys: g as u8,
-                        mig: None,
-                    })
-                    .collect(),
-                gpu_links: None,
-                state: NodeAdminState::Up,
-            })
-            .collect();
-        let mut c = Cluster::new(
-            nodes,
-            vec![Partition {
-                default: true,
-                ..Partition::new("p", (0..8).map(NodeId::from_idx).collect())
-            }],
-            vec![GpuType {
-                name: "a100".into(),
-                model,
-                mig: None,
-            }],
-        );
+        let mut c = a100_cluster(8, 4, |_| 1);
         let leaf = |name: &str, v: &[usize]| SwitchDef {
             name: name.into(),
             nodes: Some(v.iter().map(|&i| NodeId::from_idx(i)).collect()),
