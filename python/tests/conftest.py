@@ -1,7 +1,7 @@
 """Shared fixtures of the Python tests, and the skip marker `.ci/run` lists.
 
 A skipped test prints `GRESIM-SKIP: python/tests/<file>::<test>: <reason>`
-on stderr, as the Rust tests do (tests/support/skip.rs): `.ci/run` collects
+on stderr, as the Rust tests do (gresim_test_support::skip!): `.ci/run` collects
 the line, lists every skip at the end and, with CI=true, fails the run on a
 reason not on its allow-list. Nothing here skips on its own.
 """

@@ -238,7 +238,6 @@ fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
         }
     })?;
     bar.finish();
-    let out = &outcome.output;
     let dir = out_dir(args, &scenario);
     let summary = outcome.write(&dir).map_err(|e| {
         Failure::internal(format!("cannot write outputs to {}: {e}", dir.display()))
@@ -247,7 +246,7 @@ fn cmd_run(args: &RunArgs) -> Result<(), Failure> {
     let side_by_side = if variants.is_empty() {
         String::new()
     } else {
-        variants_cmd::run_variants(&scenario, out, &summary, &variants, seed, &dir)?
+        variants_cmd::run_variants(&scenario, &outcome, &summary, &variants, seed, &dir)?
     };
     if !args.quiet {
         let text = match args.format {

@@ -7,9 +7,6 @@
 //! silently; the floors move up as the scheduler improves (see
 //! docs/slurm-fidelity.md for the cases still below 95%).
 
-#[path = "../../../tests/support/skip.rs"]
-mod skip;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -105,7 +102,7 @@ fn python() -> Option<&'static str> {
 #[test]
 fn every_public_case_keeps_its_decision_floor() {
     let Some(py) = python() else {
-        return skip::skip(
+        return gresim_test_support::skip!(
             "every_public_case_keeps_its_decision_floor",
             "no python3 on this machine to run score.py",
         );

@@ -5,9 +5,6 @@
 //! (`../shared/bench/README.md`). `cargo xtask bench-peers` runs the same
 //! comparison against AccaSim itself. Skips without `../shared/bench` or python3.
 
-#[path = "../../../tests/support/skip.rs"]
-mod skip;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -27,13 +24,13 @@ fn scenario(trace: &str) -> String {
 
 fn bench_kit() -> Option<PathBuf> {
     const TEST: &str = "strict_fifo_reproduces_the_peers_average_wait_on_w10000";
-    let dir = skip::shared().join("bench");
+    let dir = gresim_test_support::shared().join("bench");
     if !dir.join("gen_swf.py").is_file() {
-        skip::skip(TEST, "no ../shared/bench/gen_swf.py beside the repository");
+        gresim_test_support::skip!(TEST, "no ../shared/bench/gen_swf.py beside the repository");
         return None;
     }
     if Command::new("python3").arg("--version").output().is_err() {
-        skip::skip(TEST, "no python3 on this machine to run gen_swf.py");
+        gresim_test_support::skip!(TEST, "no python3 on this machine to run gen_swf.py");
         return None;
     }
     Some(dir)

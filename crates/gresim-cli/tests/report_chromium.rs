@@ -3,9 +3,6 @@
 //! screenshot is not blank. Skipped, with a printed reason, where
 //! /usr/bin/chromium is absent.
 
-#[path = "../../../tests/support/skip.rs"]
-mod skip;
-
 use std::path::Path;
 use std::process::Command;
 
@@ -34,7 +31,7 @@ fn chromium(profile: &Path, extra: &[&str], url: &str) -> std::process::Output {
 #[test]
 fn report_renders_in_chromium() {
     if !Path::new(CHROMIUM).exists() {
-        return skip::skip(
+        return gresim_test_support::skip!(
             "report_renders_in_chromium",
             &format!("{CHROMIUM} not found (apt-get install chromium)"),
         );

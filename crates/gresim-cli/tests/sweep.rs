@@ -3,9 +3,6 @@
 //! joins, bad sweep files are refused with the file and field, and the
 //! emitted job-array script runs the shards and the merge.
 
-#[path = "../../../tests/support/skip.rs"]
-mod skip;
-
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -159,7 +156,7 @@ fn results_do_not_depend_on_threads_or_shards() {
     let csv = String::from_utf8(t1["results.csv"].clone()).unwrap();
     assert_eq!(csv.lines().count(), 17);
     assert!(csv.starts_with(
-        "point,policy,bf_max_job_test,load_scale,workload.synthetic.jobs,seed,jobs,gpu_utilization,"
+        "point,policy,bf_max_job_test,load_scale,workload.synthetic.jobs,seed,jobs,completed,gpu_utilization,"
     ));
 
     // Three shards into one directory, merged: the same bytes.
@@ -563,7 +560,7 @@ echo "4242;cluster"
 #[test]
 fn progress_bar_only_on_a_terminal_and_not_quiet() {
     if Command::new("script").arg("--version").output().is_err() {
-        return skip::skip(
+        return gresim_test_support::skip!(
             "progress_bar_only_on_a_terminal_and_not_quiet",
             "no `script` (bsdutils/util-linux) to give sim a terminal",
         );

@@ -12,9 +12,6 @@
 //! fails to start Slurm is a failure, not a skip. Always tears down what it
 //! started.
 
-#[path = "../../../tests/support/skip.rs"]
-mod skip;
-
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -27,7 +24,7 @@ fn repo() -> PathBuf {
 const TEST: &str = "sharded_sweep_on_real_slurm_matches_one_run";
 
 fn skip_because(reason: &str) {
-    skip::skip(TEST, reason);
+    gresim_test_support::skip!(TEST, reason);
 }
 
 fn sh(args: &[&str]) -> Option<Output> {

@@ -402,8 +402,6 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
-/// `../shared/data` beside the repository (absent on a user's fresh clone).
-
 #[test]
 fn public_swf_log_streams_lazily() {
     // Shipped compressed in the repository (data/pwa-unilu-gaia-2014/SOURCE.md).

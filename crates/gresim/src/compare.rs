@@ -1,35 +1,24 @@
-//! One scenario under several policies, side by side (`sim compare`, and
-//! the metric row of every sweep point): the runs, their rows, the table and
-//! the files. The CLI parses arguments and prints.
+//! One scenario under several policies, side by side (`sim compare`): the
+//! runs, their rows (a policy's [`Metrics`]), the table and the files. The
+//! CLI parses arguments and prints.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 use gresim_engine::SimOutput;
-use gresim_report::fragmentation::fragmentation;
-use gresim_report::summary::{round6, Summary};
-use gresim_report::{RunFile, RunMeta};
+use gresim_report::summary::Summary;
+use gresim_report::RunMeta;
 use rayon::prelude::*;
 
+use crate::metrics::{job_needs, Metrics};
 use crate::{Outcome, PolicyKind, RunError, Scenario, Simulation};
 
 /// One policy's row of the comparison.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Row {
     pub policy: String,
-    pub gpu_utilization: f64,
-    pub wait_p50: f64,
-    pub wait_p95: f64,
-    pub jct_mean: f64,
-    pub makespan: u64,
-    /// Share of multi-GPU jobs placed as well as their shape allows.
-    pub placed_ideally: f64,
-    /// Mean all-reduce slowdown against the ideal placement.
-    pub allreduce_slowdown: f64,
-    /// GPU-hours jobs with a communication profile lost to placement.
-    pub gpu_hours_lost: f64,
-    /// Time-averaged share of idle GPUs the workload's typical request cannot use.
-    pub fragmentation: f64,
+    #[serde(flatten)]
+    pub metrics: Metrics,
 }
 
 /// Runs `scenario` once per policy, in parallel; each run is built exactly
@@ -48,27 +37,9 @@ pub fn run_policies(
 
 /// The comparison row of one run.
 pub fn row(name: &str, out: &SimOutput, summary: &Summary, meta: &RunMeta) -> Row {
-    let p = summary.placement.clone().unwrap_or_default();
-    let frag = fragmentation(&RunFile::from_output(out, meta)).fragmented_share_of_idle();
     Row {
         policy: name.to_string(),
-        gpu_utilization: round6(summary.gpu_utilization),
-        wait_p50: round6(summary.wait.median),
-        wait_p95: round6(summary.wait.p95),
-        jct_mean: round6(summary.jct.mean),
-        makespan: summary.makespan,
-        placed_ideally: round6(if summary.placement.is_some() {
-            p.share_placed_ideally
-        } else {
-            1.0
-        }),
-        allreduce_slowdown: round6(if summary.placement.is_some() {
-            p.mean_allreduce_slowdown
-        } else {
-            1.0
-        }),
-        gpu_hours_lost: round6(p.gpu_hours_lost),
-        fragmentation: round6(frag),
+        metrics: Metrics::of(out, summary, meta, &job_needs(out)),
     }
 }
 
@@ -90,19 +61,20 @@ pub fn table(rows: &[Row]) -> String {
         "frag%"
     );
     for r in rows {
+        let m = &r.metrics;
         let _ = writeln!(
             s,
             "{:<16} {:>6.1} {:>9.0} {:>9.0} {:>10.1} {:>9} {:>8.1} {:>8.2} {:>10.2} {:>6.1}",
             r.policy,
-            r.gpu_utilization * 100.0,
-            r.wait_p50,
-            r.wait_p95,
-            r.jct_mean,
-            r.makespan,
-            r.placed_ideally * 100.0,
-            r.allreduce_slowdown,
-            r.gpu_hours_lost,
-            r.fragmentation * 100.0
+            m.gpu_utilization * 100.0,
+            m.wait_p50,
+            m.wait_p95,
+            m.jct_mean,
+            m.makespan,
+            m.placed_ideally * 100.0,
+            m.allreduce_slowdown,
+            m.gpu_hours_lost,
+            m.fragmentation * 100.0
         );
     }
     s

@@ -24,7 +24,9 @@ use std::path::{Path, PathBuf};
 
 pub mod compare;
 pub mod fgd;
+pub mod metrics;
 pub mod sweep;
+pub mod variants;
 
 pub use gresim_engine::{EngineError, ProgressFn, SimOutput};
 pub use gresim_io::{load_runnable_scenario, load_scenario, InputError, Scenario};

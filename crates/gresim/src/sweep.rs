@@ -14,10 +14,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use gresim_io::{InputError, Scenario, Workload};
-use gresim_report::summary::round6;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::metrics::{job_needs, Metrics, COLUMNS};
 use crate::Error;
 
 /// The sweep file's schema version.
@@ -109,43 +109,18 @@ pub struct Point {
     pub seed: u64,
 }
 
-/// One row of the results table.
+/// One row of the results table: the point, then its run's [`Metrics`].
+/// (Not `deny_unknown_fields`: serde does not combine it with `flatten`;
+/// a shard file's rows are read back by the merge only.)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Row {
     pub point: usize,
     pub policy: String,
     pub parameters: BTreeMap<String, Value>,
     pub seed: u64,
-    pub jobs: u64,
-    pub gpu_utilization: f64,
-    pub wait_mean: f64,
-    wait_p50: f64,
-    wait_p95: f64,
-    pub jct_mean: f64,
-    pub bounded_slowdown_mean: f64,
-    pub makespan: u64,
-    pub placed_ideally: f64,
-    pub allreduce_slowdown: f64,
-    pub gpu_hours_lost: f64,
-    pub fragmentation: f64,
+    #[serde(flatten)]
+    pub metrics: Metrics,
 }
-
-/// The metric columns after the parameters and the seed, in CSV order.
-pub const METRICS: &[&str] = &[
-    "jobs",
-    "gpu_utilization",
-    "wait_mean",
-    "wait_p50",
-    "wait_p95",
-    "jct_mean",
-    "bounded_slowdown_mean",
-    "makespan",
-    "placed_ideally",
-    "allreduce_slowdown",
-    "gpu_hours_lost",
-    "fragmentation",
-];
 
 /// A shard's file.
 #[derive(Debug, Serialize, Deserialize)]
@@ -673,7 +648,6 @@ pub fn run_point(sweep: &Sweep, p: &Point, dir: Option<&Path>) -> Result<Row, Er
             s
         }
     };
-    let c = crate::compare::row(&p.policy, out, &summary, meta);
     Ok(Row {
         point: p.index,
         policy: p.policy.clone(),
@@ -684,18 +658,7 @@ pub fn run_point(sweep: &Sweep, p: &Point, dir: Option<&Path>) -> Result<Row, Er
             .zip(sweep.combos[p.combo].iter().cloned())
             .collect(),
         seed: p.seed,
-        jobs: summary.jobs,
-        gpu_utilization: c.gpu_utilization,
-        wait_mean: round6(summary.wait.mean),
-        wait_p50: c.wait_p50,
-        wait_p95: c.wait_p95,
-        jct_mean: c.jct_mean,
-        bounded_slowdown_mean: round6(summary.bounded_slowdown.mean),
-        makespan: c.makespan,
-        placed_ideally: c.placed_ideally,
-        allreduce_slowdown: c.allreduce_slowdown,
-        gpu_hours_lost: c.gpu_hours_lost,
-        fragmentation: c.fragmentation,
+        metrics: Metrics::of(out, &summary, meta, &job_needs(out)),
     })
 }
 
@@ -718,7 +681,7 @@ fn results_csv(names: &[String], rows: &[Row]) -> String {
     let mut head: Vec<String> = vec!["point".into(), "policy".into()];
     head.extend(names.iter().cloned());
     head.push("seed".into());
-    head.extend(METRICS.iter().map(|m| m.to_string()));
+    head.extend(COLUMNS.iter().map(|m| m.to_string()));
     s.push_str(
         &head
             .iter()
@@ -735,35 +698,11 @@ fn results_csv(names: &[String], rows: &[Row]) -> String {
             ));
         }
         f.push(r.seed.to_string());
-        f.push(r.jobs.to_string());
-        for x in [
-            r.gpu_utilization,
-            r.wait_mean,
-            r.wait_p50,
-            r.wait_p95,
-            r.jct_mean,
-            r.bounded_slowdown_mean,
-        ] {
-            f.push(num(x));
-        }
-        f.push(r.makespan.to_string());
-        for x in [
-            r.placed_ideally,
-            r.allreduce_slowdown,
-            r.gpu_hours_lost,
-            r.fragmentation,
-        ] {
-            f.push(num(x));
-        }
+        f.extend(r.metrics.csv_values());
         s.push_str(&f.join(","));
         s.push('\n');
     }
     s
-}
-
-/// A number as JSON writes it.
-fn num(x: f64) -> String {
-    serde_json::to_string(&x).unwrap_or_else(|_| "null".into())
 }
 
 /// A parameter value for a table: strings without quotes, the rest as JSON.
@@ -806,11 +745,11 @@ pub fn table(names: &[String], rows: &[Row]) -> String {
             line,
             " {:>6} {:>6.1} {:>9.0} {:>9.0} {:>10.1} {:>9}",
             r.seed,
-            r.gpu_utilization * 100.0,
-            r.wait_p50,
-            r.wait_p95,
-            r.jct_mean,
-            r.makespan
+            r.metrics.gpu_utilization * 100.0,
+            r.metrics.wait_p50,
+            r.metrics.wait_p95,
+            r.metrics.jct_mean,
+            r.metrics.makespan
         );
         s.push_str(&line);
         s.push('\n');

@@ -11,15 +11,15 @@ use std::path::Path;
 
 use gresim_engine::SimOutput;
 use gresim_model::job::JobState;
+use gresim_sched::PolicyKind;
+use gresim_test_support::run_text;
 
 fn run(name: &str, text: &str) -> SimOutput {
-    let path = format!("accounting_limits/{name}.json");
-    let scenario = gresim_io::parse_scenario(Path::new(&path), text)
-        .unwrap_or_else(|e| panic!("{name}: the scenario does not parse: {e}"));
-    let mut input = scenario.sim_input(scenario.seed);
-    input.record_reasons = true;
-    gresim_engine::run(input, gresim_sched::PolicyKind::Slurm.build())
-        .unwrap_or_else(|e| panic!("{name}: the run failed: {e}"))
+    run_text(
+        &format!("accounting_limits/{name}.json"),
+        text,
+        PolicyKind::Slurm,
+    )
 }
 
 /// `(start, state)` of job `key`'s last run, or `None` if it never ran.

@@ -23,7 +23,8 @@
 //! - `def_mem_per_cpu` is set (1 CPU jobs take 1 GiB) wherever memory is not
 //!   the point, so jobs do not take whole nodes' memory.
 
-use std::path::Path;
+use gresim_sched::PolicyKind;
+use gresim_test_support::run_text;
 
 use gresim_engine::SimOutput;
 use gresim_model::job::{Job, JobState, Reason};
@@ -33,13 +34,7 @@ use gresim_model::state::{gpu_indices, Allocation};
 type Row = (String, &'static str, Option<u64>, Option<u64>, String);
 
 fn run_scenario(name: &str, text: &str) -> SimOutput {
-    let path = format!("handworked/{name}.json");
-    let scenario = gresim_io::parse_scenario(Path::new(&path), text)
-        .unwrap_or_else(|e| panic!("{name}: the scenario does not parse: {e}"));
-    let mut input = scenario.sim_input(scenario.seed);
-    input.record_reasons = true;
-    gresim_engine::run(input, gresim_sched::PolicyKind::Fifo.build())
-        .unwrap_or_else(|e| panic!("{name}: the run failed: {e}"))
+    run_text(&format!("handworked/{name}.json"), text, PolicyKind::Fifo)
 }
 
 /// The scenario key of a job; array tasks are `key_task`.

@@ -2,27 +2,16 @@
 //! capacity over many jobs, gpu/share exclusivity, pending reasons and the
 //! share-weighted utilization.
 
-use std::path::Path;
-
 use gresim_engine::SimOutput;
-use gresim_model::job::{Job, JobState, Reason};
+use gresim_model::job::{JobState, Reason};
 use gresim_model::NodeId;
 use gresim_report::summary::Summary;
+use gresim_sched::PolicyKind;
+use gresim_test_support::{job, run_text};
 use serde_json::{json, Value};
 
 fn run(v: &Value) -> SimOutput {
-    let scenario = gresim_io::parse_scenario(Path::new("sharing.json"), &v.to_string())
-        .unwrap_or_else(|e| panic!("the scenario does not parse: {e}"));
-    let input = scenario.sim_input(scenario.seed);
-    gresim_engine::run(input, gresim_sched::PolicyKind::Slurm.build())
-        .unwrap_or_else(|e| panic!("the run failed: {e}"))
-}
-
-fn job<'a>(out: &'a SimOutput, key: &str) -> &'a Job {
-    out.jobs
-        .iter()
-        .find(|j| out.specs[j.sub as usize].key == key)
-        .unwrap_or_else(|| panic!("no job {key}"))
+    run_text("sharing.json", &v.to_string(), PolicyKind::Slurm)
 }
 
 /// `nodes` nodes with `gpus` A100 each, every GPU with `share` (e.g.

@@ -6,9 +6,6 @@
 //! SOURCE.md); without them the test skips, printing the `GRESIM-SKIP:` line
 //! `.ci/run` collects.
 
-#[path = "../../../tests/support/skip.rs"]
-mod skip;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -19,7 +16,7 @@ use gresim_model::JobState;
 const TICKS: u64 = 1_000_000_000_000;
 
 fn data_dir() -> PathBuf {
-    skip::shared().join("data/batsim-medium-late-easy-vs-conservative")
+    gresim_test_support::shared().join("data/batsim-medium-late-easy-vs-conservative")
 }
 
 /// A simple CSV (no quoted commas) as rows of header → value.
@@ -114,7 +111,7 @@ fn run(dir: &Path, policy: &str) -> (Starts, usize) {
 fn check(test: &str, policy: &str, batsim_dir: &str) {
     let dir = data_dir();
     if !dir.join("medium_late.json").is_file() {
-        return skip::skip(
+        return gresim_test_support::skip!(
             test,
             "no ../shared/data/batsim-medium-late-easy-vs-conservative/ beside the repository",
         );

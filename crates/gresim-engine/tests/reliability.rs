@@ -2,26 +2,15 @@
 //! (docs/reliability.md). Every test runs a small scenario through
 //! `gresim_io::parse_scenario` and the engine and asserts exact figures.
 
-use std::path::Path;
-
 use gresim_engine::SimOutput;
-use gresim_model::job::{Job, JobState, Reason};
+use gresim_model::job::{JobState, Reason};
 use gresim_model::NodeAdminState;
+use gresim_sched::PolicyKind;
+use gresim_test_support::{job, run_text};
 use serde_json::{json, Value};
 
 fn run(v: &Value) -> SimOutput {
-    let scenario = gresim_io::parse_scenario(Path::new("reliability.json"), &v.to_string())
-        .unwrap_or_else(|e| panic!("the scenario does not parse: {e}"));
-    let input = scenario.sim_input(scenario.seed);
-    gresim_engine::run(input, gresim_sched::PolicyKind::Fifo.build())
-        .unwrap_or_else(|e| panic!("the run failed: {e}"))
-}
-
-fn job<'a>(out: &'a SimOutput, key: &str) -> &'a Job {
-    out.jobs
-        .iter()
-        .find(|j| out.specs[j.sub as usize].key == key)
-        .unwrap_or_else(|| panic!("no job {key}"))
+    run_text("reliability.json", &v.to_string(), PolicyKind::Fifo)
 }
 
 /// Two nodes with two A100-80GB each and one with A100s cut into 1g.10gb slices.
