@@ -92,6 +92,11 @@ const FLOORS: &[(&str, u32)] = &[
     ("rnd_d7", 62),
     ("throughput", 40),
     ("topology", 11),
+    // topology/tree (issue 17; docs/topology.md): leaf choice and spans
+    // (topo_tree scores 3/8 without the plugin), and --switches waiting
+    // for one leaf, and starting over two once its wait is over.
+    ("topo_switches", 5),
+    ("topo_tree", 8),
 ];
 
 /// The preemption cases under the slow kill (`--preempt-completing 4`,

@@ -97,6 +97,9 @@ pub enum EventKind {
     Completed {
         job: JobIdx,
     },
+    /// A job's `--switches` wait is over (topology/tree): a pass may now
+    /// start it over more leaf switches, though nothing else changed.
+    SwitchWaitOver,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -471,6 +471,7 @@ impl<'a> Engine<'a> {
                 self.queue_resv_edges();
                 self.mark_dirty();
             }
+            EventKind::SwitchWaitOver => self.mark_dirty(),
             EventKind::PreemptKill { job, run, mode } => {
                 if self.signalled.get(&job) == Some(&run) {
                     self.preempt_now(job, mode)?;
@@ -725,6 +726,7 @@ impl<'a> Engine<'a> {
             | EventKind::MigReady { .. }
             | EventKind::AcctTick
             | EventKind::ResvEdge
+            | EventKind::SwitchWaitOver
             | EventKind::Completed { .. } => false,
         }
     }
@@ -1037,6 +1039,17 @@ impl<'a> Engine<'a> {
         let singleton = spec
             .dependency()
             .is_some_and(|d| d.terms.iter().any(|t| t.kind == DepKind::Singleton));
+        if let Some(sw) = spec.request.switches {
+            if self.cluster.select_tree().is_some() {
+                // The policy drops the leaf limit then (the slurm policy: select.rs `switches_relaxed`).
+                let wait = sw.wait.unwrap_or(u64::MAX).min(self.params.max_switch_wait);
+                self.queue.push(
+                    spec.submit.saturating_add(wait),
+                    Phase::Eligible,
+                    EventKind::SwitchWaitOver,
+                );
+            }
+        }
         self.specs.push(spec);
 
         if let Some(msg) = reject {

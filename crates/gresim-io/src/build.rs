@@ -842,6 +842,12 @@ pub fn build_job(
         }
     }
     r.exclusive = d.exclusive;
+    r.switches = d
+        .switches
+        .as_deref()
+        .map(slurm_opts::parse_switches)
+        .transpose()
+        .map_err(|e| err("switches", e))?;
     let array = d
         .array
         .as_deref()

@@ -74,6 +74,10 @@ pub struct CaseDef {
     /// changes nothing the simulation decides.
     #[serde(default)]
     pub track_nodes: bool,
+    /// topology.conf lines the harness writes beside slurm.conf; the case's
+    /// `slurm.extra_conf` names the plugin (`TopologyPlugin=topology/tree`).
+    #[serde(default)]
+    pub topology_conf: Vec<String>,
 }
 
 /// A case's `accounting` block (the harness's `dbd.sh`).
@@ -512,6 +516,7 @@ fn job_def(j: &CaseJob, cluster: &Cluster) -> (JobDef, Option<String>) {
     };
     let mut name = None;
     let mut reservation = None;
+    let mut switches = None;
     let mut it = j.sbatch_args.iter();
     while let Some(a) = it.next() {
         if let Some(v) = a.strip_prefix("--reservation=") {
@@ -522,6 +527,10 @@ fn job_def(j: &CaseJob, cluster: &Cluster) -> (JobDef, Option<String>) {
             name = it.next().cloned();
         } else if let Some(v) = a.strip_prefix("--job-name=") {
             name = Some(v.to_string());
+        } else if let Some(v) = a.strip_prefix("--switches=") {
+            switches = Some(v.to_string());
+        } else if a == "--switches" {
+            switches = it.next().cloned();
         }
     }
     let mut reject = None;
@@ -572,6 +581,7 @@ fn job_def(j: &CaseJob, cluster: &Cluster) -> (JobDef, Option<String>) {
         hold: j.hold,
         nice: j.nice,
         reservation,
+        switches,
         ..JobDef::default()
     };
     (jd, reject)
@@ -585,7 +595,31 @@ fn case_cluster(path: &Path, def: &CaseDef) -> Result<Cluster, InputError> {
     let (conf, gres) = case_conf(path, def)?;
     // Warnings concern hand-written files; a case's configuration is generated.
     let mut warnings = Vec::new();
-    slurmconf::build_cluster(&conf, &gres, &mut warnings)
+    let mut cluster = slurmconf::build_cluster(&conf, &gres, &mut warnings)?;
+    if !def.topology_conf.is_empty() {
+        let mut plugin = gresim_model::switches::TopologyPlugin::None;
+        let extra = def.slurm.as_ref().map_or(&[][..], |s| &s.extra_conf[..]);
+        for (i, line) in extra.iter().enumerate() {
+            if let Some((k, v)) = line.split_once('=') {
+                if k.trim().eq_ignore_ascii_case("TopologyPlugin") {
+                    plugin = crate::topology_conf::plugin(v)
+                        .map_err(|m| InputError::at(path, format!("slurm.extra_conf[{i}]"), m))?;
+                }
+            }
+        }
+        let tree = crate::topology_conf::parse(
+            &path.with_file_name(format!(
+                "{}#topology_conf",
+                path.file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+            )),
+            &def.topology_conf.join("\n"),
+            &cluster,
+            &mut warnings,
+        )?;
+        cluster.set_switches(Some(tree), plugin);
+    }
+    Ok(cluster)
 }
 
 /// The slurm.conf and gres.conf the harness generates for a case.

@@ -26,6 +26,7 @@ pub mod swf_gen;
 pub mod synth;
 pub mod taskenv;
 pub mod topo_build;
+pub mod topology_conf;
 pub mod traces;
 pub mod variants;
 
@@ -258,7 +259,9 @@ pub fn parse_scenario(path: &Path, text: &str) -> Result<Scenario, InputError> {
             let mut cluster = l.cluster;
             if !def.partitions.is_empty() {
                 let parts = build::build_partitions(path, &cluster.nodes, &def.partitions)?;
+                let (tree, plugin) = (cluster.switches().cloned(), cluster.topology_plugin());
                 cluster = Cluster::new(cluster.nodes, parts, cluster.gpu_types);
+                cluster.set_switches(tree, plugin);
             }
             topo_build::apply_fabric(path, &def.cluster, &mut cluster)?;
             (cluster, l.params, Some(l.policy))
@@ -272,6 +275,7 @@ pub fn parse_scenario(path: &Path, text: &str) -> Result<Scenario, InputError> {
         }
     };
     let mut cluster = cluster;
+    topo_build::apply_topology(path, &def.cluster, &mut cluster, &mut warnings)?;
     if let Some(a) = &def.accounting {
         let mut a = a.clone();
         if let Some(c) = conf_acct {
@@ -612,6 +616,7 @@ fn sched_params(
         bf_window: s.bf_window.map_or(d.bf_window, |m| m * 60),
         bf_resolution: positive(s.bf_resolution, "bf_resolution", d.bf_resolution)?,
         bf_max_job_test: s.bf_max_job_test.unwrap_or(d.bf_max_job_test),
+        max_switch_wait: s.max_switch_wait.unwrap_or(d.max_switch_wait),
         bf_will_run_window: d.bf_will_run_window,
         bf_epoch_phase: d.bf_epoch_phase,
         kill_invalid_depend: s.kill_invalid_depend.unwrap_or(d.kill_invalid_depend),

@@ -94,6 +94,7 @@ const OPTIONS: &[OptDef] = &[
     opt("begin", Some('b'), Arg::Required),
     opt("gpu-bind", None, Arg::Required),
     opt("exclusive", None, Arg::Optional),
+    opt("switches", None, Arg::Required),
     opt("constraint", Some('C'), Arg::Required),
     opt("nodelist", Some('w'), Arg::Required),
     opt("exclude", Some('x'), Arg::Required),
@@ -863,6 +864,10 @@ fn apply(
                 )))
             }
         },
+        "switches" => {
+            slurm_opts::parse_switches(&v).map_err(err)?;
+            job.switches = Some(v.trim().to_string());
+        }
         "constraint" => job.constraint = Some(nonempty("constraint")?),
         "nodelist" | "exclude" => {
             let h = nonempty(o.name)?;

@@ -173,6 +173,32 @@ pub fn parse_gpu_count(s: &str, cluster: &Cluster) -> Result<GpuReq, String> {
     Ok(GpuReq { ty, count: n })
 }
 
+/// `--switches=count[@max-time]` (slurm_opt.c `arg_set_switches`: a
+/// positive count, the time in `--time`'s grammar).
+pub fn parse_switches(s: &str) -> Result<gresim_model::job::SwitchReq, String> {
+    let s = s.trim();
+    let (count, wait) = match s.split_once('@') {
+        Some((c, w)) => (c, Some(w)),
+        None => (s, None),
+    };
+    let count: u32 = count
+        .trim()
+        .parse()
+        .ok()
+        .filter(|c| *c > 0)
+        .ok_or_else(|| {
+            format!("Invalid --switches specification '{s}': expected a positive count")
+        })?;
+    let wait = wait
+        .map(|w| {
+            gresim_model::slurm_time::parse_duration_exact(w.trim()).map_err(|e| {
+                format!("Invalid --switches specification '{s}': bad max-time '{w}': {e}")
+            })
+        })
+        .transpose()?;
+    Ok(gresim_model::job::SwitchReq { count, wait })
+}
+
 /// `-N min[-max]`.
 pub fn parse_nodes(s: &str) -> Result<(u32, u32), String> {
     let bad = || format!("\"{s}\" is not a valid node count; expected N or MIN-MAX, N >= 1");

@@ -336,6 +336,10 @@ pub struct SlurmConf {
     pub preempt: gresim_model::preempt::PreemptConfig,
     /// Where `PreemptType` was set, for the checks made once every line is read.
     pub preempt_type_at: Option<(PathBuf, usize)>,
+    /// `TopologyPlugin=` (topology/tree: topology.conf beside slurm.conf
+    /// drives node selection), with where it was set.
+    pub topology_plugin: gresim_model::switches::TopologyPlugin,
+    pub topology_plugin_at: Option<(PathBuf, usize)>,
     /// `KillWait` and `MessageTimeout` in seconds.
     pub kill_wait: Option<u64>,
     pub message_timeout: Option<u64>,
@@ -617,7 +621,6 @@ const UNMODELLED_KEYS: &[&str] = &[
     "requeueexithold",
     "schedulertimeslice",
     "topologyparam",
-    "topologyplugin",
     "nodeset",
     "downnodes",
 ];
@@ -681,6 +684,7 @@ const SCHED_OPTS: &[&str] = &[
     "preempt_youngest_first",
     "preempt_reorder_count",
     "preempt_strict_order",
+    "max_switch_wait",
 ];
 /// The SchedulerParameters options of [`SCHED_OPTS`] that take no value.
 const SCHED_FLAGS: &[&str] = &[
@@ -1397,6 +1401,10 @@ fn global(
                 )
             }
         }
+        "topologyplugin" => {
+            c.topology_plugin = crate::topology_conf::plugin(v).map_err(|e| line_err(l, &e))?;
+            c.topology_plugin_at = Some((l.file.clone(), l.line));
+        }
         o if QUIET_KEYS.contains(&o) => {}
         o if UNMODELLED_KEYS.contains(&o) => {
             warn(format!("{k}={v} is not modelled (ignored)"));
@@ -1418,6 +1426,7 @@ pub fn sched_params(conf: &SlurmConf, base: &SchedParams) -> SchedParams {
             "bf_resolution" => p.bf_resolution = n(v).max(1),
             "bf_window" => p.bf_window = n(v).saturating_mul(60),
             "bf_max_job_test" => p.bf_max_job_test = u32::try_from(n(v)).unwrap_or(u32::MAX),
+            "max_switch_wait" => p.max_switch_wait = n(v),
             "kill_invalid_depend" => p.kill_invalid_depend = true,
             "enable_user_top" => p.enable_user_top = true,
             "preempt_youngest_first" => p.preempt.youngest_first = true,
@@ -1964,7 +1973,16 @@ pub fn load(slurm_conf: &Path, gres_conf: Option<&Path>) -> Result<Loaded, Input
         }
         None => GresConf::default(),
     };
-    let cluster = build_cluster(&conf, &gres, &mut warnings)?;
+    let mut cluster = build_cluster(&conf, &gres, &mut warnings)?;
+    if conf.topology_plugin != gresim_model::switches::TopologyPlugin::None {
+        // topology/tree reads topology.conf from slurm.conf's directory.
+        let tp = slurm_conf
+            .parent()
+            .unwrap_or(Path::new("."))
+            .join("topology.conf");
+        let tree = crate::topology_conf::read(&tp, &cluster, &mut warnings)?;
+        cluster.set_switches(Some(tree), conf.topology_plugin);
+    }
     let params = sched_params(&conf, &SchedParams::default());
     let policy = policy_name(&conf);
     Ok(Loaded {
@@ -2029,7 +2047,7 @@ mod tests {
         let (c, w) = parse(
             "SelectType=select/cons_tres\nClusterName=x\nFrobnicate=3\n\
              NodeName=n1 CPUs=4 RealMemory=100 Colour=blue\n\
-             PartitionName=p Nodes=n1 Flavour=x\nSchedulerParameters=bf_interval=5,bf_continue\nTopologyPlugin=topology/tree\n",
+             PartitionName=p Nodes=n1 Flavour=x\nSchedulerParameters=bf_interval=5,bf_continue\nTopologyParam=Dragonfly\n",
         );
         assert_eq!(c.nodes.len(), 1);
         let msgs: Vec<String> = w.iter().map(ToString::to_string).collect();
@@ -2038,7 +2056,7 @@ mod tests {
         assert!(msgs[1].starts_with("slurm.conf:4: unknown node key 'Colour'"));
         assert!(msgs[2].starts_with("slurm.conf:5: unknown partition key 'Flavour'"));
         assert!(msgs[3].starts_with("slurm.conf:6: ") && msgs[3].contains("bf_continue"));
-        assert!(msgs[4].starts_with("slurm.conf:7: ") && msgs[4].contains("TopologyPlugin"));
+        assert!(msgs[4].starts_with("slurm.conf:7: ") && msgs[4].contains("TopologyParam"));
     }
 
     #[test]

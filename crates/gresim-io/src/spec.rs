@@ -145,6 +145,10 @@ pub struct VariantDef {
     /// Replaces the scenario's `reservations`; `null` removes them.
     #[serde(default, deserialize_with = "some_value")]
     pub reservations: Option<serde_json::Value>,
+    /// Sets `cluster.topology_plugin` (`"topology/tree"`, `"topology/none"`);
+    /// `null` removes it.
+    #[serde(default, deserialize_with = "some_value")]
+    pub topology_plugin: Option<serde_json::Value>,
 }
 
 /// A present field, `null` included, as `Some` (absent stays `None`).
@@ -175,10 +179,30 @@ pub struct ClusterDef {
     /// The network between nodes (docs/topology.md).
     #[serde(default)]
     pub fabric: Option<FabricDef>,
+    /// topology.conf (`SwitchName=… Nodes=…|Switches=…`): a file relative
+    /// to the scenario, or its lines. The switch tree gives the fabric its
+    /// leaf switches and, with `topology_plugin`, drives node selection
+    /// (docs/topology.md, "Slurm's topology/tree").
+    #[serde(default)]
+    pub topology_conf: Option<TopologyConfDef>,
+    /// slurm.conf's `TopologyPlugin`: `topology/tree` or `topology/none`
+    /// (default: what slurm_conf says, else none).
+    #[serde(default)]
+    pub topology_plugin: Option<String>,
     /// Seconds a dynamic MIG GPU is out of service while it is repartitioned
     /// (default 30; docs/mig.md).
     #[serde(default)]
     pub mig_reconfig_delay: Option<u64>,
+}
+
+/// topology.conf given by the scenario.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum TopologyConfDef {
+    /// A path relative to the scenario.
+    File(String),
+    /// The file's lines.
+    Lines(Vec<String>),
 }
 
 /// Node hardware; every field optional so templates and groups can share it.
@@ -370,6 +394,10 @@ pub struct SchedulerDef {
     pub bf_resolution: Option<u64>,
     #[serde(default)]
     pub bf_max_job_test: Option<u32>,
+    /// `SchedulerParameters=max_switch_wait` (seconds, default 300): the
+    /// longest `--switches=N@time` may wait.
+    #[serde(default)]
+    pub max_switch_wait: Option<u64>,
     /// DependencyParameters=kill_invalid_depend.
     #[serde(default)]
     pub kill_invalid_depend: Option<bool>,
@@ -592,6 +620,10 @@ pub struct JobDef {
     pub constraint: Option<String>,
     #[serde(default)]
     pub exclusive: bool,
+    /// `--switches=count[@max-time]`: the most leaf switches, and how long
+    /// to wait for them (topology/tree only).
+    #[serde(default)]
+    pub switches: Option<String>,
     /// `--array`: `0-99%10`.
     #[serde(default)]
     pub array: Option<String>,

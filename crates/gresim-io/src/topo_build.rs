@@ -11,7 +11,7 @@ use gresim_model::topology::{Topology, PRESETS};
 use gresim_model::{Cluster, GpuDevice};
 
 use crate::error::InputError;
-use crate::spec::{ClusterDef, CommDef, FabricDef, NumOrStr, TopologyDef};
+use crate::spec::{ClusterDef, CommDef, FabricDef, NumOrStr, TopologyConfDef, TopologyDef};
 
 /// Resolves a node group's topology and checks it has the node's GPUs.
 pub fn resolve_topology(
@@ -90,6 +90,79 @@ fn set_unknown_nic_rates(t: &mut Topology, gbps: f64) {
         // Rebuild the derived tables through a round trip of the builder.
         t.refresh();
     }
+}
+
+/// Applies the scenario's `topology_conf` and `topology_plugin` (over what
+/// slurm.conf gave), and gives the fabric the tree's leaf switches.
+pub fn apply_topology(
+    file: &Path,
+    def: &ClusterDef,
+    cluster: &mut Cluster,
+    warnings: &mut Vec<String>,
+) -> Result<(), InputError> {
+    let mut w = Vec::new();
+    let mut tree = cluster.switches().cloned();
+    let mut plugin = cluster.topology_plugin();
+    if let Some(p) = &def.topology_plugin {
+        plugin = crate::topology_conf::plugin(p)
+            .map_err(|m| InputError::at(file, "cluster.topology_plugin", m))?;
+    }
+    match &def.topology_conf {
+        Some(TopologyConfDef::File(f)) => {
+            let full = file.parent().unwrap_or(Path::new(".")).join(f);
+            tree = Some(crate::topology_conf::read(&full, cluster, &mut w)?);
+        }
+        Some(TopologyConfDef::Lines(lines)) => {
+            let name = file.with_file_name(format!(
+                "{}#cluster.topology_conf",
+                file.file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+            ));
+            tree = Some(crate::topology_conf::parse(
+                &name,
+                &lines.join("\n"),
+                cluster,
+                &mut w,
+            )?);
+        }
+        None => {}
+    }
+    warnings.extend(w.iter().map(ToString::to_string));
+    let Some(t) = tree else {
+        if plugin != gresim_model::switches::TopologyPlugin::None {
+            return Err(InputError::at(
+                file,
+                "cluster.topology_plugin",
+                "topology/tree needs a topology.conf (cluster.topology_conf, or one beside slurm_conf)",
+            ));
+        }
+        return Ok(());
+    };
+    if let Some(fd) = &def.fabric {
+        if fd.leaves.is_some() || fd.nodes_per_leaf.is_some() {
+            return Err(InputError::at(
+                file,
+                "cluster.fabric.leaves",
+                "the leaf switches come from topology_conf; give them there, not in fabric",
+            ));
+        }
+    }
+    let mut f = cluster.fabric().clone();
+    let leaves: Vec<usize> = t.leaves().collect();
+    f.leaves = leaves.iter().map(|&l| t.switches[l].name.clone()).collect();
+    // A node under no leaf gets a leaf of its own past the named ones.
+    f.node_leaf = (0..cluster.nodes.len())
+        .map(|v| match t.leaf_of(v) {
+            Some(l) => leaves.iter().position(|&x| x == l).unwrap_or(0) as u32,
+            None => leaves.len() as u32,
+        })
+        .collect();
+    if !t.unreachable.is_empty() {
+        f.leaves.push("(no leaf)".into());
+    }
+    cluster.set_fabric(f);
+    cluster.set_switches(Some(t), plugin);
+    Ok(())
 }
 
 /// Applies the scenario's `fabric` section, if any.

@@ -17,6 +17,8 @@
 //!   `gpus_per_node` and `gpus_per_task`.
 //! * `mig_reconfig_delay`: sets `cluster.mig_reconfig_delay`.
 //! * `accounting`: replaces the `accounting` section (`null` removes it).
+//! * `topology_plugin`: sets `cluster.topology_plugin` (`null` removes it):
+//!   the same switch tree, with or without Slurm's topology/tree placement.
 //!
 //! The synthetic generator draws the same random numbers whatever the
 //! types, so a variant's job stream has the same submit times, run times
@@ -104,6 +106,15 @@ pub fn build_variants(base: &Scenario) -> Result<Vec<Variant>, InputError> {
                     o.remove("reservations");
                 } else {
                     o.insert("reservations".into(), r.clone());
+                }
+            }
+        }
+        if let Some(tp) = &d.topology_plugin {
+            if let Some(c) = v["cluster"].as_object_mut() {
+                if tp.is_null() {
+                    c.remove("topology_plugin");
+                } else {
+                    c.insert("topology_plugin".into(), tp.clone());
                 }
             }
         }

@@ -205,6 +205,10 @@ pub struct Cluster {
     /// Topologies derived from the nodes' sockets and gres.conf Links, built on first use.
     derived: OnceLock<(Vec<Arc<Topology>>, Vec<u32>)>,
     fabric: Option<Arc<Fabric>>,
+    /// The switch tree of topology.conf (crate::switches), and whether
+    /// slurm.conf's TopologyPlugin makes node selection use it.
+    switches: Option<Arc<crate::switches::SwitchTree>>,
+    topology_plugin: crate::switches::TopologyPlugin,
     /// gres/shard or gres/mps per node (crate::shares); empty when no node has any.
     shares: Vec<Option<Arc<crate::shares::NodeShares>>>,
     /// GPUs whose MIG layout may change during a run (docs/mig.md).
@@ -247,6 +251,8 @@ impl Cluster {
             topologies: Vec::new(),
             derived: OnceLock::new(),
             fabric: None,
+            switches: None,
+            topology_plugin: crate::switches::TopologyPlugin::None,
             shares: Vec::new(),
             dynamic_mig: None,
             accounting: None,
@@ -372,6 +378,37 @@ impl Cluster {
     /// Sets the network between nodes.
     pub fn set_fabric(&mut self, fabric: Fabric) {
         self.fabric = Some(Arc::new(fabric));
+    }
+
+    /// Sets the switch tree (topology.conf) and the TopologyPlugin.
+    pub fn set_switches(
+        &mut self,
+        tree: Option<crate::switches::SwitchTree>,
+        plugin: crate::switches::TopologyPlugin,
+    ) {
+        self.switches = tree.map(Arc::new);
+        self.topology_plugin = plugin;
+    }
+
+    /// The switch tree, when topology.conf gave one.
+    pub fn switches(&self) -> Option<&crate::switches::SwitchTree> {
+        self.switches.as_deref()
+    }
+
+    /// The TopologyPlugin slurm.conf names.
+    pub fn topology_plugin(&self) -> crate::switches::TopologyPlugin {
+        self.topology_plugin
+    }
+
+    /// The tree node selection follows: the switch tree when the
+    /// TopologyPlugin is topology/tree, else `None` (Slurm's
+    /// `switch_record_cnt == 0`).
+    #[inline]
+    pub fn select_tree(&self) -> Option<&crate::switches::SwitchTree> {
+        match self.topology_plugin {
+            crate::switches::TopologyPlugin::Tree => self.switches.as_deref(),
+            crate::switches::TopologyPlugin::None => None,
+        }
     }
 
     /// Whether the scenario described topology or a fabric explicitly.

@@ -69,6 +69,20 @@ pub struct JobRequest {
     /// `--gres=shard:N` / `--gres=mps:N`: shares of one GPU per node
     /// (crate::shares). Never together with a `gpu` request.
     pub shared: Option<crate::shares::SharedReq>,
+    /// `--switches=N[@max-time]` (Slurm's `req_switch` and `wait4switch`):
+    /// honoured only under TopologyPlugin=topology/tree.
+    pub switches: Option<SwitchReq>,
+}
+
+/// `--switches=count[@max-time]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SwitchReq {
+    /// The most leaf switches the allocation may span.
+    pub count: u32,
+    /// How long the job waits for that, seconds (`None`: not given, which
+    /// Slurm takes as INFINITE). Capped at submission by
+    /// `SchedulerParameters=max_switch_wait` (job_mgr.c `_max_switch_wait()`).
+    pub wait: Option<u64>,
 }
 
 impl Default for JobRequest {
@@ -92,6 +106,7 @@ impl Default for JobRequest {
             features: Vec::new(),
             exclusive: false,
             shared: None,
+            switches: None,
         }
     }
 }
@@ -130,6 +145,7 @@ impl JobRequest {
             features,
             exclusive,
             shared,
+            switches,
         } = self;
         *min_nodes == other.min_nodes
             && *max_nodes == other.max_nodes
@@ -148,6 +164,7 @@ impl JobRequest {
             && *features == other.features
             && *exclusive == other.exclusive
             && *shared == other.shared
+            && *switches == other.switches
     }
 
     /// A hash of the fields [`JobRequest::same_shape`] compares (a cache
@@ -173,6 +190,7 @@ impl JobRequest {
             features,
             exclusive,
             shared,
+            switches,
         } = self;
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         let mut mix = |v: u64| {
@@ -223,6 +241,11 @@ impl JobRequest {
         mix(u64::from(*exclusive));
         mix(u64::from(*max_nodes_open));
         mix(shared.map_or(u64::MAX, |s| u64::from(s.per_node)));
+        if let Some(sw) = switches {
+            // Only when given, so every other request hashes as before.
+            mix(u64::from(sw.count));
+            mix(sw.wait.unwrap_or(u64::MAX));
+        }
         h
     }
 

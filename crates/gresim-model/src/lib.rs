@@ -20,6 +20,7 @@ pub mod reservation;
 pub mod shares;
 pub mod slurm_time;
 pub mod state;
+pub mod switches;
 pub mod topology;
 pub mod units;
 

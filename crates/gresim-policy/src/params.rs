@@ -69,6 +69,9 @@ pub struct SchedParams {
     pub bf_resolution: u64,
     /// `bf_max_job_test`.
     pub bf_max_job_test: u32,
+    /// `max_switch_wait` in seconds (default 300): the longest a job's
+    /// `--switches=N@time` may wait (job_mgr.c `_max_switch_wait()`).
+    pub max_switch_wait: u64,
     /// `_will_run_test()`'s grouping of running jobs' planned ends, in
     /// seconds (Slurm's fixed `time_window` of 30): backfill releases the
     /// jobs ending up to 30 s past the first end rounded up to a multiple of
@@ -109,6 +112,7 @@ impl Default for SchedParams {
             bf_window: 1440 * 60,
             bf_resolution: 60,
             bf_max_job_test: 500,
+            max_switch_wait: 300,
             bf_will_run_window: 30,
             bf_epoch_phase: 0,
             kill_invalid_depend: false,

@@ -203,6 +203,22 @@ pub fn explain(rf: &RunFile, id: &str, at: Option<u64>) -> Result<String, String
     let _ = writeln!(s, "asks    {}", describe_request(&j.request));
     let _ = writeln!(s, "limit   {}", format_time_limit(j.time_limit));
     s.push_str(&resv_lines(rf, j, t));
+    if let Some((count, wait)) = j.request.switches {
+        // job_mgr.c `_max_switch_wait()`: no @time, or a longer one, waits
+        // max_switch_wait (300 s unless SchedulerParameters says otherwise).
+        let w = wait.unwrap_or(u64::MAX).min(300);
+        let until = j.first_submit.saturating_add(w);
+        let _ = writeln!(
+            s,
+            "switches at most {count} leaf switch(es) (--switches={count}{}): under topology/tree it pends (Resources) while only more leaves could hold it, {}",
+            wait.map_or_else(String::new, |w| format!("@{}", format_duration(w))),
+            if t < until {
+                format!("until its wait ends at {} (capped by max_switch_wait, 300 s by default)", t_str(until))
+            } else {
+                format!("but its wait ended at {}: any leaves will do now", t_str(until))
+            }
+        );
+    }
     match reason.as_str() {
         "JobHeldUser" | "JobHeldAdmin" => {
             let _ = writeln!(

@@ -169,6 +169,9 @@ pub struct RequestRec {
     /// `--gres=shard:N` / `--gres=mps:N`: the kind and the count per node.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared: Option<(String, u32)>,
+    /// `--switches=count[@max-time]`: the count and the wait in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub switches: Option<(u32, Option<u64>)>,
 }
 
 /// What one run holds on one node.
@@ -563,6 +566,7 @@ fn request_rec(c: &Cluster, r: &JobRequest) -> RequestRec {
         features: r.features.clone(),
         exclusive: r.exclusive,
         shared: r.shared.map(|s| (s.kind.as_str().to_string(), s.per_node)),
+        switches: r.switches.map(|s| (s.count, s.wait)),
     }
 }
 
@@ -1571,6 +1575,9 @@ impl RunFile {
                 }),
                 None => None,
             },
+            switches: r
+                .switches
+                .map(|(count, wait)| gresim_model::job::SwitchReq { count, wait }),
         })
     }
 

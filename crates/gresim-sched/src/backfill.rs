@@ -404,7 +404,8 @@ pub fn backfill_pass(
             }
         };
         let limit = plan_limit(ctx, job, part);
-        let req = std::sync::Arc::clone(&ctx.jobs[job.idx()].request);
+        let req =
+            crate::select::request_now(ctx.cluster, &ctx.jobs[job.idx()], ctx.now, ctx.params);
         let need_nodes = req.min_nodes.max(1);
         let memo = memo_for(&mut fits_memo, ctx, &req, part);
 

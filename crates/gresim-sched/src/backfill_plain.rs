@@ -268,7 +268,8 @@ pub fn backfill_pass(
         }
         tested += 1;
         let limit = plan_limit(ctx, job, part);
-        let req = std::sync::Arc::clone(&ctx.jobs[job.idx()].request);
+        let req =
+            crate::select::request_now(ctx.cluster, &ctx.jobs[job.idx()], ctx.now, ctx.params);
         let pnodes = &ctx.cluster.partition(part).nodes;
         let need_nodes = req.min_nodes.max(1);
 

@@ -317,7 +317,8 @@ impl Classic {
                 ctx.set_reason(job, Reason::JobArrayTaskLimit, None);
                 continue;
             }
-            let req = std::sync::Arc::clone(&ctx.jobs[job.idx()].request);
+            let req =
+                crate::select::request_now(ctx.cluster, &ctx.jobs[job.idx()], ctx.now, ctx.params);
             match place(
                 cache,
                 &Placement::FirstFit,
@@ -887,7 +888,8 @@ impl<'a> Search<'a> for Planner<'a> {
     ) -> Option<(Time, Allocation)> {
         let now = ctx.now;
         let cluster = ctx.cluster;
-        let req = std::sync::Arc::clone(&ctx.jobs[job.idx()].request);
+        let req =
+            crate::select::request_now(ctx.cluster, &ctx.jobs[job.idx()], ctx.now, ctx.params);
         let m = self.shape(ctx, &req, part);
         let Planner {
             started_ends,

@@ -39,6 +39,7 @@ use crate::select::View;
 use crate::SchedParams;
 
 mod fit_tree;
+mod topo;
 
 /// Slurm's NO_VAL for task counts.
 const NO_VAL: u32 = u32::MAX;
@@ -793,7 +794,8 @@ fn cpus_to_use(j: &JobCtx<'_>, avail: u32, rem_max: i64, min_rem: i64) -> i64 {
     }
 }
 
-/// `_eval_nodes` (default consecutive-set mode). `usable[i]` marks the
+/// `_eval_nodes` (default consecutive-set mode; under topology/tree,
+/// `_eval_nodes_topo` in cons_tres/topo.rs). `usable[i]` marks the
 /// candidates still in the node map; returns the picked candidate indices.
 fn eval_nodes(
     j: &JobCtx<'_>,
@@ -804,6 +806,9 @@ fn eval_nodes(
     req_nodes: u32,
     ev: &mut EvalScratch,
 ) -> Option<Vec<usize>> {
+    if let Some(t) = j.cluster.select_tree() {
+        return topo::eval_nodes_topo(j, t, cands, usable, min_nodes, max_nodes, req_nodes);
+    }
     let n = cands.len();
     let avail = |i: usize| -> u32 {
         if !usable[i] {
@@ -1219,6 +1224,7 @@ impl ShapeKey {
         req.min_nodes = 0;
         req.max_nodes = 0;
         req.max_nodes_open = false;
+        req.switches = None;
         ShapeKey {
             req,
             def_mem_per_cpu: j.params.def_mem_per_cpu,
@@ -1254,6 +1260,7 @@ impl ShapeKey {
             features: _,
             exclusive,
             shared,
+            switches: _,
         } = j.req;
         let k = &self.req;
         self.def_mem_per_cpu == j.params.def_mem_per_cpu
@@ -1389,7 +1396,10 @@ fn job_test_with(
     // Nodes the view offers (before any is found unable to hold the job).
     let mut offered = 0usize;
     let plain = req.nodelist.is_empty() && req.exclude.is_empty() && req.features.is_empty();
-    if let View::Now(state, None) = view {
+    // topology/tree: `_eval_nodes_topo` instead of the consecutive node sets
+    // (and so not their per-shape trees).
+    let tree = cluster.select_tree();
+    if let (View::Now(state, None), None) = (view, tree) {
         // On the live state (not a clone, such as backfill's future states):
         // the first pass's choice comes from the per-shape tree of node
         // sets, without visiting every node (see fit_tree). When it finds
@@ -1564,6 +1574,14 @@ fn job_test_with(
         }
     }
     let picked = picked?;
+    if let (Some(t), Some(sw)) = (tree, req.switches) {
+        // `--switches`: while the job still waits (the policy drops the
+        // request once its wait is over), more leaves than asked fail
+        // (`best_switch = false`).
+        if t.leaf_count(picked.iter().map(|&i| cands[i].id)) > sw.count {
+            return None;
+        }
+    }
     let mut alloc = finish(&j, cands, &picked)?;
     if let Some(sr) = req.shared {
         crate::shares::assign(cluster, &view, &mut alloc, sr)?;
@@ -2177,6 +2195,13 @@ mod tests {
     use gresim_model::{ClusterState, GpuDevice, GpuType, GpuTypeId, NodeAdminState, Partition};
 
     fn cluster(n: usize) -> Cluster {
+        // Two weights, so node sets are cut at weight changes too.
+        a100_cluster(n, 8, |i| 1 + u32::from(i % 7 == 3))
+    }
+
+    /// `n` nodes `n0`… of 2 sockets × 8 cores and `gpus` A100s (half on
+    /// each socket), weights from `weight`, in one default partition `p`.
+    pub(super) fn a100_cluster(n: usize, gpus: usize, weight: impl Fn(usize) -> u32) -> Cluster {
         let model = model_by_name("A100-SXM4-80GB").expect("known model");
         let nodes = (0..n)
             .map(|i| Node {
@@ -2186,13 +2211,12 @@ mod tests {
                 threads_per_core: 1,
                 memory_mib: 64_000,
                 features: vec![],
-                // Two weights, so node sets are cut at weight changes too.
-                weight: 1 + u32::from(i % 7 == 3),
-                gpus: (0..8)
+                weight: weight(i),
+                gpus: (0..gpus)
                     .map(|g| GpuDevice {
                         ty: GpuTypeId(0),
                         model,
-                        socket: Some((g / 4) as u16),
+                        socket: Some((g / (gpus / 2).max(1)) as u16),
                         phys: g as u8,
                         mig: None,
                     })

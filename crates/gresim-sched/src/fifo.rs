@@ -403,7 +403,13 @@ impl Policy for Fifo {
                 ctx.set_reason(job, r, None);
                 continue;
             }
-            let req = &ctx.jobs[job.idx()].request;
+            let relaxed = crate::select::switches_relaxed(
+                ctx.cluster,
+                &ctx.jobs[job.idx()],
+                ctx.now,
+                ctx.params,
+            );
+            let req = relaxed.as_ref().unwrap_or(&ctx.jobs[job.idx()].request);
             // `_schedule()`: fewer available (not DOWN or DRAINED) nodes in
             // the partition than the job needs gives Resources, unless the
             // job already waits for its required nodes.

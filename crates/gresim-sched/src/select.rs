@@ -115,6 +115,42 @@ pub fn try_select(
     r
 }
 
+/// The request node selection sees for `job` at `now` when it differs
+/// from the job's own: under topology/tree, a job whose `--switches` wait
+/// is over selects without the leaf limit. Slurm's `_eval_nodes_topo()`
+/// compares the time since `wait4switch_start` (its first evaluation, here
+/// the first submission) with `wait4switch`, which job_mgr.c caps at
+/// `max_switch_wait` (`_max_switch_wait()`); a job without `@time` waits up
+/// to that cap. `None` (the common case, no allocation) when nothing changes.
+pub fn switches_relaxed(
+    cluster: &Cluster,
+    job: &gresim_model::job::Job,
+    now: gresim_model::Time,
+    params: &SchedParams,
+) -> Option<JobRequest> {
+    let sw = job.request.switches?;
+    cluster.select_tree()?;
+    let wait = sw.wait.unwrap_or(u64::MAX).min(params.max_switch_wait);
+    (now >= job.first_submit.saturating_add(wait)).then(|| JobRequest {
+        switches: None,
+        ..(*job.request).clone()
+    })
+}
+
+/// `job`'s request as node selection sees it at `now` (see
+/// [`switches_relaxed`]): the job's own, shared, in the common case.
+pub fn request_now(
+    cluster: &Cluster,
+    job: &gresim_model::job::Job,
+    now: gresim_model::Time,
+    params: &SchedParams,
+) -> std::sync::Arc<JobRequest> {
+    match switches_relaxed(cluster, job, now, params) {
+        Some(r) => std::sync::Arc::new(r),
+        None => std::sync::Arc::clone(&job.request),
+    }
+}
+
 /// A cheap necessary condition for `req` to fit in `part` now: enough nodes
 /// each with a free core, the per-node memory and the per-node GPUs, and
 /// enough free GPUs for a per-job count. When it fails the full node
