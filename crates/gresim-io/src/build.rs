@@ -1016,7 +1016,7 @@ fn job_behavior(d: &JobDef, r: &JobRequest) -> Result<JobBehavior, (&'static str
 /// `scontrol update NodeName= State=X`: DOWN, DRAIN, FAIL (like DRAIN:
 /// running jobs finish, no new job starts; sinfo shows it as FAIL), RESUME
 /// or IDLE.
-pub(crate) fn node_state_action(state: &str, nodes: Vec<NodeId>) -> Result<Action, String> {
+pub fn node_state_action(state: &str, nodes: Vec<NodeId>) -> Result<Action, String> {
     match state.to_ascii_uppercase().as_str() {
         "DOWN" => Ok(Action::NodeDown(nodes)),
         "DRAIN" | "FAIL" => Ok(Action::NodeDrain(nodes)),
@@ -1028,7 +1028,7 @@ pub(crate) fn node_state_action(state: &str, nodes: Vec<NodeId>) -> Result<Actio
 }
 
 /// `scancel --state=`: PENDING (PD) or RUNNING (R).
-pub(crate) fn cancel_state(s: &str) -> Result<gresim_model::JobState, String> {
+pub fn cancel_state(s: &str) -> Result<gresim_model::JobState, String> {
     match s.to_ascii_uppercase().as_str() {
         "PENDING" | "PD" => Ok(gresim_model::JobState::Pending),
         "RUNNING" | "R" => Ok(gresim_model::JobState::Running),
@@ -1040,7 +1040,7 @@ pub(crate) fn cancel_state(s: &str) -> Result<gresim_model::JobState, String> {
 
 /// A signal by name (`USR1`, `SIGUSR1`) or number, one whose default action
 /// ends the process.
-pub(crate) fn signal_number(s: &str) -> Result<u8, String> {
+pub fn signal_number(s: &str) -> Result<u8, String> {
     const SIGNALS: &[(&str, u8)] = &[
         ("HUP", 1),
         ("INT", 2),
@@ -1073,12 +1073,12 @@ pub(crate) fn signal_number(s: &str) -> Result<u8, String> {
 }
 
 /// Resolves a job id of a dependency to (submission, array task).
-pub(crate) type ResolveJob<'a> = &'a dyn Fn(&str) -> Option<(u32, Option<u32>)>;
+pub type ResolveJob<'a> = &'a dyn Fn(&str) -> Option<(u32, Option<u32>)>;
 
 /// One `scontrol update JobId=` change, `key` lower-case: timelimit,
 /// partition, nice, dependency (`resolve` names the jobs; empty clears
 /// it) or numnodes.
-pub(crate) fn job_change(
+pub fn job_change(
     key: &str,
     value: &str,
     cluster: &Cluster,

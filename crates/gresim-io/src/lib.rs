@@ -7,7 +7,6 @@
 
 pub mod build;
 pub mod compose;
-pub mod conformance;
 pub mod error;
 pub mod failures;
 #[doc(hidden)]
