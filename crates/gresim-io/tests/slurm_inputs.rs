@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use gresim_io::slurmconf::{self, load};
+use gresim_io::slurmconf::load;
 use gresim_io::traces::{self, TraceFormat, TraceOptions};
 use gresim_model::cluster::PartitionState;
 use gresim_model::job::{JobSpec, MemReq, RunTime};
@@ -18,12 +18,6 @@ fn data(p: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data")
         .join(p)
-}
-
-fn same_cluster(a: &Cluster, b: &Cluster) {
-    assert_eq!(a.nodes, b.nodes);
-    assert_eq!(a.partitions, b.partitions);
-    assert_eq!(a.gpu_types, b.gpu_types);
 }
 
 #[test]
