@@ -108,16 +108,11 @@ pub fn build_cluster(
             ));
         };
         let memory_mib = mem_value(mem).map_err(|e| err(format!("{gp}.memory"), e))?;
-        let state = match g.state.as_deref().map(str::to_ascii_uppercase).as_deref() {
-            None | Some("UP") | Some("IDLE") => NodeAdminState::Up,
-            Some("DOWN") => NodeAdminState::Down,
-            Some("DRAIN") => NodeAdminState::Drain,
-            Some(o) => {
-                return Err(err(
-                    format!("{gp}.state"),
-                    format!("unknown state '{o}'; expected UP, DOWN or DRAIN"),
-                ))
-            }
+        let state = match g.state.as_deref() {
+            None => NodeAdminState::Up,
+            Some(v) => v
+                .parse::<NodeAdminState>()
+                .map_err(|e| err(format!("{gp}.state"), e))?,
         };
         // GPU devices of one node of this group.
         let mut gpus: Vec<GpuDevice> = Vec::new();
@@ -456,17 +451,11 @@ pub fn build_partitions(
             .map(|t| time_value(t).map_err(|e| err(format!("{pp}.default_time"), e)))
             .transpose()?
             .flatten();
-        let state = match p.state.as_deref().map(str::to_ascii_uppercase).as_deref() {
-            None | Some("UP") => PartitionState::Up,
-            Some("DOWN") => PartitionState::Down,
-            Some("DRAIN") => PartitionState::Drain,
-            Some("INACTIVE") => PartitionState::Inactive,
-            Some(o) => {
-                return Err(err(
-                    format!("{pp}.state"),
-                    format!("unknown state '{o}'; expected UP, DOWN, DRAIN or INACTIVE"),
-                ))
-            }
+        let state = match p.state.as_deref() {
+            None => PartitionState::Up,
+            Some(v) => v
+                .parse::<PartitionState>()
+                .map_err(|e| err(format!("{pp}.state"), e))?,
         };
         let preempt_mode = p
             .preempt_mode
@@ -1017,14 +1006,24 @@ fn job_behavior(d: &JobDef, r: &JobRequest) -> Result<JobBehavior, (&'static str
 /// running jobs finish, no new job starts; sinfo shows it as FAIL), RESUME
 /// or IDLE.
 pub fn node_state_action(state: &str, nodes: Vec<NodeId>) -> Result<Action, String> {
-    match state.to_ascii_uppercase().as_str() {
-        "DOWN" => Ok(Action::NodeDown(nodes)),
-        "DRAIN" | "FAIL" => Ok(Action::NodeDrain(nodes)),
-        "RESUME" | "IDLE" => Ok(Action::NodeResume(nodes)),
-        other => Err(format!(
-            "unsupported node state '{other}'; expected DOWN, DRAIN, FAIL, RESUME or IDLE"
-        )),
+    let word = state.to_ascii_uppercase();
+    match word.as_str() {
+        "FAIL" => return Ok(Action::NodeDrain(nodes)),
+        "RESUME" => return Ok(Action::NodeResume(nodes)),
+        "UP" => {}
+        _ => {
+            if let Ok(s) = word.parse::<NodeAdminState>() {
+                return Ok(match s {
+                    NodeAdminState::Down => Action::NodeDown(nodes),
+                    NodeAdminState::Drain => Action::NodeDrain(nodes),
+                    NodeAdminState::Up => Action::NodeResume(nodes),
+                });
+            }
+        }
     }
+    Err(format!(
+        "unsupported node state '{word}'; expected DOWN, DRAIN, FAIL, RESUME or IDLE"
+    ))
 }
 
 /// `scancel --state=`: PENDING (PD) or RUNNING (R).

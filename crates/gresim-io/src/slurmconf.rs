@@ -1070,10 +1070,14 @@ fn resolve_node(
             1
         }
     };
+    // slurm.conf's own words first, then the common ones (`NodeAdminState::from_str`).
     let state = match r.state.as_deref() {
-        None | Some("UNKNOWN") | Some("IDLE") | Some("UP") => NodeAdminState::Up,
-        Some("DOWN") | Some("FAIL") => NodeAdminState::Down,
-        Some("DRAIN") | Some("FAILING") => NodeAdminState::Drain,
+        None | Some("UNKNOWN") => NodeAdminState::Up,
+        Some("FAIL") => NodeAdminState::Down,
+        Some("FAILING") => NodeAdminState::Drain,
+        Some(w) if w.parse::<NodeAdminState>().is_ok() => {
+            w.parse::<NodeAdminState>().unwrap_or_default()
+        }
         Some("CLOUD") => {
             warn("State=CLOUD: power saving is not modelled; the nodes are up".into());
             NodeAdminState::Up
@@ -1144,18 +1148,12 @@ fn part_fields(
             "tresbillingweights" => r.tres_billing_weights = Some(v.clone()),
             "maxnodes" => r.max_nodes = Some(if unlimited { None } else { Some(num(l, k, v)?) }),
             "state" => {
-                r.state = Some(match v.to_ascii_uppercase().as_str() {
-                    "UP" => PartitionState::Up,
-                    "DOWN" => PartitionState::Down,
-                    "DRAIN" => PartitionState::Drain,
-                    "INACTIVE" => PartitionState::Inactive,
-                    _ => {
-                        return Err(line_err(
-                            l,
-                            &format!("State={v}: expected UP, DOWN, DRAIN or INACTIVE"),
-                        ))
-                    }
-                })
+                r.state = Some(v.parse::<PartitionState>().map_err(|_| {
+                    line_err(
+                        l,
+                        &format!("State={v}: expected UP, DOWN, DRAIN or INACTIVE"),
+                    )
+                })?)
             }
             "oversubscribe" | "shared" => {
                 let up = v.to_ascii_uppercase();
