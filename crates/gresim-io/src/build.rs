@@ -383,27 +383,10 @@ pub fn build_partitions(
     parts: &[PartitionDef],
 ) -> Result<Vec<Partition>, InputError> {
     let err = |path: String, msg: String| InputError::at(file, path, msg);
-    let by_name: BTreeMap<&str, NodeId> = nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.name.as_str(), NodeId::from_idx(i)))
-        .collect();
+    let index = crate::partition::NodeIndex::new(nodes);
     let mut partitions = Vec::new();
     if parts.is_empty() {
-        partitions.push(Partition {
-            name: "main".into(),
-            nodes: (0..nodes.len()).map(NodeId::from_idx).collect(),
-            default: true,
-            max_time: None,
-            default_time: None,
-            priority_tier: 1,
-            priority_job_factor: 1,
-            min_nodes: 0,
-            max_nodes: None,
-            state: PartitionState::Up,
-            preempt_mode: None,
-            grace_time: 0,
-        });
+        partitions.push(crate::partition::default_partition(&index));
     }
     for (pi, p) in parts.iter().enumerate() {
         let pp = format!("partitions[{pi}]");
@@ -419,26 +402,6 @@ pub fn build_partitions(
                 format!("'{}' is not a valid partition name", p.name),
             ));
         }
-        let mut members: Vec<NodeId> = match p.nodes.as_deref() {
-            None | Some("ALL") => (0..nodes.len()).map(NodeId::from_idx).collect(),
-            Some(h) => {
-                let names = hostlist::expand(h)
-                    .map_err(|e| err(format!("{pp}.nodes"), format!("bad hostlist '{h}': {e}")))?;
-                names
-                    .iter()
-                    .map(|n| {
-                        by_name.get(n.as_str()).copied().ok_or_else(|| {
-                            err(
-                                format!("{pp}.nodes"),
-                                format!("node '{n}' is not in the cluster"),
-                            )
-                        })
-                    })
-                    .collect::<Result<_, _>>()?
-            }
-        };
-        members.sort();
-        members.dedup();
         let max_time = p
             .max_time
             .as_ref()
@@ -466,20 +429,32 @@ pub fn build_partitions(
                     .map_err(|e| err(format!("{pp}.preempt_mode"), e))
             })
             .transpose()?;
-        partitions.push(Partition {
-            name: p.name.clone(),
-            nodes: members,
+        let fields = crate::partition::PartitionFields {
+            name: &p.name,
+            nodes: p.nodes.as_deref(),
             default: p.default,
             max_time,
             default_time,
-            priority_tier: p.priority_tier.unwrap_or(1),
-            priority_job_factor: p.priority_job_factor.unwrap_or(1),
-            min_nodes: p.min_nodes.unwrap_or(0),
+            priority_tier: p.priority_tier,
+            priority_job_factor: p.priority_job_factor,
+            min_nodes: p.min_nodes,
             max_nodes: p.max_nodes,
             state,
             preempt_mode,
-            grace_time: p.grace_time.unwrap_or(0),
-        });
+            grace_time: p.grace_time,
+        };
+        let h = p.nodes.as_deref().unwrap_or("");
+        partitions.push(
+            crate::partition::lower(&fields, &index, true).map_err(|e| match e {
+                crate::partition::MembersError::Hostlist(e) => {
+                    err(format!("{pp}.nodes"), format!("bad hostlist '{h}': {e}"))
+                }
+                crate::partition::MembersError::UnknownNode(n) => err(
+                    format!("{pp}.nodes"),
+                    format!("node '{n}' is not in the cluster"),
+                ),
+            })?,
+        );
     }
     if partitions.iter().filter(|p| p.default).count() > 1 {
         return Err(err(

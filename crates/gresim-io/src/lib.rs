@@ -14,6 +14,7 @@ pub mod fuzzing;
 pub mod gresconf;
 pub mod lint;
 pub mod mig_policy;
+pub mod partition;
 pub mod resv;
 pub mod sacctmgr;
 pub mod sbatch;
