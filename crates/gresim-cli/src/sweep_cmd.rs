@@ -9,19 +9,15 @@
 //! - `--emit-sbatch FILE` writes a Slurm job-array script running the shards.
 //!
 //! Every point is one run exactly as `sim run --policy P --seed S` builds it
-//! (through [`crate::compare_cmd::run_policies`]), on a scenario whose JSON
+//! (through [`gresim::sweep::run_point`]), on a scenario whose JSON
 //! has the point's parameter values set. Results go through one function that
 //! orders rows by point index, so they do not depend on the thread count or
 //! on how the sweep was sharded.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use gresim::sweep::{
-    point_label, run_point, table, write_results, Head, Point, Row, ShardFile, Sweep,
-};
-use gresim_io::InputError;
+use gresim::sweep::{point_label, run_point, table, write_results, Point, Row, ShardFile, Sweep};
 use rayon::prelude::*;
 
 use crate::progress::Progress;
@@ -110,14 +106,6 @@ struct MergeArgs {
     /// Print nothing on success.
     #[arg(long, short)]
     quiet: bool,
-}
-
-fn input_err(e: InputError) -> Failure {
-    Failure::input(e)
-}
-
-fn at(path: &Path, field: impl Into<String>, msg: impl Into<String>) -> Failure {
-    input_err(InputError::at(path, field, msg))
 }
 
 // ---- shards -----------------------------------------------------------------
@@ -300,117 +288,12 @@ fn run_points(
 
 // ---- merge --------------------------------------------------------------------
 
-/// The shard files a merge argument stands for.
-fn shard_files(arg: &Path) -> Result<Vec<PathBuf>, Failure> {
-    if arg.is_file() {
-        return Ok(vec![arg.to_path_buf()]);
-    }
-    let sdir = arg.join("shards");
-    let rd = std::fs::read_dir(&sdir).map_err(|e| {
-        Failure::input(format!(
-            "{}: no shards to merge ({}: {e})",
-            arg.display(),
-            sdir.display()
-        ))
-    })?;
-    let mut v: Vec<PathBuf> = rd
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("shard-") && n.ends_with(".json"))
-        })
-        .collect();
-    v.sort();
-    if v.is_empty() {
-        return Err(Failure::input(format!(
-            "{}: no shard-K-of-N.json files to merge",
-            sdir.display()
-        )));
-    }
-    Ok(v)
-}
-
 fn cmd_merge(args: &MergeArgs) -> Result<(), Failure> {
     let mut files = Vec::new();
     for d in &args.dirs {
-        files.extend(shard_files(d)?);
+        files.extend(gresim::sweep::shard_files(d)?);
     }
-    let mut head: Option<(Head, PathBuf)> = None;
-    let mut by_point: BTreeMap<usize, (Row, PathBuf)> = BTreeMap::new();
-    for f in &files {
-        let text = std::fs::read_to_string(f)
-            .map_err(|e| Failure::input(format!("{}: cannot read: {e}", f.display())))?;
-        let de = &mut serde_json::Deserializer::from_str(&text);
-        let sf: ShardFile = serde_path_to_error::deserialize(de)
-            .map_err(|e| input_err(gresim_io::error::from_json(f, e)))?;
-        match &head {
-            None => head = Some((sf.head.clone(), f.clone())),
-            Some((h, first)) if *h != sf.head => {
-                return Err(Failure::input(format!(
-                    "{}: a shard of another sweep than {} (sweep '{}', fingerprint {}, against '{}', {})",
-                    f.display(),
-                    first.display(),
-                    sf.head.sweep,
-                    sf.head.fingerprint,
-                    h.sweep,
-                    h.fingerprint
-                )));
-            }
-            Some(_) => {}
-        }
-        if sf.shards == 0 || sf.shard >= sf.shards {
-            return Err(at(
-                f,
-                "shard",
-                format!("shard {} of {} is not a shard", sf.shard, sf.shards),
-            ));
-        }
-        for (i, r) in sf.rows.into_iter().enumerate() {
-            if r.point >= sf.head.points || r.point % sf.shards != sf.shard {
-                return Err(at(
-                    f,
-                    format!("rows[{i}].point"),
-                    format!(
-                        "point {} does not belong to shard {}/{}",
-                        r.point, sf.shard, sf.shards
-                    ),
-                ));
-            }
-            match by_point.get(&r.point) {
-                Some((old, other)) if *old != r => {
-                    return Err(Failure::input(format!(
-                        "{}: point {} differs from the same point in {}",
-                        f.display(),
-                        r.point,
-                        other.display()
-                    )));
-                }
-                Some(_) => {}
-                None => {
-                    by_point.insert(r.point, (r, f.clone()));
-                }
-            }
-        }
-    }
-    let Some((head, _)) = head else {
-        return Err(Failure::input("no shards to merge"));
-    };
-    let missing: Vec<usize> = (0..head.points)
-        .filter(|i| !by_point.contains_key(i))
-        .collect();
-    if !missing.is_empty() {
-        let shown: Vec<String> = missing.iter().take(20).map(ToString::to_string).collect();
-        return Err(Failure::input(format!(
-            "{} of {} points are missing (a shard did not finish?): {}{}",
-            missing.len(),
-            head.points,
-            shown.join(", "),
-            if missing.len() > 20 { ", …" } else { "" }
-        )));
-    }
-    let rows: Vec<Row> = by_point.into_values().map(|(r, _)| r).collect();
+    let (head, rows) = gresim::sweep::merge_shards(&files)?;
     let dir = match &args.out {
         Some(o) => o.clone(),
         None if args.dirs[0].is_dir() => args.dirs[0].clone(),
@@ -611,7 +494,7 @@ mod tests {
     }
 
     fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let m: BTreeMap<String, String> = pairs
+        let m: std::collections::BTreeMap<String, String> = pairs
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();

@@ -757,6 +757,128 @@ pub fn table(names: &[String], rows: &[Row]) -> String {
     s
 }
 
+// ---- merging shards -------------------------------------------------------------
+
+/// The shard files a merge argument stands for.
+pub fn shard_files(arg: &Path) -> Result<Vec<PathBuf>, Error> {
+    if arg.is_file() {
+        return Ok(vec![arg.to_path_buf()]);
+    }
+    let sdir = arg.join("shards");
+    let rd = std::fs::read_dir(&sdir).map_err(|e| {
+        Error::Input(InputError::new(
+            arg,
+            format!("no shards to merge ({}: {e})", sdir.display()),
+        ))
+    })?;
+    let mut v: Vec<PathBuf> = rd
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("shard-") && n.ends_with(".json"))
+        })
+        .collect();
+    v.sort();
+    if v.is_empty() {
+        return Err(Error::Input(InputError::new(
+            &sdir,
+            "no shard-K-of-N.json files to merge",
+        )));
+    }
+    Ok(v)
+}
+
+/// Joins shard files (`shards/shard-K-of-N.json`, each a [`ShardFile`])
+/// into one sweep's rows in point order: every file of the same sweep (its
+/// [`Head`]), each row of its own shard, a point seen twice the same, and
+/// no point missing.
+pub fn merge_shards(files: &[PathBuf]) -> Result<(Head, Vec<Row>), Error> {
+    let input = |f: &Path, m: String| Error::Input(InputError::new(f, m));
+    let at = |f: &Path, field: String, m: String| Error::Input(InputError::at(f, field, m));
+    let mut head: Option<(Head, PathBuf)> = None;
+    let mut by_point: BTreeMap<usize, (Row, PathBuf)> = BTreeMap::new();
+    for f in files {
+        let text = std::fs::read_to_string(f).map_err(|e| input(f, format!("cannot read: {e}")))?;
+        let de = &mut serde_json::Deserializer::from_str(&text);
+        let sf: ShardFile = serde_path_to_error::deserialize(de)
+            .map_err(|e| Error::Input(gresim_io::error::from_json(f, e)))?;
+        match &head {
+            None => head = Some((sf.head.clone(), f.clone())),
+            Some((h, first)) if *h != sf.head => {
+                return Err(input(f, format!(
+                    "a shard of another sweep than {} (sweep '{}', fingerprint {}, against '{}', {})",
+                    first.display(),
+                    sf.head.sweep,
+                    sf.head.fingerprint,
+                    h.sweep,
+                    h.fingerprint
+                )));
+            }
+            Some(_) => {}
+        }
+        if sf.shards == 0 || sf.shard >= sf.shards {
+            return Err(at(
+                f,
+                "shard".into(),
+                format!("shard {} of {} is not a shard", sf.shard, sf.shards),
+            ));
+        }
+        for (i, r) in sf.rows.into_iter().enumerate() {
+            if r.point >= sf.head.points || r.point % sf.shards != sf.shard {
+                return Err(at(
+                    f,
+                    format!("rows[{i}].point"),
+                    format!(
+                        "point {} does not belong to shard {}/{}",
+                        r.point, sf.shard, sf.shards
+                    ),
+                ));
+            }
+            match by_point.get(&r.point) {
+                Some((old, other)) if *old != r => {
+                    return Err(input(
+                        f,
+                        format!(
+                            "point {} differs from the same point in {}",
+                            r.point,
+                            other.display()
+                        ),
+                    ));
+                }
+                Some(_) => {}
+                None => {
+                    by_point.insert(r.point, (r, f.clone()));
+                }
+            }
+        }
+    }
+    let Some((head, first)) = head else {
+        return Err(Error::Input(InputError::new(
+            Path::new("sim sweep merge"),
+            "no shards to merge",
+        )));
+    };
+    let missing: Vec<usize> = (0..head.points)
+        .filter(|i| !by_point.contains_key(i))
+        .collect();
+    if !missing.is_empty() {
+        let shown: Vec<String> = missing.iter().take(20).map(ToString::to_string).collect();
+        return Err(input(
+            &first,
+            format!(
+                "{} of {} points are missing (a shard did not finish?): {}{}",
+                missing.len(),
+                head.points,
+                shown.join(", "),
+                if missing.len() > 20 { ", …" } else { "" }
+            ),
+        ));
+    }
+    Ok((head, by_point.into_values().map(|(r, _)| r).collect()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
