@@ -172,6 +172,9 @@ pub struct RequestRec {
     /// `--switches=count[@max-time]`: the count and the wait in seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub switches: Option<(u32, Option<u64>)>,
+    /// `--segment=N` (topology/block, beyond Slurm 22.05).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segment: Option<u32>,
 }
 
 /// What one run holds on one node.
@@ -567,6 +570,7 @@ fn request_rec(c: &Cluster, r: &JobRequest) -> RequestRec {
         exclusive: r.exclusive,
         shared: r.shared.map(|s| (s.kind.as_str().to_string(), s.per_node)),
         switches: r.switches.map(|s| (s.count, s.wait)),
+        segment: r.segment,
     }
 }
 
@@ -1578,6 +1582,7 @@ impl RunFile {
             switches: r
                 .switches
                 .map(|(count, wait)| gresim_model::job::SwitchReq { count, wait }),
+            segment: r.segment,
         })
     }
 
