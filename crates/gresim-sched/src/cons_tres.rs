@@ -13,6 +13,9 @@
 //!    set, then a sufficient one, then the one with the fewest CPUs (an
 //!    insufficient bigger one replaces an insufficient smaller one); inside a
 //!    set one remaining node is chosen by best fit, several in index order.
+//!    Under topology/tree, `_eval_nodes_topo` instead (cons_tres/topo.rs);
+//!    under topology/block, beyond 22.05, `eval_nodes_block`
+//!    (cons_tres/block.rs).
 //! 3. [`job_test`] — `choose_nodes`: first pass with GPU/socket affinity,
 //!    then without it, then dropping nodes with few resources (knapsack).
 //! 4. [`finish_node`] — the cores (lowest ids of the usable ones) and the GPU
