@@ -219,6 +219,12 @@ pub fn explain(rf: &RunFile, id: &str, at: Option<u64>) -> Result<String, String
             }
         );
     }
+    if let Some(seg) = j.request.segment {
+        let _ = writeln!(
+            s,
+            "segment --segment={seg}: under topology/block (beyond Slurm 22.05) its nodes come in segments of {seg}, each inside one base block"
+        );
+    }
     match reason.as_str() {
         "JobHeldUser" | "JobHeldAdmin" => {
             let _ = writeln!(
