@@ -196,7 +196,7 @@ fn parse_blocks(
     let mut defs: Vec<BlockDef> = Vec::new();
     let mut at: Vec<&ConfLine> = Vec::new();
     let mut sizes: Option<(BlockLevels, &ConfLine)> = None;
-    let mut owner: std::collections::HashMap<usize, String> = Default::default();
+    let mut owner: std::collections::BTreeMap<usize, String> = Default::default();
     for l in lines {
         let ws = words(l, warnings);
         let Some((k0, _)) = ws.first() else {

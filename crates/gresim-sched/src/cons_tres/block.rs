@@ -745,6 +745,30 @@ mod tests {
     }
 
     #[test]
+    fn nodes_outside_every_block_are_chosen_the_ordinary_way() {
+        // Blocks over n0-n7 only; n8-n15 in none.
+        let mut c = a100_cluster(16, 4, |_| 1);
+        let defs: Vec<BlockDef> = (0..2)
+            .map(|b| BlockDef {
+                name: format!("b{}", b + 1),
+                nodes: (4 * b..4 * b + 4).map(NodeId::from_idx).collect(),
+            })
+            .collect();
+        let t = SwitchTree::from_blocks(&defs, None, 16).unwrap();
+        c.set_switches(Some(t), TopologyPlugin::Block);
+        // While a block node is usable the block choice applies, and it
+        // never takes a node outside the blocks: n0-n2 busy, b1's n3 and b2
+        // remain, and a 5-node job needs a pair of base blocks.
+        let s = busy(&c, &[0, 1, 2]);
+        assert_eq!(pick(&c, &s, &req(4)), Some(vec![4, 5, 6, 7]));
+        assert_eq!(pick(&c, &s, &req(6)), None);
+        // With every block node busy the ordinary choice runs (Slurm's
+        // topology_p_eval_nodes()): n8 onwards.
+        let s = busy(&c, &[0, 1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(pick(&c, &s, &req(2)), Some(vec![8, 9]));
+    }
+
+    #[test]
     fn a_required_node_pins_the_block() {
         let c = cluster(TopologyPlugin::Block, None);
         let s = busy(&c, &BUSY);
