@@ -775,6 +775,20 @@ mod tests {
     }
 
     #[test]
+    fn a_segment_is_explained() {
+        let mut r = rf();
+        r.jobs[1].reasons = Some(vec![(5, "Resources".into(), None)]);
+        let text = explain(&r, "2", Some(50)).unwrap();
+        assert!(!text.contains("segment"), "{text}");
+        r.jobs[1].request.segment = Some(2);
+        let text = explain(&r, "2", Some(50)).unwrap();
+        assert!(
+            text.contains("segment --segment=2: under topology/block"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn never_held_and_unknown() {
         let mut r = rf();
         r.jobs[2].request.gpus_per_node = vec![crate::run_file::GpuReqRec { ty: None, count: 3 }];
