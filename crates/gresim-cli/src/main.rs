@@ -288,51 +288,26 @@ fn out_dir(args: &RunArgs, scenario: &gresim_io::Scenario) -> PathBuf {
 }
 
 fn cmd_conformance(args: &ConformanceArgs) -> Result<(), Failure> {
-    let mut case = gresim_io::conformance::load_case(&args.case).map_err(Failure::input)?;
-    if let Some(c) = args.preempt_completing {
-        case.scenario.params.preempt_completing = c;
-    }
-    let policy = args
-        .policy
-        .parse::<gresim::PolicyKind>()
-        .map_err(Failure::input)?;
-    let out = gresim::Simulation::new(&case.scenario)
-        .policy(policy)
-        .record_reasons(true)
-        .run()
-        .map_err(|e| {
-            if e.is_internal() {
-                Failure::internal(e.source)
-            } else {
-                Failure::input(format!("{}: {}", args.case.display(), e.source))
-            }
-        })?
-        .output;
-    let rec = gresim_io::conformance::recording(&case, &out);
-    let text = serde_json::to_string_pretty(&rec).map_err(Failure::internal)? + "\n";
+    let opts = gresim_conformance::CaseOptions {
+        policy: args.policy.clone(),
+        preempt_completing: args.preempt_completing,
+    };
+    let run = gresim_conformance::run_case(&args.case, &opts).map_err(|e| match e {
+        gresim_conformance::CaseError::Input(m) => Failure::input(m),
+        gresim_conformance::CaseError::Internal(m) => Failure::internal(m),
+    })?;
+    let text = serde_json::to_string_pretty(&run.recording).map_err(Failure::internal)? + "\n";
     match &args.output {
         Some(p) => write_atomic(p, &text)?,
         None => print_stdout(&text)?,
     }
-    // Compare with the recording beside the case, if there is one.
-    let stem = args
-        .case
-        .to_string_lossy()
-        .trim_end_matches(".json")
-        .to_string();
-    let recorded = PathBuf::from(format!("{stem}.result.json"));
-    if recorded.exists() {
-        let text = std::fs::read_to_string(&recorded)
-            .map_err(|e| Failure::input(format!("{}: {e}", recorded.display())))?;
-        let rec_json: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| Failure::input(format!("{}: {e}", recorded.display())))?;
-        let lines = gresim_io::conformance::diff(&rec_json, &rec);
+    if let Some((recorded, lines)) = &run.against {
         let mut report = format!(
             "diff against {}: {} task(s) differ\n",
             recorded.display(),
             lines.len()
         );
-        for l in &lines {
+        for l in lines {
             report.push_str("  ");
             report.push_str(l);
             report.push('\n');

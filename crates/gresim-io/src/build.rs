@@ -108,16 +108,11 @@ pub fn build_cluster(
             ));
         };
         let memory_mib = mem_value(mem).map_err(|e| err(format!("{gp}.memory"), e))?;
-        let state = match g.state.as_deref().map(str::to_ascii_uppercase).as_deref() {
-            None | Some("UP") | Some("IDLE") => NodeAdminState::Up,
-            Some("DOWN") => NodeAdminState::Down,
-            Some("DRAIN") => NodeAdminState::Drain,
-            Some(o) => {
-                return Err(err(
-                    format!("{gp}.state"),
-                    format!("unknown state '{o}'; expected UP, DOWN or DRAIN"),
-                ))
-            }
+        let state = match g.state.as_deref() {
+            None => NodeAdminState::Up,
+            Some(v) => v
+                .parse::<NodeAdminState>()
+                .map_err(|e| err(format!("{gp}.state"), e))?,
         };
         // GPU devices of one node of this group.
         let mut gpus: Vec<GpuDevice> = Vec::new();
@@ -388,27 +383,10 @@ pub fn build_partitions(
     parts: &[PartitionDef],
 ) -> Result<Vec<Partition>, InputError> {
     let err = |path: String, msg: String| InputError::at(file, path, msg);
-    let by_name: BTreeMap<&str, NodeId> = nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.name.as_str(), NodeId::from_idx(i)))
-        .collect();
+    let index = crate::partition::NodeIndex::new(nodes);
     let mut partitions = Vec::new();
     if parts.is_empty() {
-        partitions.push(Partition {
-            name: "main".into(),
-            nodes: (0..nodes.len()).map(NodeId::from_idx).collect(),
-            default: true,
-            max_time: None,
-            default_time: None,
-            priority_tier: 1,
-            priority_job_factor: 1,
-            min_nodes: 0,
-            max_nodes: None,
-            state: PartitionState::Up,
-            preempt_mode: None,
-            grace_time: 0,
-        });
+        partitions.push(crate::partition::default_partition(&index));
     }
     for (pi, p) in parts.iter().enumerate() {
         let pp = format!("partitions[{pi}]");
@@ -424,26 +402,6 @@ pub fn build_partitions(
                 format!("'{}' is not a valid partition name", p.name),
             ));
         }
-        let mut members: Vec<NodeId> = match p.nodes.as_deref() {
-            None | Some("ALL") => (0..nodes.len()).map(NodeId::from_idx).collect(),
-            Some(h) => {
-                let names = hostlist::expand(h)
-                    .map_err(|e| err(format!("{pp}.nodes"), format!("bad hostlist '{h}': {e}")))?;
-                names
-                    .iter()
-                    .map(|n| {
-                        by_name.get(n.as_str()).copied().ok_or_else(|| {
-                            err(
-                                format!("{pp}.nodes"),
-                                format!("node '{n}' is not in the cluster"),
-                            )
-                        })
-                    })
-                    .collect::<Result<_, _>>()?
-            }
-        };
-        members.sort();
-        members.dedup();
         let max_time = p
             .max_time
             .as_ref()
@@ -456,17 +414,11 @@ pub fn build_partitions(
             .map(|t| time_value(t).map_err(|e| err(format!("{pp}.default_time"), e)))
             .transpose()?
             .flatten();
-        let state = match p.state.as_deref().map(str::to_ascii_uppercase).as_deref() {
-            None | Some("UP") => PartitionState::Up,
-            Some("DOWN") => PartitionState::Down,
-            Some("DRAIN") => PartitionState::Drain,
-            Some("INACTIVE") => PartitionState::Inactive,
-            Some(o) => {
-                return Err(err(
-                    format!("{pp}.state"),
-                    format!("unknown state '{o}'; expected UP, DOWN, DRAIN or INACTIVE"),
-                ))
-            }
+        let state = match p.state.as_deref() {
+            None => PartitionState::Up,
+            Some(v) => v
+                .parse::<PartitionState>()
+                .map_err(|e| err(format!("{pp}.state"), e))?,
         };
         let preempt_mode = p
             .preempt_mode
@@ -477,20 +429,32 @@ pub fn build_partitions(
                     .map_err(|e| err(format!("{pp}.preempt_mode"), e))
             })
             .transpose()?;
-        partitions.push(Partition {
-            name: p.name.clone(),
-            nodes: members,
+        let fields = crate::partition::PartitionFields {
+            name: &p.name,
+            nodes: p.nodes.as_deref(),
             default: p.default,
             max_time,
             default_time,
-            priority_tier: p.priority_tier.unwrap_or(1),
-            priority_job_factor: p.priority_job_factor.unwrap_or(1),
-            min_nodes: p.min_nodes.unwrap_or(0),
+            priority_tier: p.priority_tier,
+            priority_job_factor: p.priority_job_factor,
+            min_nodes: p.min_nodes,
             max_nodes: p.max_nodes,
             state,
             preempt_mode,
-            grace_time: p.grace_time.unwrap_or(0),
-        });
+            grace_time: p.grace_time,
+        };
+        let h = p.nodes.as_deref().unwrap_or("");
+        partitions.push(
+            crate::partition::lower(&fields, &index, true).map_err(|e| match e {
+                crate::partition::MembersError::Hostlist(e) => {
+                    err(format!("{pp}.nodes"), format!("bad hostlist '{h}': {e}"))
+                }
+                crate::partition::MembersError::UnknownNode(n) => err(
+                    format!("{pp}.nodes"),
+                    format!("node '{n}' is not in the cluster"),
+                ),
+            })?,
+        );
     }
     if partitions.iter().filter(|p| p.default).count() > 1 {
         return Err(err(
@@ -1023,19 +987,29 @@ fn job_behavior(d: &JobDef, r: &JobRequest) -> Result<JobBehavior, (&'static str
 /// `scontrol update NodeName= State=X`: DOWN, DRAIN, FAIL (like DRAIN:
 /// running jobs finish, no new job starts; sinfo shows it as FAIL), RESUME
 /// or IDLE.
-pub(crate) fn node_state_action(state: &str, nodes: Vec<NodeId>) -> Result<Action, String> {
-    match state.to_ascii_uppercase().as_str() {
-        "DOWN" => Ok(Action::NodeDown(nodes)),
-        "DRAIN" | "FAIL" => Ok(Action::NodeDrain(nodes)),
-        "RESUME" | "IDLE" => Ok(Action::NodeResume(nodes)),
-        other => Err(format!(
-            "unsupported node state '{other}'; expected DOWN, DRAIN, FAIL, RESUME or IDLE"
-        )),
+pub fn node_state_action(state: &str, nodes: Vec<NodeId>) -> Result<Action, String> {
+    let word = state.to_ascii_uppercase();
+    match word.as_str() {
+        "FAIL" => return Ok(Action::NodeDrain(nodes)),
+        "RESUME" => return Ok(Action::NodeResume(nodes)),
+        "UP" => {}
+        _ => {
+            if let Ok(s) = word.parse::<NodeAdminState>() {
+                return Ok(match s {
+                    NodeAdminState::Down => Action::NodeDown(nodes),
+                    NodeAdminState::Drain => Action::NodeDrain(nodes),
+                    NodeAdminState::Up => Action::NodeResume(nodes),
+                });
+            }
+        }
     }
+    Err(format!(
+        "unsupported node state '{word}'; expected DOWN, DRAIN, FAIL, RESUME or IDLE"
+    ))
 }
 
 /// `scancel --state=`: PENDING (PD) or RUNNING (R).
-pub(crate) fn cancel_state(s: &str) -> Result<gresim_model::JobState, String> {
+pub fn cancel_state(s: &str) -> Result<gresim_model::JobState, String> {
     match s.to_ascii_uppercase().as_str() {
         "PENDING" | "PD" => Ok(gresim_model::JobState::Pending),
         "RUNNING" | "R" => Ok(gresim_model::JobState::Running),
@@ -1047,7 +1021,7 @@ pub(crate) fn cancel_state(s: &str) -> Result<gresim_model::JobState, String> {
 
 /// A signal by name (`USR1`, `SIGUSR1`) or number, one whose default action
 /// ends the process.
-pub(crate) fn signal_number(s: &str) -> Result<u8, String> {
+pub fn signal_number(s: &str) -> Result<u8, String> {
     const SIGNALS: &[(&str, u8)] = &[
         ("HUP", 1),
         ("INT", 2),
@@ -1080,12 +1054,12 @@ pub(crate) fn signal_number(s: &str) -> Result<u8, String> {
 }
 
 /// Resolves a job id of a dependency to (submission, array task).
-pub(crate) type ResolveJob<'a> = &'a dyn Fn(&str) -> Option<(u32, Option<u32>)>;
+pub type ResolveJob<'a> = &'a dyn Fn(&str) -> Option<(u32, Option<u32>)>;
 
 /// One `scontrol update JobId=` change, `key` lower-case: timelimit,
 /// partition, nice, dependency (`resolve` names the jobs; empty clears
 /// it) or numnodes.
-pub(crate) fn job_change(
+pub fn job_change(
     key: &str,
     value: &str,
     cluster: &Cluster,

@@ -7,7 +7,6 @@
 
 pub mod build;
 pub mod compose;
-pub mod conformance;
 pub mod error;
 pub mod failures;
 #[doc(hidden)]
@@ -15,6 +14,7 @@ pub mod fuzzing;
 pub mod gresconf;
 pub mod lint;
 pub mod mig_policy;
+pub mod partition;
 pub mod resv;
 pub mod sacctmgr;
 pub mod sbatch;

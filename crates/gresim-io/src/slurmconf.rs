@@ -40,7 +40,7 @@ use gresim_model::hostlist;
 use gresim_model::slurm_time::{parse_time_limit, Seconds};
 use gresim_model::units::parse_count;
 use gresim_model::{
-    Cluster, GpuDevice, GpuModelId, GpuType, GpuTypeId, MigInstance, Node, NodeId, Partition,
+    Cluster, GpuDevice, GpuModelId, GpuType, GpuTypeId, MigInstance, Node, Partition,
 };
 use gresim_sched::priority::{Multifactor, PriorityConfig};
 use gresim_sched::SchedParams;
@@ -1070,10 +1070,14 @@ fn resolve_node(
             1
         }
     };
+    // slurm.conf's own words first, then the common ones (`NodeAdminState::from_str`).
     let state = match r.state.as_deref() {
-        None | Some("UNKNOWN") | Some("IDLE") | Some("UP") => NodeAdminState::Up,
-        Some("DOWN") | Some("FAIL") => NodeAdminState::Down,
-        Some("DRAIN") | Some("FAILING") => NodeAdminState::Drain,
+        None | Some("UNKNOWN") => NodeAdminState::Up,
+        Some("FAIL") => NodeAdminState::Down,
+        Some("FAILING") => NodeAdminState::Drain,
+        Some(w) if w.parse::<NodeAdminState>().is_ok() => {
+            w.parse::<NodeAdminState>().unwrap_or_default()
+        }
         Some("CLOUD") => {
             warn("State=CLOUD: power saving is not modelled; the nodes are up".into());
             NodeAdminState::Up
@@ -1144,18 +1148,12 @@ fn part_fields(
             "tresbillingweights" => r.tres_billing_weights = Some(v.clone()),
             "maxnodes" => r.max_nodes = Some(if unlimited { None } else { Some(num(l, k, v)?) }),
             "state" => {
-                r.state = Some(match v.to_ascii_uppercase().as_str() {
-                    "UP" => PartitionState::Up,
-                    "DOWN" => PartitionState::Down,
-                    "DRAIN" => PartitionState::Drain,
-                    "INACTIVE" => PartitionState::Inactive,
-                    _ => {
-                        return Err(line_err(
-                            l,
-                            &format!("State={v}: expected UP, DOWN, DRAIN or INACTIVE"),
-                        ))
-                    }
-                })
+                r.state = Some(v.parse::<PartitionState>().map_err(|_| {
+                    line_err(
+                        l,
+                        &format!("State={v}: expected UP, DOWN, DRAIN or INACTIVE"),
+                    )
+                })?)
             }
             "oversubscribe" | "shared" => {
                 let up = v.to_ascii_uppercase();
@@ -1871,11 +1869,7 @@ fn build_partitions(
     nodes: &[Node],
     w: &mut Vec<Warning>,
 ) -> Result<Vec<Partition>, InputError> {
-    let by_name: BTreeMap<&str, NodeId> = nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.name.as_str(), NodeId::from_idx(i)))
-        .collect();
+    let index = crate::partition::NodeIndex::new(nodes);
     let mut out = Vec::new();
     if conf.partitions.is_empty() {
         w.push(Warning::new(
@@ -1883,59 +1877,36 @@ fn build_partitions(
             0,
             "no PartitionName= line: gresim adds a default partition 'main' with every node",
         ));
-        out.push(Partition {
-            name: "main".into(),
-            nodes: (0..nodes.len()).map(NodeId::from_idx).collect(),
-            default: true,
-            max_time: None,
-            default_time: None,
-            priority_tier: 1,
-            priority_job_factor: 1,
-            min_nodes: 0,
-            max_nodes: None,
-            state: PartitionState::Up,
-            preempt_mode: None,
-            grace_time: 0,
-        });
+        out.push(crate::partition::default_partition(&index));
     }
     for p in &conf.partitions {
-        let mut members: Vec<NodeId> = match p.nodes.as_deref() {
-            None => Vec::new(),
-            Some(h) if h.eq_ignore_ascii_case("ALL") => {
-                (0..nodes.len()).map(NodeId::from_idx).collect()
-            }
-            Some(h) => {
-                let err = |m: String| InputError::new(&p.file, m).with_line(p.line, 0);
-                hostlist::expand(h)
-                    .map_err(|e| err(format!("Nodes={h}: bad hostlist: {e}")))?
-                    .iter()
-                    .map(|n| {
-                        by_name.get(n.as_str()).copied().ok_or_else(|| {
-                            err(format!(
-                                "partition {}: node '{n}' is not defined by a NodeName line",
-                                p.name
-                            ))
-                        })
-                    })
-                    .collect::<Result<_, _>>()?
-            }
-        };
-        members.sort();
-        members.dedup();
-        out.push(Partition {
-            name: p.name.clone(),
-            nodes: members,
+        let fields = crate::partition::PartitionFields {
+            name: &p.name,
+            nodes: p.nodes.as_deref(),
             default: p.default,
             max_time: p.max_time,
             default_time: p.default_time,
-            priority_tier: p.priority_tier,
-            priority_job_factor: p.priority_job_factor,
-            min_nodes: p.min_nodes,
+            priority_tier: Some(p.priority_tier),
+            priority_job_factor: Some(p.priority_job_factor),
+            min_nodes: Some(p.min_nodes),
             max_nodes: p.max_nodes,
             state: p.state,
             preempt_mode: p.preempt_mode,
-            grace_time: p.grace_time,
-        });
+            grace_time: Some(p.grace_time),
+        };
+        let err = |m: String| InputError::new(&p.file, m).with_line(p.line, 0);
+        let h = p.nodes.as_deref().unwrap_or("");
+        out.push(
+            crate::partition::lower(&fields, &index, false).map_err(|e| match e {
+                crate::partition::MembersError::Hostlist(e) => {
+                    err(format!("Nodes={h}: bad hostlist: {e}"))
+                }
+                crate::partition::MembersError::UnknownNode(n) => err(format!(
+                    "partition {}: node '{n}' is not defined by a NodeName line",
+                    p.name
+                )),
+            })?,
+        );
     }
     Ok(out)
 }

@@ -7,8 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use gresim_io::conformance::load_case;
-use gresim_io::slurmconf::{self, load};
+use gresim_io::slurmconf::load;
 use gresim_io::traces::{self, TraceFormat, TraceOptions};
 use gresim_model::cluster::PartitionState;
 use gresim_model::job::{JobSpec, MemReq, RunTime};
@@ -19,36 +18,6 @@ fn data(p: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data")
         .join(p)
-}
-
-fn same_cluster(a: &Cluster, b: &Cluster) {
-    assert_eq!(a.nodes, b.nodes);
-    assert_eq!(a.partitions, b.partitions);
-    assert_eq!(a.gpu_types, b.gpu_types);
-}
-
-/// The harness's generated slurm.conf and gres.conf give the cluster that
-/// `sim conformance` builds from the case itself.
-#[test]
-fn generated_confs_match_the_conformance_cluster() {
-    for case in ["topology", "pub_arrays_deps", "pub_partitions_weight"] {
-        let dir = data(&format!("conf/{case}"));
-        let l = load(&dir.join("slurm.conf"), Some(&dir.join("gres.conf"))).unwrap();
-        let c = load_case(&dir.join("case.json")).unwrap();
-        same_cluster(&l.cluster, &c.scenario.cluster);
-        // The settings slurm.conf carries, over the harness's cadence.
-        assert_eq!(
-            slurmconf::sched_params(&l.conf, &c.scenario.params),
-            c.scenario.params,
-            "{case}"
-        );
-        // Nothing unknown in a generated configuration.
-        assert!(
-            l.warnings.iter().all(|w| !w.msg.contains("unknown")),
-            "{case}: {:?}",
-            l.warnings
-        );
-    }
 }
 
 #[test]
@@ -483,30 +452,4 @@ fn public_openb_default_pods() {
         .unwrap()
         .count();
     assert_eq!(scheduled, 8152 - 897);
-}
-
-/// Backfill's will-run groups are phased by the wall-clock second of t0: the
-/// case's own `t0_epoch`, never the recording beside the case (the answer).
-#[test]
-fn t0_epoch_phases_the_will_run_groups() {
-    let dir = std::env::temp_dir().join(format!("gresim-t0-epoch-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let text = std::fs::read_to_string(data("conf/topology/case.json")).unwrap();
-    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let case = dir.join("c.json");
-    let phase = |v: &serde_json::Value| {
-        std::fs::write(&case, v.to_string()).unwrap();
-        load_case(&case).map(|c| c.scenario.params.bf_epoch_phase)
-    };
-    assert_eq!(phase(&v).unwrap(), 0);
-    std::fs::write(dir.join("c.result.json"), r#"{"t0_epoch": 1796000763.0}"#).unwrap();
-    assert_eq!(phase(&v).unwrap(), 0, "the recording is not read");
-    v["t0_epoch"] = serde_json::json!(1796000763.0);
-    assert_eq!(phase(&v).unwrap(), 3);
-    v["t0_epoch"] = serde_json::json!(1796003669.0);
-    assert_eq!(phase(&v).unwrap(), 29);
-    v["t0_epoch"] = serde_json::json!(-1.0);
-    let e = phase(&v).unwrap_err().to_string();
-    assert!(e.contains("t0_epoch"), "{e}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -88,6 +88,36 @@ pub enum NodeAdminState {
     Drain,
 }
 
+impl NodeAdminState {
+    /// The state's word as Slurm and run.json write it: `UP`, `DOWN`, `DRAIN`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeAdminState::Up => "UP",
+            NodeAdminState::Down => "DOWN",
+            NodeAdminState::Drain => "DRAIN",
+        }
+    }
+}
+
+/// The one reading of a node state word (any case): `UP` (and `IDLE`, what
+/// a node that is up and runs nothing shows), `DOWN` or `DRAIN`. A format
+/// with more words (slurm.conf's `FAIL`, `FUTURE`, …; `scontrol update`'s
+/// `RESUME`) says what each means before asking this.
+impl std::str::FromStr for NodeAdminState {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_uppercase().as_str() {
+            "UP" | "IDLE" => Ok(NodeAdminState::Up),
+            "DOWN" => Ok(NodeAdminState::Down),
+            "DRAIN" => Ok(NodeAdminState::Drain),
+            _ => Err(format!(
+                "unknown node state '{s}'; expected UP, DOWN or DRAIN"
+            )),
+        }
+    }
+}
+
 /// One node's hardware and configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Node {
@@ -135,6 +165,35 @@ pub enum PartitionState {
     Down,
     Drain,
     Inactive,
+}
+
+impl PartitionState {
+    /// The state's word as slurm.conf and run.json write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PartitionState::Up => "UP",
+            PartitionState::Down => "DOWN",
+            PartitionState::Drain => "DRAIN",
+            PartitionState::Inactive => "INACTIVE",
+        }
+    }
+}
+
+/// The one reading of a partition `State=` word (any case).
+impl std::str::FromStr for PartitionState {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_uppercase().as_str() {
+            "UP" => Ok(PartitionState::Up),
+            "DOWN" => Ok(PartitionState::Down),
+            "DRAIN" => Ok(PartitionState::Drain),
+            "INACTIVE" => Ok(PartitionState::Inactive),
+            _ => Err(format!(
+                "unknown partition state '{s}'; expected UP, DOWN, DRAIN or INACTIVE"
+            )),
+        }
+    }
 }
 
 /// A Slurm partition.

@@ -471,19 +471,10 @@ fn acct_names(out: &SimOutput, spec: Option<&gresim_model::JobSpec>) -> Option<(
     ))
 }
 
-fn admin_str(s: NodeAdminState) -> &'static str {
-    match s {
-        NodeAdminState::Up => "UP",
-        NodeAdminState::Down => "DOWN",
-        NodeAdminState::Drain => "DRAIN",
-    }
-}
-
+/// run.json's own words only (upper case), read back.
 fn admin_from(s: &str) -> Option<NodeAdminState> {
     match s {
-        "UP" => Some(NodeAdminState::Up),
-        "DOWN" => Some(NodeAdminState::Down),
-        "DRAIN" => Some(NodeAdminState::Drain),
+        "UP" | "DOWN" | "DRAIN" => s.parse().ok(),
         _ => None,
     }
 }
@@ -653,7 +644,7 @@ fn node_states(c: &Cluster, actions: &[TimedAction]) -> Vec<NodeStateRec> {
                 out.push(NodeStateRec {
                     t: a.at,
                     node: c.node(*n).name.clone(),
-                    state: admin_str(to).to_string(),
+                    state: to.as_str().to_string(),
                 });
             }
         }
@@ -706,7 +697,7 @@ fn cluster_rec(c: &Cluster) -> ClusterRec {
                 memory_mib: n.memory_mib,
                 features: n.features.clone(),
                 weight: n.weight,
-                state: admin_str(n.state).to_string(),
+                state: n.state.as_str().to_string(),
                 gpus: n
                     .gpus
                     .iter()
@@ -744,7 +735,7 @@ fn cluster_rec(c: &Cluster) -> ClusterRec {
                 priority_job_factor: p.priority_job_factor,
                 min_nodes: p.min_nodes,
                 max_nodes: p.max_nodes,
-                state: format!("{:?}", p.state).to_ascii_uppercase(),
+                state: p.state.as_str().to_string(),
                 preempt_mode: p.preempt_mode.map(|m| m.as_str().to_string()),
                 grace_time: p.grace_time,
             })
@@ -916,7 +907,7 @@ impl HeadParts {
                     .map(|ch| NodeStateRec {
                         t: ch.t,
                         node: c.node(ch.node).name.clone(),
-                        state: admin_str(ch.state).to_string(),
+                        state: ch.state.as_str().to_string(),
                     })
                     .collect()
             },
@@ -1483,12 +1474,7 @@ impl RunFile {
                 priority_job_factor: p.priority_job_factor,
                 min_nodes: p.min_nodes,
                 max_nodes: p.max_nodes,
-                state: match p.state.as_str() {
-                    "DOWN" => gresim_model::cluster::PartitionState::Down,
-                    "DRAIN" => gresim_model::cluster::PartitionState::Drain,
-                    "INACTIVE" => gresim_model::cluster::PartitionState::Inactive,
-                    _ => gresim_model::cluster::PartitionState::Up,
-                },
+                state: p.state.parse().unwrap_or_default(),
                 preempt_mode: p.preempt_mode.as_deref().and_then(|m| {
                     m.parse::<gresim_model::preempt::PreemptModeSpec>()
                         .ok()

@@ -1,32 +1,29 @@
-//! The conformance harness's case format, and the recording schema.
+//! The conformance harness's case format.
 //!
 //! A case (`cases/NAME.json` in the conformance suite) describes nodes with
 //! GPUs, `Cores=` and `Links=`, partitions, Slurm settings, timed `scontrol`
 //! actions and jobs with sbatch options. [`load_case`] turns it into a
 //! [`Scenario`] configured as the harness configures Slurm (its
-//! `DEFAULT_SLURM` block); [`recording`] writes a simulation's outcome in the
-//! recording schema that `score.py` reads.
+//! `DEFAULT_SLURM` block).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use serde::Deserialize;
-use serde_json::{json, Value};
 
-use gresim_engine::{Action, SimOutput, TimedAction};
+use gresim_engine::{Action, TimedAction};
 use gresim_model::cluster::NodeAdminState;
 use gresim_model::hostlist;
 use gresim_model::job::JobSpec;
-use gresim_model::state::gpu_indices;
-use gresim_model::{Cluster, JobState, NodeId};
+use gresim_model::{Cluster, NodeId};
 use gresim_sched::SchedParams;
 
-use crate::error::{self, InputError};
-use crate::gresconf::{self, GresConf, GresLine};
-use crate::slurmconf::{self, NodeConf, SlurmConf};
-use crate::spec::{JobDef, NumOrStr};
-use crate::{build, Scenario, Workload};
+use gresim_io::error::{self, InputError};
+use gresim_io::gresconf::{self, GresConf, GresLine};
+use gresim_io::slurmconf::{self, NodeConf, SlurmConf};
+use gresim_io::spec::{JobDef, NumOrStr};
+use gresim_io::{build, Scenario, Workload};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -316,7 +313,7 @@ pub fn load_case(path: &Path) -> Result<Case, InputError> {
         let mut tres_billing_weights = BTreeMap::new();
         for (i, c) in def.setup_cmds.iter().enumerate() {
             let w: Vec<&str> = c.split_whitespace().collect();
-            if crate::resv::is_resv_cmd(&w) {
+            if gresim_io::resv::is_resv_cmd(&w) {
                 continue;
             }
             let kv = |k: &str| {
@@ -341,7 +338,7 @@ pub fn load_case(path: &Path) -> Result<Case, InputError> {
                 )),
             }
         }
-        let d = crate::spec::AccountingDef {
+        let d = gresim_io::spec::AccountingDef {
             enforce: a.enforce.clone(),
             tres: Some(a.tres.clone().unwrap_or_else(|| "gres/gpu".into())),
             sacctmgr: a.sacctmgr.clone(),
@@ -349,13 +346,13 @@ pub fn load_case(path: &Path) -> Result<Case, InputError> {
             tres_billing_weights,
             ..Default::default()
         };
-        cluster.set_accounting(Some(crate::sacctmgr::build(path, &d, &cluster)?));
+        cluster.set_accounting(Some(gresim_io::sacctmgr::build(path, &d, &cluster)?));
     }
     // Reservations made by setup commands (before t0): in force from the start.
     let mut reservations = gresim_model::reservation::Reservations::default();
     for (i, c) in def.setup_cmds.iter().enumerate() {
         let w: Vec<&str> = c.split_whitespace().collect();
-        if !crate::resv::is_resv_cmd(&w) {
+        if !gresim_io::resv::is_resv_cmd(&w) {
             if def.accounting.is_none() {
                 return Err(InputError::at(
                     path,
@@ -366,9 +363,9 @@ pub fn load_case(path: &Path) -> Result<Case, InputError> {
             continue;
         }
         let err = |m: String| InputError::at(path, format!("setup_cmds[{i}]"), m);
-        match crate::resv::parse_scontrol(&w[1..], 0, &cluster).map_err(err)? {
+        match gresim_io::resv::parse_scontrol(&w[1..], 0, &cluster).map_err(err)? {
             Some(gresim_engine::Action::ResvCreate(r)) => {
-                crate::resv::add_initial(&mut reservations, *r, &cluster).map_err(err)?
+                gresim_io::resv::add_initial(&mut reservations, *r, &cluster).map_err(err)?
             }
             None => {}
             Some(_) => {
@@ -540,7 +537,7 @@ fn job_def(j: &CaseJob, cluster: &Cluster) -> (JobDef, Option<String>) {
         gres = Some(format!("gpu:{}", g.as_string()));
     }
     if let Some(g) = &gres {
-        if let Err(e) = crate::slurm_opts::parse_gres(g, cluster) {
+        if let Err(e) = gresim_io::slurm_opts::parse_gres(g, cluster) {
             if e.contains("unknown GPU type") || e.contains("no GPUs") {
                 reject = Some("Requested node configuration is not available".to_string());
             }
@@ -602,12 +599,12 @@ fn case_cluster(path: &Path, def: &CaseDef) -> Result<Cluster, InputError> {
         for (i, line) in extra.iter().enumerate() {
             if let Some((k, v)) = line.split_once('=') {
                 if k.trim().eq_ignore_ascii_case("TopologyPlugin") {
-                    plugin = crate::topology_conf::plugin(v)
+                    plugin = gresim_io::topology_conf::plugin(v)
                         .map_err(|m| InputError::at(path, format!("slurm.extra_conf[{i}]"), m))?;
                 }
             }
         }
-        let tree = crate::topology_conf::parse(
+        let tree = gresim_io::topology_conf::parse(
             &path.with_file_name(format!(
                 "{}#topology_conf",
                 path.file_name()
@@ -878,9 +875,9 @@ fn parse_action(
         }
     };
     let operator = user.is_none();
-    if crate::resv::is_resv_cmd(&words) {
+    if gresim_io::resv::is_resv_cmd(&words) {
         // Only an operator may create, change or delete a reservation.
-        let a = crate::resv::parse_scontrol(&words[1..], at, cluster)?;
+        let a = gresim_io::resv::parse_scontrol(&words[1..], at, cluster)?;
         return Ok(a.into_iter().filter(|_| operator).collect());
     }
     match words.as_slice() {
@@ -957,7 +954,7 @@ fn parse_action(
                 let mut out = Vec::new();
                 for (k, v) in kv.iter().filter(|(k, _)| k != "jobid") {
                     let v = strip_braces(v);
-                    let change = crate::build::job_change(k, &v, cluster, &|id| {
+                    let change = gresim_io::build::job_change(k, &v, cluster, &|id| {
                         keys.get(id).map(|&s| (s, None))
                     })?;
                     out.push(Action::Update { sub, change });
@@ -985,7 +982,7 @@ fn parse_action(
                         .ok_or_else(|| format!("unknown node '{n}'"))
                 })
                 .collect::<Result<_, _>>()?;
-            let a = crate::build::node_state_action(get("state").unwrap_or(""), nodes)?;
+            let a = gresim_io::build::node_state_action(get("state").unwrap_or(""), nodes)?;
             Ok(if operator { vec![a] } else { Vec::new() })
         }
         ["scancel", rest @ ..] => parse_scancel(cmd, rest, user, &jobs, &owned),
@@ -1026,9 +1023,9 @@ fn parse_scancel(
                 .ok_or_else(|| format!("'{opt}' needs a value"))
         };
         match opt {
-            "--state" | "-t" => state = Some(crate::build::cancel_state(value()?)?),
+            "--state" | "-t" => state = Some(gresim_io::build::cancel_state(value()?)?),
             "--user" | "-u" => by_user = Some(value()?.to_string()),
-            "--signal" | "-s" => signal = Some(crate::build::signal_number(value()?)?),
+            "--signal" | "-s" => signal = Some(gresim_io::build::signal_number(value()?)?),
             "--batch" | "-b" => batch = true,
             o if o.starts_with('-') => {
                 return Err(format!(
@@ -1077,248 +1074,4 @@ fn parse_scancel(
             user: by_user.map(Arc::from),
         }]),
     }
-}
-
-/// The simulated outcome in the recording schema.
-pub fn recording(case: &Case, out: &SimOutput) -> Value {
-    let mut jobs = Vec::new();
-    let mut by_sub: Vec<Vec<usize>> = vec![Vec::new(); out.specs.len()];
-    for (i, j) in out.jobs.iter().enumerate() {
-        by_sub[j.sub as usize].push(i);
-    }
-    for (sub, &ci) in case.order.iter().enumerate() {
-        let cj = &case.def.jobs[ci];
-        let Some(idxs) = by_sub.get(sub) else {
-            continue;
-        };
-        let first = idxs.first().map(|&i| &out.jobs[i]);
-        if let Some(msg) = first.and_then(|j| j.rejected().map(str::to_string)) {
-            // sbatch prints the accounting limit's name first.
-            let limit = first
-                .filter(|j| j.reason.is_acct_limit())
-                .map_or(String::new(), |j| {
-                    format!("sbatch: error: {}\n", j.reason.as_str())
-                });
-            jobs.push(json!({
-                "id": cj.id,
-                "submit": {"rc": 1, "stderr": format!("{limit}sbatch: error: Batch job submission failed: {msg}")},
-                "tasks": [],
-            }));
-            continue;
-        }
-        let mut tasks = Vec::new();
-        // Slurm keeps an array's pending tasks in one record whose reasons the
-        // harness records apart; a task has reasons of its own only once it is
-        // the last one left (it keeps the array's id): from the start of the
-        // task before it.
-        let alone_since = |i: usize| -> Option<u64> {
-            let j = &out.jobs[i];
-            j.task?;
-            let mine = j.runs.first().map_or(u64::MAX, |r| r.start);
-            idxs.iter()
-                .filter(|&&o| o != i)
-                .filter_map(|&o| out.jobs[o].runs.first().map(|r| r.start))
-                .filter(|&s| s <= mine)
-                .max()
-        };
-        for &i in idxs {
-            let j = &out.jobs[i];
-            let is_array = j.task.is_some();
-            let keeps_id = j.job_id.is_some() && j.job_id == j.array_job_id;
-            let since = if is_array && !keeps_id {
-                None
-            } else {
-                alone_since(i)
-            };
-            let reasons: Vec<Value> = match out.reasons.as_ref() {
-                Some(_) if is_array && !keeps_id => Vec::new(),
-                Some(h) if is_array => {
-                    let t0 = since.unwrap_or(0);
-                    let mut v: Vec<Value> = Vec::new();
-                    let before = h[i].iter().rev().find(|r| r.t <= t0);
-                    if let Some(r) = before {
-                        v.push(json!({"t": t0, "reason": r.reason.as_str(), "desc": null}));
-                    }
-                    v.extend(
-                        h[i].iter()
-                            .filter(|r| r.t > t0)
-                            .map(|r| json!({"t": r.t, "reason": r.reason.as_str(), "desc": null})),
-                    );
-                    v
-                }
-                Some(h) => h[i]
-                    .iter()
-                    .map(|r| {
-                        let desc = r
-                            .desc
-                            .as_ref()
-                            .map(|d| format!("{}, {d}", r.reason.as_str()));
-                        json!({"t": r.t, "reason": r.reason.as_str(), "desc": desc})
-                    })
-                    .collect(),
-                None => Vec::new(),
-            };
-            let nruns = j.runs.len();
-            let mut runs: Vec<Value> = j
-                .runs
-                .iter()
-                .enumerate()
-                .map(|(k, r)| {
-                    // The harness records a run that a requeue followed as REQUEUED.
-                    let state = if k + 1 < nruns { "REQUEUED" } else { r.state.as_str() };
-                    let nodes: Vec<&str> = r.alloc.nodes.iter().map(|n| out.cluster.node(n.node).name.as_str()).collect();
-                    let gpu_idx: BTreeMap<&str, Vec<u8>> = r
-                        .alloc
-                        .nodes
-                        .iter()
-                        .filter(|n| n.gpus != 0)
-                        .map(|n| (out.cluster.node(n.node).name.as_str(), gpu_indices(n.gpus).collect()))
-                        .collect();
-                    json!({"state": state, "start": r.start, "end": r.end, "nodes": nodes, "gpu_idx": gpu_idx})
-                })
-                .collect();
-            if runs.is_empty() && j.state == JobState::Cancelled {
-                runs.push(json!({"state": "CANCELLED", "start": null, "end": null, "nodes": [], "gpu_idx": {}}));
-            }
-            let mut final_state = j.state.as_str();
-            if let (Some(stall), JobState::Pending) = (case.def.stall, j.state) {
-                // The harness cancels what is left once the run has stalled.
-                let t = out.end_time + stall.max(0.0).floor() as u64 + 1;
-                final_state = "CANCELLED";
-                runs.push(
-                    json!({"state": "CANCELLED", "start": t, "end": t, "nodes": [], "gpu_idx": {}}),
-                );
-            }
-            tasks.push(json!({
-                "array_task_id": j.task,
-                "slurm_job_id": j.job_id.map(|x| x.0),
-                "final_state": final_state,
-                "restarts": j.restarts(),
-                "pending_reasons": reasons,
-                "runs": runs,
-            }));
-        }
-        jobs.push(json!({"id": cj.id, "submit": {"rc": 0, "stderr": null}, "tasks": tasks}));
-    }
-    json!({
-        "scenario": case.scenario.name,
-        "simulator": "gresim",
-        "policy": out.policy,
-        "jobs": jobs,
-    })
-}
-
-/// Per-task differences between a recording and a simulated recording:
-/// final state, runs, nodes, GPU indices and start/end times (±1.5 s).
-pub fn diff(recorded: &Value, simulated: &Value) -> Vec<String> {
-    fn tasks(v: &Value) -> BTreeMap<(String, String), Value> {
-        let mut m = BTreeMap::new();
-        for j in v["jobs"].as_array().into_iter().flatten() {
-            let id = j["id"].as_str().unwrap_or("?").to_string();
-            if j["submit"]["rc"].as_i64().unwrap_or(0) != 0 {
-                m.insert(
-                    (id, String::new()),
-                    json!({"final_state": "REJECTED", "runs": []}),
-                );
-                continue;
-            }
-            for t in j["tasks"].as_array().into_iter().flatten() {
-                let k = match &t["array_task_id"] {
-                    Value::Null => String::new(),
-                    x => x.to_string(),
-                };
-                m.insert((id.clone(), k), t.clone());
-            }
-        }
-        m
-    }
-    fn runs(t: &Value) -> Vec<String> {
-        t["runs"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|r| r["nodes"].as_array().is_some_and(|n| !n.is_empty()))
-            .map(|r| {
-                let gpus: BTreeMap<String, Value> = r["gpu_idx"]
-                    .as_object()
-                    .map(|o| {
-                        o.iter()
-                            .filter(|(_, v)| v.as_array().is_some_and(|a| !a.is_empty()))
-                            .map(|(k, v)| (k.clone(), v.clone()))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                format!(
-                    "{}@{}-{} {} {}",
-                    r["state"].as_str().unwrap_or("?"),
-                    r["start"]
-                        .as_f64()
-                        .map_or("?".into(), |x| format!("{x:.0}")),
-                    r["end"].as_f64().map_or("?".into(), |x| format!("{x:.0}")),
-                    r["nodes"],
-                    serde_json::to_string(&gpus).unwrap_or_default()
-                )
-            })
-            .collect()
-    }
-    let (a, b) = (tasks(recorded), tasks(simulated));
-    let mut out = Vec::new();
-    for (k, rt) in &a {
-        let name = if k.1.is_empty() {
-            k.0.clone()
-        } else {
-            format!("{}_{}", k.0, k.1)
-        };
-        let Some(st) = b.get(k) else {
-            out.push(format!("{name}: missing in the simulation"));
-            continue;
-        };
-        let (rs, ss) = (runs(rt), runs(st));
-        let same_runs = rs.len() == ss.len()
-            && rt["runs"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter(|r| r["nodes"].as_array().is_some_and(|n| !n.is_empty()))
-                .zip(
-                    st["runs"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter(|r| r["nodes"].as_array().is_some_and(|n| !n.is_empty())),
-                )
-                .all(|(x, y)| {
-                    let close = |f: &str| match (x[f].as_f64(), y[f].as_f64()) {
-                        (Some(p), Some(q)) => (p - q).abs() <= 1.5,
-                        _ => false,
-                    };
-                    close("start") && close("end") && x["gpu_idx"] == y["gpu_idx"] && {
-                        let mut n1: Vec<String> = x["nodes"]
-                            .as_array()
-                            .into_iter()
-                            .flatten()
-                            .map(|v| v.to_string())
-                            .collect();
-                        let mut n2: Vec<String> = y["nodes"]
-                            .as_array()
-                            .into_iter()
-                            .flatten()
-                            .map(|v| v.to_string())
-                            .collect();
-                        n1.sort();
-                        n2.sort();
-                        n1 == n2
-                    }
-                });
-        if rt["final_state"] != st["final_state"] || !same_runs {
-            out.push(format!(
-                "{name}: slurm {} {:?} | sim {} {:?}",
-                rt["final_state"].as_str().unwrap_or("?"),
-                rs,
-                st["final_state"].as_str().unwrap_or("?"),
-                ss
-            ));
-        }
-    }
-    out
 }
