@@ -614,7 +614,7 @@ fn case_cluster(path: &Path, def: &CaseDef) -> Result<Cluster, InputError> {
             &cluster,
             &mut warnings,
         )?;
-        crate::topology_conf::check_plugin(&tree, plugin)
+        gresim_io::topology_conf::check_plugin(&tree, plugin)
             .map_err(|m| InputError::at(path, "slurm.extra_conf", m))?;
         cluster.set_switches(Some(tree), plugin);
     }
