@@ -614,6 +614,8 @@ fn case_cluster(path: &Path, def: &CaseDef) -> Result<Cluster, InputError> {
             &cluster,
             &mut warnings,
         )?;
+        gresim_io::topology_conf::check_plugin(&tree, plugin)
+            .map_err(|m| InputError::at(path, "slurm.extra_conf", m))?;
         cluster.set_switches(Some(tree), plugin);
     }
     Ok(cluster)

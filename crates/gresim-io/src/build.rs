@@ -812,6 +812,13 @@ pub fn build_job(
         .map(slurm_opts::parse_switches)
         .transpose()
         .map_err(|e| err("switches", e))?;
+    r.segment = d
+        .segment
+        .as_ref()
+        .map(|s| slurm_opts::parse_segment(&s.as_string()))
+        .transpose()
+        .map_err(|e| err("segment", e))?
+        .flatten();
     let array = d
         .array
         .as_deref()

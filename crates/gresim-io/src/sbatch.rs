@@ -95,6 +95,7 @@ const OPTIONS: &[OptDef] = &[
     opt("gpu-bind", None, Arg::Required),
     opt("exclusive", None, Arg::Optional),
     opt("switches", None, Arg::Required),
+    opt("segment", None, Arg::Required),
     opt("constraint", Some('C'), Arg::Required),
     opt("nodelist", Some('w'), Arg::Required),
     opt("exclude", Some('x'), Arg::Required),
@@ -868,6 +869,10 @@ fn apply(
             slurm_opts::parse_switches(&v).map_err(err)?;
             job.switches = Some(v.trim().to_string());
         }
+        "segment" => {
+            slurm_opts::parse_segment(&v).map_err(err)?;
+            job.segment = Some(crate::spec::NumOrStr::Str(v.trim().to_string()));
+        }
         "constraint" => job.constraint = Some(nonempty("constraint")?),
         "nodelist" | "exclude" => {
             let h = nonempty(o.name)?;
@@ -1054,6 +1059,19 @@ mod tests {
         assert_eq!(s.first_command, Some(6));
         assert_eq!(s.body().next(), Some((6, "set -e")));
         assert_eq!(s.option_line("nodes"), Some(5));
+    }
+
+    #[test]
+    fn segment_is_read_and_checked() {
+        let s = parse("#SBATCH -N 4 --segment=2\n", &[]).unwrap();
+        assert_eq!(s.job.segment, Some(NumOrStr::Str("2".into())));
+        let e = parse("#SBATCH --segment=two\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("t.sbatch:1") && e.contains("Invalid --segment specification"),
+            "{e}"
+        );
     }
 
     #[test]

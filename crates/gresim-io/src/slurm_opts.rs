@@ -173,6 +173,21 @@ pub fn parse_gpu_count(s: &str, cluster: &Cluster) -> Result<GpuReq, String> {
     Ok(GpuReq { ty, count: n })
 }
 
+/// `--segment=N` (Slurm 24.05+, beyond 22.05; slurm_opt.c
+/// `arg_set_segment_size`, `parse_uint16`: a whole number from 0 to 65533,
+/// 0 being unset). Topology/block's node choice reads it.
+pub fn parse_segment(s: &str) -> Result<Option<u32>, String> {
+    let v: u32 = s
+        .trim()
+        .parse()
+        .ok()
+        .filter(|v| *v < 0xfffe)
+        .ok_or_else(|| {
+            format!("Invalid --segment specification '{s}': expected a whole number of nodes")
+        })?;
+    Ok((v > 0).then_some(v))
+}
+
 /// `--switches=count[@max-time]` (slurm_opt.c `arg_set_switches`: a
 /// positive count, the time in `--time`'s grammar).
 pub fn parse_switches(s: &str) -> Result<gresim_model::job::SwitchReq, String> {
@@ -363,6 +378,22 @@ mod tests {
         assert!(parse_array("0-1001").is_err());
         assert!(parse_array("a-b").is_err());
         assert!(parse_array("1-3%0").is_err());
+    }
+
+    #[test]
+    fn segments() {
+        assert_eq!(parse_segment("4"), Ok(Some(4)));
+        assert_eq!(parse_segment(" 2 "), Ok(Some(2)));
+        // 0 is Slurm's unset.
+        assert_eq!(parse_segment("0"), Ok(None));
+        assert_eq!(parse_segment("65533"), Ok(Some(65533)));
+        for bad in ["65534", "-1", "2x", "", "1.5"] {
+            let e = parse_segment(bad).unwrap_err();
+            assert!(
+                e.starts_with("Invalid --segment specification"),
+                "{bad}: {e}"
+            );
+        }
     }
 
     #[test]

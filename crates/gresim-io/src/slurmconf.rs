@@ -1946,12 +1946,19 @@ pub fn load(slurm_conf: &Path, gres_conf: Option<&Path>) -> Result<Loaded, Input
     };
     let mut cluster = build_cluster(&conf, &gres, &mut warnings)?;
     if conf.topology_plugin != gresim_model::switches::TopologyPlugin::None {
-        // topology/tree reads topology.conf from slurm.conf's directory.
+        // topology/tree and topology/block read topology.conf from
+        // slurm.conf's directory.
         let tp = slurm_conf
             .parent()
             .unwrap_or(Path::new("."))
             .join("topology.conf");
         let tree = crate::topology_conf::read(&tp, &cluster, &mut warnings)?;
+        crate::topology_conf::check_plugin(&tree, conf.topology_plugin).map_err(|m| match &conf
+            .topology_plugin_at
+        {
+            Some((f, line)) => InputError::new(f, m).with_line(*line, 0),
+            None => InputError::new(&tp, m),
+        })?;
         cluster.set_switches(Some(tree), conf.topology_plugin);
     }
     let params = sched_params(&conf, &SchedParams::default());

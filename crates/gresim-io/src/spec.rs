@@ -145,8 +145,8 @@ pub struct VariantDef {
     /// Replaces the scenario's `reservations`; `null` removes them.
     #[serde(default, deserialize_with = "some_value")]
     pub reservations: Option<serde_json::Value>,
-    /// Sets `cluster.topology_plugin` (`"topology/tree"`, `"topology/none"`);
-    /// `null` removes it.
+    /// Sets `cluster.topology_plugin` (`"topology/tree"`, `"topology/block"`,
+    /// `"topology/none"`); `null` removes it.
     #[serde(default, deserialize_with = "some_value")]
     pub topology_plugin: Option<serde_json::Value>,
 }
@@ -179,14 +179,16 @@ pub struct ClusterDef {
     /// The network between nodes (docs/topology.md).
     #[serde(default)]
     pub fabric: Option<FabricDef>,
-    /// topology.conf (`SwitchName=… Nodes=…|Switches=…`): a file relative
-    /// to the scenario, or its lines. The switch tree gives the fabric its
-    /// leaf switches and, with `topology_plugin`, drives node selection
-    /// (docs/topology.md, "Slurm's topology/tree").
+    /// topology.conf (`SwitchName=… Nodes=…|Switches=…`, or topology/block's
+    /// `BlockName=… Nodes=…` and `BlockSizes=`): a file relative to the
+    /// scenario, or its lines. The switch tree (or the base blocks) gives
+    /// the fabric its leaf switches and, with `topology_plugin`, drives node
+    /// selection (docs/topology.md, "Slurm's topology/tree", "topology/block").
     #[serde(default)]
     pub topology_conf: Option<TopologyConfDef>,
-    /// slurm.conf's `TopologyPlugin`: `topology/tree` or `topology/none`
-    /// (default: what slurm_conf says, else none).
+    /// slurm.conf's `TopologyPlugin`: `topology/tree`, `topology/block`
+    /// (beyond 22.05) or `topology/none` (default: what slurm_conf says,
+    /// else none).
     #[serde(default)]
     pub topology_plugin: Option<String>,
     /// Seconds a dynamic MIG GPU is out of service while it is repartitioned
@@ -624,6 +626,10 @@ pub struct JobDef {
     /// to wait for them (topology/tree only).
     #[serde(default)]
     pub switches: Option<String>,
+    /// `--segment=N` (Slurm 24.05+, beyond 22.05): the job's nodes in
+    /// segments of N, each inside one base block (topology/block only).
+    #[serde(default)]
+    pub segment: Option<NumOrStr>,
     /// `--array`: `0-99%10`.
     #[serde(default)]
     pub array: Option<String>,

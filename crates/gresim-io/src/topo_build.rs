@@ -93,7 +93,8 @@ fn set_unknown_nic_rates(t: &mut Topology, gbps: f64) {
 }
 
 /// Applies the scenario's `topology_conf` and `topology_plugin` (over what
-/// slurm.conf gave), and gives the fabric the tree's leaf switches.
+/// slurm.conf gave), and gives the fabric the tree's leaf switches (under
+/// topology/block, its base blocks).
 pub fn apply_topology(
     file: &Path,
     def: &ClusterDef,
@@ -133,11 +134,19 @@ pub fn apply_topology(
             return Err(InputError::at(
                 file,
                 "cluster.topology_plugin",
-                "topology/tree needs a topology.conf (cluster.topology_conf, or one beside slurm_conf)",
+                "topology/tree and topology/block need a topology.conf (cluster.topology_conf, or one beside slurm_conf)",
             ));
         }
         return Ok(());
     };
+    crate::topology_conf::check_plugin(&t, plugin).map_err(|m| {
+        let at = if def.topology_plugin.is_some() {
+            "cluster.topology_plugin"
+        } else {
+            "cluster.topology_conf"
+        };
+        InputError::at(file, at, m)
+    })?;
     if let Some(fd) = &def.fabric {
         if fd.leaves.is_some() || fd.nodes_per_leaf.is_some() {
             return Err(InputError::at(

@@ -12,11 +12,22 @@
 //! since in a simulation it is almost surely a typing mistake. A node under
 //! two leaves is kept on both, with Slurm's warning ("Multiple leaf switches
 //! contain nodes"); nodes under no leaf are a warning too.
+//!
+//! The same file may instead describe topology/block (Slurm 23.11+, beyond
+//! 22.05; slurm-24-05-8-1's src/plugins/topology/block/block_record.c
+//! `_read_topo_file()`, `block_record_validate()`): `BlockName=NAME
+//! Nodes=HOSTLIST` lines, the base blocks in order, and an optional
+//! `BlockSizes=a,b,…`. Errors, with file:line: a block defined twice or
+//! without nodes, fewer nodes than the base block size, a bad `BlockSizes`,
+//! and, stricter than Slurm (which warns, or does not check), unknown nodes
+//! and a node in two blocks. A file mixing `SwitchName` and `BlockName`
+//! lines is an error, and so is one that does not match the TopologyPlugin
+//! ([`check_plugin`]).
 
 use std::path::Path;
 
 use gresim_model::hostlist;
-use gresim_model::switches::{SwitchDef, SwitchTree, TopologyPlugin};
+use gresim_model::switches::{BlockDef, BlockLevels, SwitchDef, SwitchTree, TopologyPlugin};
 use gresim_model::Cluster;
 
 use crate::error::InputError;
@@ -28,14 +39,33 @@ fn line_err(l: &ConfLine, msg: String) -> InputError {
 
 /// The value of slurm.conf's `TopologyPlugin` (Slurm 22.05 names
 /// `topology/none`, `topology/tree`, `topology/3d_torus`; `topology/default`
-/// is the later name of none).
+/// is the later name of none; `topology/block` is Slurm 23.11's, modelled
+/// as an option beyond 22.05).
 pub fn plugin(v: &str) -> Result<TopologyPlugin, String> {
     match v.trim() {
         "" | "topology/none" | "topology/default" => Ok(TopologyPlugin::None),
         "topology/tree" => Ok(TopologyPlugin::Tree),
+        "topology/block" => Ok(TopologyPlugin::Block),
         o => Err(format!(
-            "TopologyPlugin={o}: expected topology/tree or topology/none (gresim models those two)"
+            "TopologyPlugin={o}: expected topology/tree, topology/block or topology/none (gresim models those three)"
         )),
+    }
+}
+
+/// Whether topology.conf's kind suits the plugin: topology/tree reads
+/// `SwitchName` lines, topology/block `BlockName` lines (each plugin's
+/// parser stops at the other's keys).
+pub fn check_plugin(tree: &SwitchTree, plugin: TopologyPlugin) -> Result<(), String> {
+    match (plugin, tree.blocks().is_some()) {
+        (TopologyPlugin::Tree, true) => Err(
+            "topology/tree needs SwitchName= lines in topology.conf, which has BlockName= lines (those are topology/block's)"
+                .into(),
+        ),
+        (TopologyPlugin::Block, false) => Err(
+            "topology/block needs BlockName= lines in topology.conf, which has SwitchName= lines (those are topology/tree's)"
+                .into(),
+        ),
+        _ => Ok(()),
     }
 }
 
@@ -48,6 +78,16 @@ pub fn parse(
     warnings: &mut Vec<Warning>,
 ) -> Result<SwitchTree, InputError> {
     let lines = logical_lines(path, text, warnings)?;
+    let first = lines.iter().find_map(|l| {
+        let ws = words(l, &mut Vec::new());
+        ws.first().map(|(k, _)| k.to_ascii_lowercase())
+    });
+    if matches!(
+        first.as_deref(),
+        Some("blockname" | "blocksizes" | "blocklevels")
+    ) {
+        return parse_blocks(path, &lines, cluster, warnings);
+    }
     let mut defs: Vec<SwitchDef> = Vec::new();
     let mut at: Vec<&ConfLine> = Vec::new();
     for l in &lines {
@@ -55,6 +95,12 @@ pub fn parse(
         let Some((k0, name)) = ws.first() else {
             continue;
         };
+        if k0.eq_ignore_ascii_case("blockname") || k0.eq_ignore_ascii_case("blocksizes") {
+            return Err(line_err(
+                l,
+                format!("{k0}={name}: a topology.conf holds SwitchName= lines (topology/tree) or BlockName= lines (topology/block), not both"),
+            ));
+        }
         if !k0.eq_ignore_ascii_case("switchname") {
             return Err(line_err(
                 l,
@@ -131,6 +177,136 @@ pub fn parse(
             0,
             format!(
                 "switches lack access to {} nodes: {}",
+                tree.unreachable.len(),
+                hostlist::compress(&cluster.node_names(&tree.unreachable))
+            ),
+        ));
+    }
+    Ok(tree)
+}
+
+/// topology/block's topology.conf: `BlockName=… Nodes=…` lines and
+/// `BlockSizes=` (on a line of its own or after a block's keys).
+fn parse_blocks(
+    path: &Path,
+    lines: &[ConfLine],
+    cluster: &Cluster,
+    warnings: &mut Vec<Warning>,
+) -> Result<SwitchTree, InputError> {
+    let mut defs: Vec<BlockDef> = Vec::new();
+    let mut at: Vec<&ConfLine> = Vec::new();
+    let mut sizes: Option<(BlockLevels, &ConfLine)> = None;
+    let mut owner: std::collections::BTreeMap<usize, String> = Default::default();
+    for l in lines {
+        let ws = words(l, warnings);
+        let Some((k0, _)) = ws.first() else {
+            continue;
+        };
+        let mut block: Option<BlockDef> = None;
+        for (idx, (k, v)) in ws.iter().enumerate() {
+            match k.to_ascii_lowercase().as_str() {
+                "blockname" if idx == 0 => {
+                    block = Some(BlockDef {
+                        name: v.trim().to_string(),
+                        nodes: Vec::new(),
+                    });
+                }
+                "nodes" if block.is_some() => {
+                    let Some(b) = block.as_mut() else { continue };
+                    let hosts = hostlist::expand(v)
+                        .map_err(|e| line_err(l, format!("Nodes={v}: bad hostlist: {e}")))?;
+                    for h in hosts {
+                        let id = cluster.node_id(&h).ok_or_else(|| {
+                            line_err(
+                                l,
+                                format!(
+                                    "block {}: node '{h}' is not in the cluster (expected a node of slurm.conf)",
+                                    b.name
+                                ),
+                            )
+                        })?;
+                        match owner.get(&id.idx()) {
+                            Some(o) if *o != b.name => {
+                                return Err(line_err(
+                                    l,
+                                    format!(
+                                        "block {}: node '{h}' is already in block {o} (a node belongs to one block)",
+                                        b.name
+                                    ),
+                                ))
+                            }
+                            _ => {
+                                owner.insert(id.idx(), b.name.clone());
+                            }
+                        }
+                        b.nodes.push(id);
+                    }
+                }
+                "blocksizes" => {
+                    if sizes.is_some() {
+                        return Err(line_err(l, "BlockSizes is given twice".into()));
+                    }
+                    let vals: Vec<u32> = v
+                        .split(',')
+                        .map(|x| x.trim().parse::<u32>())
+                        .collect::<Result<_, _>>()
+                        .map_err(|_| {
+                            line_err(
+                                l,
+                                format!("BlockSizes={v}: expected whole numbers separated by commas"),
+                            )
+                        })?;
+                    let b = BlockLevels::from_sizes(&vals)
+                        .map_err(|e| line_err(l, format!("BlockSizes={v}: {e}")))?;
+                    sizes = Some((b, l));
+                }
+                "blocklevels" => {
+                    return Err(line_err(
+                        l,
+                        format!("BlockLevels={v}: Slurm 23.11's form is not modelled; give BlockSizes= (24.05 and later)"),
+                    ))
+                }
+                "switchname" => {
+                    return Err(line_err(
+                        l,
+                        format!("SwitchName={v}: a topology.conf holds SwitchName= lines (topology/tree) or BlockName= lines (topology/block), not both"),
+                    ))
+                }
+                _ => {
+                    return Err(line_err(
+                        l,
+                        format!(
+                            "{k}={v}: unknown key; expected BlockName with Nodes, or BlockSizes (the line starts with {k0})"
+                        ),
+                    ))
+                }
+            }
+        }
+        if let Some(b) = block {
+            if b.nodes.is_empty() {
+                return Err(line_err(
+                    l,
+                    format!("block {} has no nodes (expected Nodes=)", b.name),
+                ));
+            }
+            defs.push(b);
+            at.push(l);
+        }
+    }
+    if defs.is_empty() {
+        return Err(InputError::new(
+            path,
+            "no blocks configured (expected BlockName= lines)",
+        ));
+    }
+    let tree = SwitchTree::from_blocks(&defs, sizes.map(|s| s.0), cluster.nodes.len())
+        .map_err(|e| line_err(at[e.index.min(at.len() - 1)], e.msg))?;
+    if !tree.unreachable.is_empty() {
+        warnings.push(Warning::new(
+            path,
+            0,
+            format!(
+                "blocks lack access to {} nodes: {}",
                 tree.unreachable.len(),
                 hostlist::compress(&cluster.node_names(&tree.unreachable))
             ),
@@ -233,5 +409,123 @@ mod tests {
         assert_eq!(w.len(), 1);
         assert!(w[0].msg.contains("n4"), "{w:?}");
         assert!(t.holds(0, 3) && t.holds(1, 3));
+    }
+
+    fn blocks(text: &str) -> Result<SwitchTree, String> {
+        parse(
+            Path::new("topology.conf"),
+            text,
+            &cluster(),
+            &mut Vec::new(),
+        )
+        .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn blocks_and_block_sizes() {
+        let t = blocks("BlockName=b1 Nodes=n[1-2]\nBlockName=b2 Nodes=n[3-4]\nBlockName=b3 Nodes=n[5-6]\nBlockSizes=2,8\n")
+            .unwrap();
+        assert_eq!(
+            t.blocks(),
+            Some(BlockLevels {
+                base_nodes: 2,
+                levels: 0b101
+            })
+        );
+        assert_eq!(t.leaves().count(), 3);
+        assert_eq!(t.leaf_of(2), Some(1));
+        // Without BlockSizes: the first block's size, levels of 1 to 16.
+        let t = blocks("BlockName=b1 Nodes=n[1-3]\nBlockName=b2 Nodes=n[4-6]\n").unwrap();
+        assert_eq!(t.blocks(), Some(BlockLevels::default_for(3)));
+        // BlockSizes may follow a block's keys on its line, as Slurm's
+        // parser allows.
+        let t = blocks("BlockName=b1 Nodes=n[1-3] BlockSizes=3,6\nBlockName=b2 Nodes=n[4-6]\n")
+            .unwrap();
+        assert_eq!(t.blocks().map(|b| b.levels), Some(0b11));
+        assert!(check_plugin(&t, TopologyPlugin::Block).is_ok());
+        assert!(check_plugin(&t, TopologyPlugin::Tree)
+            .unwrap_err()
+            .contains("BlockName"));
+        // Nodes outside every block: a warning, as in Slurm.
+        let mut w = Vec::new();
+        parse(
+            Path::new("topology.conf"),
+            "BlockName=b1 Nodes=n[1-4]\n",
+            &cluster(),
+            &mut w,
+        )
+        .unwrap();
+        assert!(w.len() == 1 && w[0].msg.contains("n[5-6]"), "{w:?}");
+    }
+
+    #[test]
+    fn bad_blocks_name_the_line() {
+        for (text, line, needle) in [
+            (
+                "BlockName=b1 Nodes=n[1-3]\nBlockName=b2 Nodes=n[4-7]\n",
+                2,
+                "'n7' is not in the cluster",
+            ),
+            (
+                "BlockName=b1 Nodes=n[1-3]\nBlockName=b2 Nodes=n[3-5]\n",
+                2,
+                "'n3' is already in block b1",
+            ),
+            (
+                "BlockName=b1 Nodes=n[1-3]\nBlockName=b1 Nodes=n[4-6]\n",
+                2,
+                "already been defined",
+            ),
+            (
+                "BlockName=b1 Nodes=n[1-3]\nBlockName=b2 Nodes=n[4-5]\n",
+                2,
+                "fewer than the base block size 3",
+            ),
+            (
+                "BlockName=b1 Nodes=n[1-3]\nBlockSizes=3,9\n",
+                2,
+                "power-of-two multiple",
+            ),
+            (
+                "BlockSizes=2,x\nBlockName=b1 Nodes=n[1-3]\n",
+                1,
+                "whole numbers",
+            ),
+            (
+                "BlockSizes=4,2\nBlockName=b1 Nodes=n[1-3]\n",
+                1,
+                "not larger",
+            ),
+            (
+                "BlockSizes=2\nBlockSizes=2\nBlockName=b1 Nodes=n[1-3]\n",
+                2,
+                "given twice",
+            ),
+            ("BlockName=b1\n", 1, "has no nodes"),
+            ("BlockName=b1 Nodes=n[1-3] Speed=2\n", 1, "unknown key"),
+            (
+                "BlockName=b1 Nodes=n[1-3]\nSwitchName=s Nodes=n[4-6]\n",
+                2,
+                "not both",
+            ),
+            (
+                "SwitchName=s Nodes=n[4-6]\nBlockName=b1 Nodes=n[1-3]\n",
+                2,
+                "not both",
+            ),
+            (
+                "BlockLevels=0-1\nBlockName=b1 Nodes=n[1-3]\n",
+                1,
+                "BlockSizes",
+            ),
+        ] {
+            let e = blocks(text).unwrap_err();
+            assert!(
+                e.starts_with(&format!("topology.conf:{line}: ")) && e.contains(needle),
+                "{text:?}: {e}"
+            );
+        }
+        let e = blocks("BlockSizes=2\n").unwrap_err();
+        assert!(e.contains("no blocks configured"), "{e}");
     }
 }

@@ -465,8 +465,26 @@ impl Cluster {
     #[inline]
     pub fn select_tree(&self) -> Option<&crate::switches::SwitchTree> {
         match self.topology_plugin {
-            crate::switches::TopologyPlugin::Tree => self.switches.as_deref(),
-            crate::switches::TopologyPlugin::None => None,
+            crate::switches::TopologyPlugin::Tree => {
+                self.switches.as_deref().filter(|t| t.blocks.is_none())
+            }
+            _ => None,
+        }
+    }
+
+    /// The base blocks node selection follows, with their sizes: when the
+    /// TopologyPlugin is topology/block (beyond Slurm 22.05) and
+    /// topology.conf gave blocks, else `None`.
+    #[inline]
+    pub fn select_blocks(
+        &self,
+    ) -> Option<(&crate::switches::SwitchTree, crate::switches::BlockLevels)> {
+        match self.topology_plugin {
+            crate::switches::TopologyPlugin::Block => {
+                let t = self.switches.as_deref()?;
+                Some((t, t.blocks?))
+            }
+            _ => None,
         }
     }
 

@@ -72,6 +72,10 @@ pub struct JobRequest {
     /// `--switches=N[@max-time]` (Slurm's `req_switch` and `wait4switch`):
     /// honoured only under TopologyPlugin=topology/tree.
     pub switches: Option<SwitchReq>,
+    /// `--segment=N` (Slurm 24.05+, beyond 22.05: `segment_size`): under
+    /// TopologyPlugin=topology/block the job's nodes come in segments of N,
+    /// each inside one base block. `None` when not given (or 0).
+    pub segment: Option<u32>,
 }
 
 /// `--switches=count[@max-time]`.
@@ -107,6 +111,7 @@ impl Default for JobRequest {
             exclusive: false,
             shared: None,
             switches: None,
+            segment: None,
         }
     }
 }
@@ -146,6 +151,7 @@ impl JobRequest {
             exclusive,
             shared,
             switches,
+            segment,
         } = self;
         *min_nodes == other.min_nodes
             && *max_nodes == other.max_nodes
@@ -165,6 +171,7 @@ impl JobRequest {
             && *exclusive == other.exclusive
             && *shared == other.shared
             && *switches == other.switches
+            && *segment == other.segment
     }
 
     /// A hash of the fields [`JobRequest::same_shape`] compares (a cache
@@ -191,6 +198,7 @@ impl JobRequest {
             exclusive,
             shared,
             switches,
+            segment,
         } = self;
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         let mut mix = |v: u64| {
@@ -245,6 +253,9 @@ impl JobRequest {
             // Only when given, so every other request hashes as before.
             mix(u64::from(sw.count));
             mix(sw.wait.unwrap_or(u64::MAX));
+        }
+        if let Some(s) = segment {
+            mix(u64::from(*s) | (1 << 40));
         }
         h
     }

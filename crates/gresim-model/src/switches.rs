@@ -16,6 +16,15 @@
 //! ([`SwitchTree::leaf_of`]) and, when slurm.conf names
 //! `TopologyPlugin=topology/tree`, the node choice of select/cons_tres
 //! (`gresim_sched::cons_tres`, `_eval_nodes_topo`). docs/topology.md.
+//!
+//! topology/block (Slurm 23.11 and later; gresim follows slurm-24-05-8-1's
+//! src/plugins/topology/block/block_record.c, a named option beyond 22.05)
+//! describes the network as base blocks (`BlockName=… Nodes=…`) that
+//! aggregate, by their order in the file, into higher-level blocks of 2, 4,
+//! 8 … base blocks (`BlockSizes`). [`SwitchTree::from_blocks`] keeps them as
+//! leaves without parents, so the fabric model and [`SwitchTree::leaf_count`]
+//! read them as they read leaf switches; [`SwitchTree::blocks`] holds the
+//! levels, which the node choice (`_eval_nodes_block`) reads.
 
 use crate::NodeId;
 
@@ -30,6 +39,91 @@ pub enum TopologyPlugin {
     None,
     /// `topology/tree` (Slurm 22.05): `_eval_nodes_topo`.
     Tree,
+    /// `topology/block` (Slurm 23.11+, beyond 22.05): `_eval_nodes_block`.
+    Block,
+}
+
+/// Most block levels (Slurm's `block_levels` bitmap has 16 bits).
+pub const MAX_BLOCK_LEVELS: u32 = 16;
+
+/// topology/block's block sizes (block_record.c `_read_topo_file()`):
+/// the base block's node count and which aggregation levels are enforced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockLevels {
+    /// Slurm's `bblock_node_cnt`: the first `BlockSizes` value, else the
+    /// node count of the first block.
+    pub base_nodes: u32,
+    /// Bit k set: blocks of 2^k base blocks are an enforced level
+    /// (`block_levels`; without `BlockSizes`, levels 0 to 4).
+    pub levels: u16,
+}
+
+impl BlockLevels {
+    /// The levels without `BlockSizes`: 1, 2, 4, 8 and 16 base blocks of
+    /// `base_nodes` nodes.
+    pub fn default_for(base_nodes: u32) -> BlockLevels {
+        BlockLevels {
+            base_nodes,
+            levels: 0b1_1111,
+        }
+    }
+
+    /// `BlockSizes=a,b,…`: the first value is the base block's node count,
+    /// each other a power-of-two multiple of it (at most 2^15), larger than
+    /// the one before (topology.conf(5); Slurm's parser does not check the
+    /// order, gresim refuses a list out of order).
+    pub fn from_sizes(sizes: &[u32]) -> Result<BlockLevels, String> {
+        let Some(&base) = sizes.first() else {
+            return Err("expected at least one size".into());
+        };
+        if base == 0 {
+            return Err("a block size must be positive".into());
+        }
+        let mut levels = 0u16;
+        let mut prev = 0u32;
+        for &s in sizes {
+            if s == 0 {
+                return Err("a block size must be positive".into());
+            }
+            if s <= prev {
+                return Err(format!(
+                    "{s} is not larger than the size before it ({prev})"
+                ));
+            }
+            let ratio = s / base;
+            if s % base != 0 || !ratio.is_power_of_two() {
+                return Err(format!(
+                    "{s} is not a power-of-two multiple of the base block size {base}"
+                ));
+            }
+            let level = ratio.trailing_zeros();
+            if level >= MAX_BLOCK_LEVELS {
+                return Err(format!(
+                    "{s} is more than 2^{} base blocks of {base}",
+                    MAX_BLOCK_LEVELS - 1
+                ));
+            }
+            levels |= 1 << level;
+            prev = s;
+        }
+        Ok(BlockLevels {
+            base_nodes: base,
+            levels,
+        })
+    }
+
+    /// Whether blocks of 2^`level` base blocks are an enforced level.
+    pub fn has(&self, level: u32) -> bool {
+        level < MAX_BLOCK_LEVELS && self.levels & (1 << level) != 0
+    }
+}
+
+/// A block as topology.conf gives it (`BlockName=NAME Nodes=HOSTLIST`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockDef {
+    pub name: String,
+    /// `Nodes=`, resolved to node ids.
+    pub nodes: Vec<NodeId>,
 }
 
 /// One switch of the tree.
@@ -83,6 +177,9 @@ pub struct SwitchTree {
     pub multi_homed: Vec<NodeId>,
     /// Nodes under no leaf (Slurm warns: "switches lack access").
     pub unreachable: Vec<NodeId>,
+    /// topology/block: the switches are the base blocks, in file order, and
+    /// these their sizes (`None` for a switch tree).
+    pub blocks: Option<BlockLevels>,
 }
 
 impl SwitchTree {
@@ -262,7 +359,101 @@ impl SwitchTree {
             leaf,
             multi_homed,
             unreachable,
+            blocks: None,
         })
+    }
+
+    /// topology/block's base blocks (block_record.c
+    /// `block_record_validate()`), each a leaf without parent. Errors, with
+    /// the index of the offending block: a name given twice, a block without
+    /// nodes, fewer nodes than the base block size (Slurm: "children count
+    /// lower than bblock_node_cnt"), and, stricter than Slurm, which does not
+    /// check it, a node in two blocks. `levels` is `BlockSizes`; without it
+    /// the first block's node count is the base size, with levels of 1 to 16
+    /// base blocks.
+    pub fn from_blocks(
+        defs: &[BlockDef],
+        levels: Option<BlockLevels>,
+        node_count: usize,
+    ) -> Result<SwitchTree, TreeError> {
+        let mut owner: Vec<Option<usize>> = vec![None; node_count];
+        let mut by_name: std::collections::BTreeMap<&str, usize> = Default::default();
+        for (i, d) in defs.iter().enumerate() {
+            if by_name.insert(d.name.as_str(), i).is_some() {
+                return Err(TreeError {
+                    index: i,
+                    msg: format!("block {} has already been defined", d.name),
+                });
+            }
+            if d.nodes.is_empty() {
+                return Err(TreeError {
+                    index: i,
+                    msg: format!("block {} has no nodes", d.name),
+                });
+            }
+            for id in &d.nodes {
+                let Some(o) = owner.get_mut(id.idx()) else {
+                    continue;
+                };
+                match *o {
+                    Some(j) if j != i => {
+                        return Err(TreeError {
+                            index: i,
+                            msg: format!(
+                                "block {}: a node (index {}) is already in block {}; a node belongs to one block",
+                                d.name,
+                                id.idx(),
+                                defs[j].name
+                            ),
+                        })
+                    }
+                    _ => *o = Some(i),
+                }
+            }
+        }
+        let Some(first) = defs.first() else {
+            return Err(TreeError {
+                index: 0,
+                msg: "no blocks configured".into(),
+            });
+        };
+        let count = |d: &BlockDef| {
+            let mut v: Vec<usize> = d.nodes.iter().map(|n| n.idx()).collect();
+            v.sort_unstable();
+            v.dedup();
+            v.len() as u32
+        };
+        let levels = levels.unwrap_or_else(|| BlockLevels::default_for(count(first)));
+        for (i, d) in defs.iter().enumerate() {
+            if count(d) < levels.base_nodes {
+                return Err(TreeError {
+                    index: i,
+                    msg: format!(
+                        "block {} has {} nodes, fewer than the base block size {}",
+                        d.name,
+                        count(d),
+                        levels.base_nodes
+                    ),
+                });
+            }
+        }
+        let sw: Vec<SwitchDef> = defs
+            .iter()
+            .map(|d| SwitchDef {
+                name: d.name.clone(),
+                nodes: Some(d.nodes.clone()),
+                switches: None,
+                link_speed: 1,
+            })
+            .collect();
+        let mut t = SwitchTree::build(&sw, node_count)?;
+        t.blocks = Some(levels);
+        Ok(t)
+    }
+
+    /// topology/block's sizes, when the switches are base blocks.
+    pub fn blocks(&self) -> Option<BlockLevels> {
+        self.blocks
     }
 
     /// Whether switch `s` holds node `v` (a node-table index).
@@ -367,5 +558,70 @@ mod tests {
         assert_eq!(t.unreachable, vec![NodeId::from_idx(2)]);
         assert!(t.holds(1, 1) && t.holds(0, 1));
         assert_eq!(t.leaf_of(1), Some(0));
+    }
+
+    fn block(name: &str, nodes: std::ops::Range<usize>) -> BlockDef {
+        BlockDef {
+            name: name.into(),
+            nodes: nodes.map(NodeId::from_idx).collect(),
+        }
+    }
+
+    #[test]
+    fn block_sizes_give_the_base_size_and_levels() {
+        let b = BlockLevels::from_sizes(&[30, 120]).unwrap();
+        assert_eq!((b.base_nodes, b.levels), (30, 0b101));
+        assert!(b.has(0) && !b.has(1) && b.has(2) && !b.has(16));
+        assert_eq!(BlockLevels::default_for(4).levels, 0b1_1111);
+        for (bad, why) in [
+            (&[4, 12][..], "power-of-two multiple"),
+            (&[4, 6], "power-of-two multiple"),
+            (&[8, 4], "not larger"),
+            (&[4, 4], "not larger"),
+            (&[0], "positive"),
+            (&[1, 1 << 16], "2^15"),
+            (&[], "at least one"),
+        ] {
+            let e = BlockLevels::from_sizes(bad).unwrap_err();
+            assert!(e.contains(why), "{bad:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn blocks_are_leaves_without_parents() {
+        let t = SwitchTree::from_blocks(
+            &[block("b1", 0..4), block("b2", 4..8), block("b3", 8..14)],
+            None,
+            16,
+        )
+        .unwrap();
+        assert_eq!(t.blocks(), Some(BlockLevels::default_for(4)));
+        assert_eq!(t.leaves().count(), 3);
+        assert_eq!(t.leaf_of(9), Some(2));
+        assert_eq!(t.dist[0][1], INFINITE);
+        assert_eq!(t.unreachable.len(), 2);
+        let ids = [NodeId::from_idx(3), NodeId::from_idx(4)];
+        assert_eq!(t.leaf_count(ids.iter().copied()), 2);
+    }
+
+    #[test]
+    fn bad_blocks_are_errors() {
+        let e =
+            SwitchTree::from_blocks(&[block("b1", 0..4), block("b1", 4..8)], None, 8).unwrap_err();
+        assert_eq!(e.index, 1);
+        assert!(e.msg.contains("already been defined"), "{e:?}");
+        let e =
+            SwitchTree::from_blocks(&[block("b1", 0..4), block("b2", 3..8)], None, 8).unwrap_err();
+        assert_eq!(e.index, 1);
+        assert!(e.msg.contains("already in block b1"), "{e:?}");
+        // The first block sets the base size: a smaller one after it fails.
+        let e =
+            SwitchTree::from_blocks(&[block("b1", 0..4), block("b2", 4..7)], None, 8).unwrap_err();
+        assert!(e.msg.contains("fewer than the base block size 4"), "{e:?}");
+        let sizes = BlockLevels::from_sizes(&[5]).unwrap();
+        let e = SwitchTree::from_blocks(&[block("b1", 0..4)], Some(sizes), 8).unwrap_err();
+        assert_eq!(e.index, 0);
+        let e = SwitchTree::from_blocks(&[block("b1", 0..0)], None, 8).unwrap_err();
+        assert!(e.msg.contains("no nodes"), "{e:?}");
     }
 }

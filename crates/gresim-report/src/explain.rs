@@ -219,6 +219,12 @@ pub fn explain(rf: &RunFile, id: &str, at: Option<u64>) -> Result<String, String
             }
         );
     }
+    if let Some(seg) = j.request.segment {
+        let _ = writeln!(
+            s,
+            "segment --segment={seg}: under topology/block (beyond Slurm 22.05) its nodes come in segments of {seg}, each inside one base block"
+        );
+    }
     match reason.as_str() {
         "JobHeldUser" | "JobHeldAdmin" => {
             let _ = writeln!(
@@ -764,6 +770,20 @@ mod tests {
         );
         assert!(
             text.contains("actual    started at t=110 (1:50) on gpu01"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_segment_is_explained() {
+        let mut r = rf();
+        r.jobs[1].reasons = Some(vec![(5, "Resources".into(), None)]);
+        let text = explain(&r, "2", Some(50)).unwrap();
+        assert!(!text.contains("segment"), "{text}");
+        r.jobs[1].request.segment = Some(2);
+        let text = explain(&r, "2", Some(50)).unwrap();
+        assert!(
+            text.contains("segment --segment=2: under topology/block"),
             "{text}"
         );
     }

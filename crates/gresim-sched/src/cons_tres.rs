@@ -13,6 +13,9 @@
 //!    set, then a sufficient one, then the one with the fewest CPUs (an
 //!    insufficient bigger one replaces an insufficient smaller one); inside a
 //!    set one remaining node is chosen by best fit, several in index order.
+//!    Under topology/tree, `_eval_nodes_topo` instead (cons_tres/topo.rs);
+//!    under topology/block, beyond 22.05, `eval_nodes_block`
+//!    (cons_tres/block.rs).
 //! 3. [`job_test`] — `choose_nodes`: first pass with GPU/socket affinity,
 //!    then without it, then dropping nodes with few resources (knapsack).
 //! 4. [`finish_node`] — the cores (lowest ids of the usable ones) and the GPU
@@ -38,6 +41,7 @@ use gresim_model::{Allocation, Cluster, GpuTypeId, Node, NodeAlloc, NodeId, Part
 use crate::select::View;
 use crate::SchedParams;
 
+mod block;
 mod fit_tree;
 mod topo;
 
@@ -795,7 +799,8 @@ fn cpus_to_use(j: &JobCtx<'_>, avail: u32, rem_max: i64, min_rem: i64) -> i64 {
 }
 
 /// `_eval_nodes` (default consecutive-set mode; under topology/tree,
-/// `_eval_nodes_topo` in cons_tres/topo.rs). `usable[i]` marks the
+/// `_eval_nodes_topo` in cons_tres/topo.rs; under topology/block, when a
+/// node of the map is in a block, `eval_nodes_block` in cons_tres/block.rs). `usable[i]` marks the
 /// candidates still in the node map; returns the picked candidate indices.
 fn eval_nodes(
     j: &JobCtx<'_>,
@@ -808,6 +813,13 @@ fn eval_nodes(
 ) -> Option<Vec<usize>> {
     if let Some(t) = j.cluster.select_tree() {
         return topo::eval_nodes_topo(j, t, cands, usable, min_nodes, max_nodes, req_nodes);
+    }
+    if let Some((t, b)) = j.cluster.select_blocks() {
+        if block::applies(t, cands, usable) {
+            return block::eval_nodes_block(
+                j, t, b, cands, usable, min_nodes, max_nodes, req_nodes,
+            );
+        }
     }
     let n = cands.len();
     let avail = |i: usize| -> u32 {
@@ -1225,6 +1237,7 @@ impl ShapeKey {
         req.max_nodes = 0;
         req.max_nodes_open = false;
         req.switches = None;
+        req.segment = None;
         ShapeKey {
             req,
             def_mem_per_cpu: j.params.def_mem_per_cpu,
@@ -1261,6 +1274,7 @@ impl ShapeKey {
             exclusive,
             shared,
             switches: _,
+            segment: _,
         } = j.req;
         let k = &self.req;
         self.def_mem_per_cpu == j.params.def_mem_per_cpu
@@ -1397,9 +1411,10 @@ fn job_test_with(
     let mut offered = 0usize;
     let plain = req.nodelist.is_empty() && req.exclude.is_empty() && req.features.is_empty();
     // topology/tree: `_eval_nodes_topo` instead of the consecutive node sets
-    // (and so not their per-shape trees).
+    // (and so not their per-shape trees); topology/block likewise.
     let tree = cluster.select_tree();
-    if let (View::Now(state, None), None) = (view, tree) {
+    let by_topology = tree.is_some() || cluster.select_blocks().is_some();
+    if let (View::Now(state, None), false) = (view, by_topology) {
         // On the live state (not a clone, such as backfill's future states):
         // the first pass's choice comes from the per-shape tree of node
         // sets, without visiting every node (see fit_tree). When it finds

@@ -200,6 +200,7 @@ impl RunFile {
             switches: r
                 .switches
                 .map(|(count, wait)| gresim_model::job::SwitchReq { count, wait }),
+            segment: r.segment,
         })
     }
 

@@ -156,6 +156,9 @@ pub struct RequestRec {
     /// `--switches=count[@max-time]`: the count and the wait in seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub switches: Option<(u32, Option<u64>)>,
+    /// `--segment=N` (topology/block, beyond Slurm 22.05).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segment: Option<u32>,
 }
 
 /// What one run holds on one node.

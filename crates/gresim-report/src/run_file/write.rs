@@ -92,6 +92,7 @@ fn request_rec(c: &Cluster, r: &JobRequest) -> RequestRec {
         exclusive: r.exclusive,
         shared: r.shared.map(|s| (s.kind.as_str().to_string(), s.per_node)),
         switches: r.switches.map(|s| (s.count, s.wait)),
+        segment: r.segment,
     }
 }
 

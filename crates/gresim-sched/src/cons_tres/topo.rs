@@ -25,19 +25,20 @@ use gresim_model::switches::{SwitchTree, INFINITE};
 use super::{cpus_to_use, enough_nodes, Cand, JobCtx};
 
 /// What the selection has left to find (`rem_nodes`, `rem_cpus`, …).
-struct Rem {
-    nodes: i64,
-    min_nodes: i64,
-    max_nodes: i64,
-    cpus: i64,
-    max_cpus: i64,
-    gres: i64,
+/// Shared with topology/block's `_eval_nodes_block` (cons_tres/block.rs).
+pub(super) struct Rem {
+    pub(super) nodes: i64,
+    pub(super) min_nodes: i64,
+    pub(super) max_nodes: i64,
+    pub(super) cpus: i64,
+    pub(super) max_cpus: i64,
+    pub(super) gres: i64,
 }
 
 impl Rem {
     /// Takes a node offering `avail` CPUs and `gpus` GPUs (`_cpus_to_use`
     /// and `gres_sched_add`, then the counters).
-    fn take(&mut self, j: &JobCtx<'_>, avail: u32, gpus: u32, per_job: bool) {
+    pub(super) fn take(&mut self, j: &JobCtx<'_>, avail: u32, gpus: u32, per_job: bool) {
         let a = cpus_to_use(j, avail, self.max_cpus, self.min_nodes);
         if per_job {
             self.gres += i64::from(gpus);
@@ -418,7 +419,7 @@ fn take_nodes(
 }
 
 /// The chosen candidates, in index order (at least `min_n` of them).
-fn finish(chosen: Vec<bool>, min_n: i64) -> Option<Vec<usize>> {
+pub(super) fn finish(chosen: Vec<bool>, min_n: i64) -> Option<Vec<usize>> {
     let picked: Vec<usize> = (0..chosen.len()).filter(|&i| chosen[i]).collect();
     ((picked.len() as i64) >= min_n).then_some(picked)
 }
