@@ -143,8 +143,8 @@ struct EndBlocks {
 
 const END_BLOCK: usize = 64;
 
-/// The widest node bitmap [`EndBlocks`] keeps per end.
-const FLAT_WORDS: usize = 4;
+/// The widest node bitmap [`EndBlocks`] keeps per end (up to 128 nodes).
+const FLAT_WORDS: usize = 2;
 
 impl EndBlocks {
     fn new(ends: &[Running<'_>], words: usize) -> Self {
@@ -196,16 +196,13 @@ impl EndBlocks {
         }
     }
 
-    /// [`EndBlocks::touches`] on a small cluster (`flat` kept).
+    /// [`EndBlocks::touches`] on a small cluster (`flat` kept: one or two
+    /// words per end).
     #[inline(always)]
     fn flat_touches(&self, k: usize, mask: &[u64]) -> bool {
         let w = self.words;
         let e = &self.flat[k * w..(k + 1) * w];
-        match w {
-            1 => e[0] & mask[0] != 0,
-            2 => (e[0] & mask[0]) | (e[1] & mask[1]) != 0,
-            _ => e.iter().zip(mask).any(|(x, y)| x & y != 0),
-        }
+        e[0] & mask[0] != 0 || (w == 2 && e[1] & mask[1] != 0)
     }
 
     /// The first end at or after index `from` planned to end after `limit`
