@@ -31,7 +31,7 @@ use gresim_model::job::Time;
 use gresim_model::{Allocation, JobIdx, NodeId, PartId};
 
 use crate::bf_map::{self, BfMap};
-use crate::fifo::partition_limit_reason;
+use crate::fifo::PassLimits;
 use crate::queue::QueueKey;
 use crate::select::{try_select, SelectCache};
 use crate::sweep::{Ends, FitChanges, Sweep};
@@ -135,43 +135,74 @@ struct EndBlocks {
     /// then its bitmap).
     nodes: Vec<u32>,
     off: Vec<u32>,
+    /// On a cluster of at most [`FLAT_WORDS`] words of nodes, instead of
+    /// the lists: `flat[k * words..(k + 1) * words]`, the nodes of end `k`.
+    flat: Vec<u64>,
     times: Vec<Time>,
 }
 
 const END_BLOCK: usize = 64;
 
+/// The widest node bitmap [`EndBlocks`] keeps per end (up to 128 nodes).
+const FLAT_WORDS: usize = 2;
+
 impl EndBlocks {
     fn new(ends: &[Running<'_>], words: usize) -> Self {
         let mut masks = vec![0u64; ends.len().div_ceil(END_BLOCK) * words];
-        let (mut nodes, mut off) = (Vec::new(), Vec::with_capacity(ends.len() + 1));
-        off.push(0);
+        let (mut nodes, mut off) = (Vec::new(), Vec::new());
+        let flat_ends = words <= FLAT_WORDS;
+        let mut flat = Vec::new();
+        if flat_ends {
+            flat.resize(ends.len() * words, 0);
+        } else {
+            off.reserve(ends.len() + 1);
+            off.push(0);
+        }
         for (k, r) in ends.iter().enumerate() {
             let m = &mut masks[k / END_BLOCK * words..(k / END_BLOCK + 1) * words];
             for id in r.alloc.node_ids() {
                 bf_map::set_bit(m, id);
-                if r.bits.is_none() {
+                if flat_ends {
+                    bf_map::set_bit(&mut flat[k * words..(k + 1) * words], id);
+                } else if r.bits.is_none() {
                     nodes.push(id.idx() as u32);
                 }
             }
-            off.push(nodes.len() as u32);
+            if !flat_ends {
+                off.push(nodes.len() as u32);
+            }
         }
         EndBlocks {
             words,
             masks,
             nodes,
             off,
+            flat,
             times: ends.iter().map(|r| r.end).collect(),
         }
     }
 
     /// Whether end `k` runs on a node of `mask`.
+    #[inline(always)]
     fn touches(&self, ends: &[Running<'_>], k: usize, mask: &[u64]) -> bool {
+        if !self.flat.is_empty() {
+            return self.flat_touches(k, mask);
+        }
         match &ends[k].bits {
             Some(b) => b.iter().zip(mask).any(|(x, y)| x & y != 0),
             None => self.nodes[self.off[k] as usize..self.off[k + 1] as usize]
                 .iter()
                 .any(|&n| mask[n as usize / 64] & (1 << (n % 64)) != 0),
         }
+    }
+
+    /// [`EndBlocks::touches`] on a small cluster (`flat` kept: one or two
+    /// words per end).
+    #[inline(always)]
+    fn flat_touches(&self, k: usize, mask: &[u64]) -> bool {
+        let w = self.words;
+        let e = &self.flat[k * w..(k + 1) * w];
+        e[0] & mask[0] != 0 || (w == 2 && e[1] & mask[1] != 0)
     }
 
     /// The first end at or after index `from` planned to end after `limit`
@@ -216,8 +247,13 @@ impl EndBlocks {
             let bm = &self.masks[b * self.words..(b + 1) * self.words];
             let block_end = ((b + 1) * END_BLOCK).min(ends.len());
             if bm.iter().zip(mask).any(|(x, y)| x & y != 0) {
-                if let Some(j) = (i..block_end).find(|&j| self.touches(ends, j, mask)) {
-                    return Some(j);
+                let found = if self.flat.is_empty() {
+                    (i..block_end).find(|&j| self.touches(ends, j, mask))
+                } else {
+                    (i..block_end).find(|&j| self.flat_touches(j, mask))
+                };
+                if found.is_some() {
+                    return found;
                 }
             }
             i = block_end;
@@ -344,6 +380,7 @@ pub fn backfill_pass(
     } else {
         Vec::new()
     };
+    let mut limits = PassLimits::default();
 
     // Tested jobs that cannot start now, whatever the reservations, wait
     // here unplanned: their reservations matter only to a later job that
@@ -364,7 +401,7 @@ pub fn backfill_pass(
                 if started.contains(&job) {
                     continue;
                 }
-                if partition_limit_reason(ctx, job, part).is_some() {
+                if limits.reason(ctx, job, part).is_some() {
                     continue;
                 }
                 // `job_array_start_test()` names the throttle in backfill too.

@@ -250,15 +250,15 @@ impl BfMap {
         if lo >= w.mid {
             // What the suffix ORs held has left the window: they are made
             // again for the window's slots, and the back part starts empty.
+            // (Row `hi - lo` stays empty, so every row has a next one.)
             w.suf.clear();
-            w.suf.resize((hi - lo) * words, 0);
+            w.suf.resize((hi - lo + 1) * words, 0);
             for k in (lo..hi).rev() {
                 // Row `k` is slot `k` ORed with row `k + 1`.
                 let (head, next) = w.suf.split_at_mut((k - lo + 1) * words);
                 let row = &mut head[(k - lo) * words..];
-                row.copy_from_slice(self.mask(k));
-                for (x, y) in row.iter_mut().zip(next) {
-                    *x |= *y;
+                for ((x, m), y) in row.iter_mut().zip(self.mask(k)).zip(&next[..words]) {
+                    *x = m | y;
                 }
             }
             w.base = lo;
@@ -272,11 +272,14 @@ impl BfMap {
             }
         }
         w.hi = hi;
-        out.copy_from_slice(&w.back);
         if lo < w.mid {
             let row = &w.suf[(lo - w.base) * words..(lo - w.base + 1) * words];
-            for (o, x) in out.iter_mut().zip(row) {
-                *o |= x;
+            for ((o, b), x) in out.iter_mut().zip(&w.back).zip(row) {
+                *o = b | x;
+            }
+        } else {
+            for (o, b) in out.iter_mut().zip(&w.back) {
+                *o = *b;
             }
         }
     }

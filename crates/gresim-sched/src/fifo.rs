@@ -138,6 +138,45 @@ pub fn partition_limit_reason(ctx: &PassCtx<'_>, job: JobIdx, part: PartId) -> O
 
 /// [`partition_limit_reason`] for a job record.
 pub fn limit_reason(cluster: &Cluster, j: &Job, part: PartId) -> Option<Reason> {
+    limit_reason_by(cluster, j, part, |cpus| {
+        partition_has_cpus(cluster, part, cpus)
+    })
+}
+
+/// [`partition_limit_reason`] for the records of one pass, which asks the
+/// partitions' CPU totals once each (the cluster does not change during a
+/// pass): the same answers without summing a partition's CPUs per record.
+#[derive(Debug, Default)]
+pub(crate) struct PassLimits {
+    cpus: Vec<Option<u64>>,
+}
+
+impl PassLimits {
+    pub(crate) fn reason(
+        &mut self,
+        ctx: &PassCtx<'_>,
+        job: JobIdx,
+        part: PartId,
+    ) -> Option<Reason> {
+        let cluster = ctx.cluster;
+        if self.cpus.len() < cluster.partitions.len() {
+            self.cpus.resize(cluster.partitions.len(), None);
+        }
+        let total = &mut self.cpus[part.idx()];
+        limit_reason_by(cluster, &ctx.jobs[job.idx()], part, |cpus| {
+            *total.get_or_insert_with(|| partition_cpus(cluster, part)) >= cpus
+        })
+    }
+}
+
+/// [`limit_reason`], asking `has_cpus(n)` whether the partition's nodes have
+/// at least `n` CPUs in all.
+fn limit_reason_by(
+    cluster: &Cluster,
+    j: &Job,
+    part: PartId,
+    has_cpus: impl FnOnce(u64) -> bool,
+) -> Option<Reason> {
     use gresim_model::cluster::PartitionState;
     let p = cluster.partition(part);
     match p.state {
@@ -154,7 +193,7 @@ pub fn limit_reason(cluster: &Cluster, j: &Job, part: PartId) -> Option<Reason> 
     }
     // More CPUs than the whole partition has: accepted, pends (PartitionConfig).
     let min_cpus = u64::from(req.total_tasks(req.min_nodes)) * u64::from(req.cpus_per_task);
-    if !partition_has_cpus(cluster, part, min_cpus) {
+    if !has_cpus(min_cpus) {
         return Some(Reason::PartitionConfig);
     }
     if let (Some(Some(limit)), Some(max)) = (req.time_limit, p.max_time) {
