@@ -990,22 +990,17 @@ fn job_behavior(d: &JobDef, r: &JobRequest) -> Result<JobBehavior, (&'static str
 pub fn node_state_action(state: &str, nodes: Vec<NodeId>) -> Result<Action, String> {
     let word = state.to_ascii_uppercase();
     match word.as_str() {
-        "FAIL" => return Ok(Action::NodeDrain(nodes)),
-        "RESUME" => return Ok(Action::NodeResume(nodes)),
-        "UP" => {}
-        _ => {
-            if let Ok(s) = word.parse::<NodeAdminState>() {
-                return Ok(match s {
-                    NodeAdminState::Down => Action::NodeDown(nodes),
-                    NodeAdminState::Drain => Action::NodeDrain(nodes),
-                    NodeAdminState::Up => Action::NodeResume(nodes),
-                });
-            }
-        }
+        "FAIL" => Ok(Action::NodeDrain(nodes)),
+        "RESUME" | "IDLE" => Ok(Action::NodeResume(nodes)),
+        _ => match word.parse::<NodeAdminState>() {
+            Ok(NodeAdminState::Down) => Ok(Action::NodeDown(nodes)),
+            Ok(NodeAdminState::Drain) => Ok(Action::NodeDrain(nodes)),
+            // `UP` is not a state `scontrol update` takes.
+            _ => Err(format!(
+                "unsupported node state '{word}'; expected DOWN, DRAIN, FAIL, RESUME or IDLE"
+            )),
+        },
     }
-    Err(format!(
-        "unsupported node state '{word}'; expected DOWN, DRAIN, FAIL, RESUME or IDLE"
-    ))
 }
 
 /// `scancel --state=`: PENDING (PD) or RUNNING (R).

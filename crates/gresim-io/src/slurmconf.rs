@@ -1075,25 +1075,25 @@ fn resolve_node(
         None | Some("UNKNOWN") => NodeAdminState::Up,
         Some("FAIL") => NodeAdminState::Down,
         Some("FAILING") => NodeAdminState::Drain,
-        Some(w) if w.parse::<NodeAdminState>().is_ok() => {
-            w.parse::<NodeAdminState>().unwrap_or_default()
-        }
-        Some("CLOUD") => {
-            warn("State=CLOUD: power saving is not modelled; the nodes are up".into());
-            NodeAdminState::Up
-        }
-        Some("FUTURE") => {
-            warn("State=FUTURE: the nodes are modelled as DOWN".into());
-            NodeAdminState::Down
-        }
-        Some(o) => {
-            return Err(line_err(
-                l,
-                &format!(
-                "State={o}: expected UNKNOWN, IDLE, DOWN, DRAIN, FAIL, FAILING, FUTURE or CLOUD"
-            ),
-            ))
-        }
+        Some(w) => match (w.parse::<NodeAdminState>(), w) {
+            (Ok(st), _) => st,
+            (_, "CLOUD") => {
+                warn("State=CLOUD: power saving is not modelled; the nodes are up".into());
+                NodeAdminState::Up
+            }
+            (_, "FUTURE") => {
+                warn("State=FUTURE: the nodes are modelled as DOWN".into());
+                NodeAdminState::Down
+            }
+            (_, o) => {
+                return Err(line_err(
+                    l,
+                    &format!(
+                    "State={o}: expected UNKNOWN, IDLE, DOWN, DRAIN, FAIL, FAILING, FUTURE or CLOUD"
+                ),
+                ))
+            }
+        },
     };
     for g in r.gres.iter().flatten() {
         if !g.name.eq_ignore_ascii_case("gpu")
