@@ -11,15 +11,19 @@ the class subclasses ``gymnasium.Env`` and has ``observation_space`` and
 
 Observation (a dict of numpy arrays; ``W`` = ``window``, ``N`` = nodes):
 
-- ``queue``: float32 ``[W, 8]``, one row per pending job in priority order
+- ``queue``: float32 ``[W, 9]``, one row per pending job in priority order
   (the first ``W``), zero rows after the last: ``present`` (1),
   ``wait`` (s since submit), ``nodes`` (least nodes), ``gpus`` (GPUs it
   takes at least: per node x nodes + per job), ``cpus`` (CPUs per task x
   tasks, one task per node when not given), ``time_limit`` (s, -1
-  unlimited), ``priority``, ``fits`` (1 if cons_tres can start it now);
-- ``nodes``: float32 ``[N, 5]``: ``free_gpus``, ``total_gpus`` (GRES
+  unlimited), ``priority``, ``fits`` (1 if cons_tres can start it now),
+  ``gpu_type`` (0: any type; ``k > 0``: the type ``gpu_types[k - 1]``);
+- ``nodes``: float32 ``[N, 8]``: ``free_gpus``, ``total_gpus`` (GRES
   indices: a MIG slice counts as one), ``free_cpus``, ``total_cpus``,
-  ``available`` (1 unless DOWN or DRAINED);
+  ``available`` (1 unless DOWN or DRAINED), ``running_jobs``, ``next_end``
+  and ``last_end`` (seconds until the earliest and the latest planned end
+  of a job running there, -1 when none: start plus time limit, a year
+  without one, as backfill plans; true run times stay hidden);
 - ``mask``: int8 ``[W + 1]``: 1 for each slot whose job fits now, and 1 for
   the last entry (none).
 
@@ -61,8 +65,17 @@ except ImportError:  # pragma: no cover - depends on the environment
     _gym = None
     _spaces = None
 
-QUEUE_FEATURES = ("present", "wait", "nodes", "gpus", "cpus", "time_limit", "priority", "fits")
-NODE_FEATURES = ("free_gpus", "total_gpus", "free_cpus", "total_cpus", "available")
+QUEUE_FEATURES = ("present", "wait", "nodes", "gpus", "cpus", "time_limit", "priority", "fits", "gpu_type")
+NODE_FEATURES = (
+    "free_gpus",
+    "total_gpus",
+    "free_cpus",
+    "total_cpus",
+    "available",
+    "running_jobs",
+    "next_end",
+    "last_end",
+)
 REWARDS = ("wait", "slowdown", "utilization")
 
 _Base = _gym.Env if _gym is not None else object
@@ -101,7 +114,7 @@ class SchedulingEnv(_Base):
             self.observation_space = _spaces.Dict(
                 {
                     "queue": _spaces.Box(-1.0, np.inf, (window, len(QUEUE_FEATURES)), np.float32),
-                    "nodes": _spaces.Box(0.0, np.inf, (n, len(NODE_FEATURES)), np.float32),
+                    "nodes": _spaces.Box(-1.0, np.inf, (n, len(NODE_FEATURES)), np.float32),
                     "mask": _spaces.Box(0, 1, (window + 1,), np.int8),
                 }
             )
@@ -116,12 +129,18 @@ class SchedulingEnv(_Base):
     def node_names(self) -> list[str]:
         return self._core.node_names
 
+    @property
+    def gpu_types(self) -> list[str]:
+        """The cluster's GPU type names: the queue's ``gpu_type`` column
+        ``k > 0`` is ``gpu_types[k - 1]``."""
+        return self._core.gpu_types
+
     def _obs(self, raw):
         np = _np()
         q, n, mask = raw
         return {
-            "queue": np.asarray(q, dtype=np.float32).reshape(self.window, len(QUEUE_FEATURES)),
-            "nodes": np.asarray(n, dtype=np.float32).reshape(self._core.nodes, len(NODE_FEATURES)),
+            "queue": np.frombuffer(q, dtype="<f4").astype(np.float32).reshape(self.window, len(QUEUE_FEATURES)),
+            "nodes": np.frombuffer(n, dtype="<f4").astype(np.float32).reshape(self._core.nodes, len(NODE_FEATURES)),
             "mask": np.frombuffer(mask, dtype=np.uint8).astype(np.int8),
         }
 

@@ -59,9 +59,9 @@ def test_observation_shapes_and_dtypes():
     env = SchedulingEnv(MIG, window=12)
     obs, info = env.reset(seed=1)
     assert set(obs) == {"queue", "nodes", "mask"}
-    assert obs["queue"].shape == (12, len(QUEUE_FEATURES)) == (12, 8)
+    assert obs["queue"].shape == (12, len(QUEUE_FEATURES)) == (12, 9)
     assert obs["queue"].dtype == np.float32
-    assert obs["nodes"].shape == (4, len(NODE_FEATURES)) == (4, 5)
+    assert obs["nodes"].shape == (4, len(NODE_FEATURES)) == (4, 8)
     assert obs["nodes"].dtype == np.float32
     assert obs["mask"].shape == (13,) and obs["mask"].dtype == np.int8
     assert obs["mask"][-1] == 1
@@ -75,6 +75,40 @@ def test_observation_shapes_and_dtypes():
     assert (nodes[:, 0] <= nodes[:, 1]).all() and (nodes[:, 4] == 1).all()
     assert nodes[:, 1].tolist() == [8, 8, 44, 44]
     assert obs["mask"][0] == obs["queue"][0, 7] == 1
+    # Nothing runs yet: no running jobs, no planned ends.
+    assert (nodes[:, 5] == 0).all() and (nodes[:, 6:8] == -1).all()
+
+
+def test_observation_shows_running_jobs_and_gpu_types():
+    env = SchedulingEnv(MIG, window=12)
+    obs, info = env.reset(seed=1)
+    types = env.gpu_types
+    assert "a100_1g.10gb" in types and "a100" in types
+    q = obs["queue"][: min(info["queued"], 12)]
+    # Every job of this mix names a type; the code points into gpu_types.
+    assert ((q[:, 8] >= 1) & (q[:, 8] <= len(types))).all()
+    col = QUEUE_FEATURES.index("gpu_type")
+    limit = obs["queue"][0, QUEUE_FEATURES.index("time_limit")]
+    t0 = info["time"]
+    obs, _, _, _, info = env.step(0)
+    assert info["started"] is not None
+    n = obs["nodes"]
+    busy = n[:, NODE_FEATURES.index("running_jobs")] > 0
+    assert busy.sum() == 1 and n[busy, 5].item() == 1
+    nxt, last = n[busy, 6].item(), n[busy, 7].item()
+    # Started at t0: its planned end is t0 plus its time limit (the next
+    # observation may come later, when the next job is queued).
+    assert 0 < nxt <= last and (limit < 0 or nxt == limit - (info["time"] - t0))
+    assert (n[~busy, 6:8] == -1).all()
+    # Letting time go on queues jobs of several types, each shown as its own.
+    seen = set()
+    for _ in range(200):
+        obs, _, term, _, info = env.step(env.none_action)
+        q = obs["queue"][: min(info["queued"], 12)]
+        seen |= set(q[:, col].tolist())
+        if len(seen) >= 2 or term:
+            break
+    assert len(seen) >= 2 and seen <= set(range(1, len(types) + 1))
 
 
 @pytest.mark.parametrize("reward", ["wait", "slowdown", "utilization"])
