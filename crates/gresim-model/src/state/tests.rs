@@ -1,0 +1,120 @@
+//! Unit tests of `state` (state.rs).
+
+use super::*;
+use crate::catalog::model_by_name;
+use crate::cluster::{GpuDevice, GpuType, Node};
+use crate::ids::GpuTypeId;
+
+fn one_node() -> Cluster {
+    let model = model_by_name("A100-SXM4-80GB").unwrap();
+    let gpu = |i: u16| GpuDevice {
+        ty: GpuTypeId(0),
+        model,
+        socket: Some(i / 2),
+        phys: i as u8,
+        mig: None,
+    };
+    Cluster::new(
+        vec![Node {
+            name: "gpu01".into(),
+            sockets: 2,
+            cores_per_socket: 4,
+            threads_per_core: 2,
+            memory_mib: 1000,
+            features: vec![],
+            weight: 1,
+            gpus: (0..4).map(gpu).collect(),
+            gpu_links: None,
+            state: NodeAdminState::Up,
+        }],
+        vec![],
+        vec![GpuType {
+            name: "a100".into(),
+            model,
+            mig: None,
+        }],
+    )
+}
+
+fn alloc(cores: &[u32], mem: u64, gpus: u64) -> Allocation {
+    let mut cs = CoreSet::default();
+    for &c in cores {
+        cs.insert(c);
+    }
+    Allocation {
+        nodes: vec![NodeAlloc {
+            node: NodeId(0),
+            cores: cs,
+            cpus: cores.len() as u32 * 2,
+            mem_mib: mem,
+            gpus,
+            tasks: 1,
+            share: None,
+        }],
+        exclusive: false,
+    }
+}
+
+#[test]
+fn refuses_over_allocation_and_double_free() {
+    let c = one_node();
+    let mut s = ClusterState::new(&c);
+    let a = alloc(&[0, 1], 600, 0b0011);
+    s.allocate(&c, &a).unwrap();
+    assert_eq!((s.alloc_gpus(), s.alloc_cpus()), (2, 4));
+    // Same GPU, other cores.
+    assert!(s.allocate(&c, &alloc(&[2], 10, 0b0010)).is_err());
+    // Same core.
+    assert!(s.allocate(&c, &alloc(&[1], 10, 0b0100)).is_err());
+    // Too much memory.
+    assert!(s.allocate(&c, &alloc(&[2], 401, 0b0100)).is_err());
+    // A failed attempt changes nothing.
+    assert_eq!(s.node(NodeId(0)).free_mem, 400);
+    let b = alloc(&[2, 3], 400, 0b1100);
+    s.allocate(&c, &b).unwrap();
+    assert_eq!(s.node(NodeId(0)).free_gpus, 0);
+    s.release(&c, &a).unwrap();
+    assert!(s.release(&c, &a).is_err(), "double free must be refused");
+    s.release(&c, &b).unwrap();
+    assert_eq!(s.node(NodeId(0)).free_core_count(), 8);
+    assert_eq!(
+        (s.alloc_gpus(), s.alloc_cpus(), s.alloc_gpu_sevenths()),
+        (0, 0, 0)
+    );
+}
+
+#[test]
+fn exclusive_needs_an_empty_node() {
+    let c = one_node();
+    let mut s = ClusterState::new(&c);
+    s.allocate(&c, &alloc(&[0], 1, 0)).unwrap();
+    let mut ex = alloc(&[1], 1, 0b1);
+    ex.exclusive = true;
+    assert!(s.allocate(&c, &ex).is_err());
+}
+
+#[test]
+fn coreset_iterates_in_order() {
+    let mut s = CoreSet::default();
+    for c in [200, 3, 64, 0] {
+        s.insert(c);
+    }
+    assert_eq!(s.iter().collect::<Vec<_>>(), vec![0, 3, 64, 200]);
+    assert_eq!(s.count_range(0, 64), 2);
+    assert_eq!(s.count_range(3, 65), 2);
+    assert_eq!(s.count_range(4, 200), 1);
+    assert_eq!(s.count_range(0, 256), 4);
+    assert_eq!(s.highest_in(0, 256), Some(200));
+    assert_eq!(s.highest_in(0, 200), Some(64));
+    assert_eq!(s.highest_in(1, 3), None);
+    assert_eq!(s.highest_in(0, 64), Some(3));
+    assert_eq!(CoreSet::first(70).count(), 70);
+    assert!(CoreSet::first(70).contains(69) && !CoreSet::first(70).contains(70));
+    assert_eq!(CoreSet::first(256).count(), 256);
+    let mut t = CoreSet::first(130);
+    assert_eq!(t.clear_range(60, 70), 10);
+    assert_eq!(t.count(), 120);
+    assert!(t.contains(59) && !t.contains(60) && !t.contains(69) && t.contains(70));
+    assert_eq!(s.count(), 4);
+    assert_eq!(gpu_indices(0b1010_0001).collect::<Vec<_>>(), vec![0, 5, 7]);
+}
