@@ -2,7 +2,11 @@
 showcase, side by side, and their wait-time CDFs.
 
     pip install ./python matplotlib
-    python examples/python/compare_policies.py [--out waits.png] [--seed N]
+    python examples/python/compare_policies.py [--scenario PATH] [--out waits.png] [--seed N]
+
+The default scenario is the MIG showcase, where the three place single
+slices and whole GPUs alike; `--scenario scenarios/topology_4node.json`
+shows placements that change waits (docs/python.md).
 
 Needs matplotlib (docs/python.md).
 """
@@ -44,11 +48,12 @@ def cdf(values):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scenario", default=str(SCENARIO), help="the scenario (default: scenarios/mig_packing.json)")
     ap.add_argument("--out", default="waits.png", help="where to write the plot (PNG)")
     ap.add_argument("--seed", type=int, default=None, help="the workload's seed (default: the scenario's)")
     args = ap.parse_args()
 
-    scenario = gresim.load(SCENARIO)
+    scenario = gresim.load(args.scenario)
     runs = {
         "slurm": gresim.run(scenario, policy="slurm", seed=args.seed),
         "best-fit": gresim.run(scenario, policy="best-fit", seed=args.seed),
