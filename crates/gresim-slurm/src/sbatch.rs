@@ -13,11 +13,12 @@
 //! Every option value is checked here, with sbatch-like messages and the
 //! file, line and column of the option; what needs the cluster (GPU type
 //! names, partitions, features) is checked when the job is built
-//! ([`crate::build::build_job`]), and [`relocate`] maps those errors back to
+//! (gresim-io builds the job), and [`relocate`] maps those errors back to
 //! the option's line.
 //!
-//! The result is a [`JobDef`] (the scenario's job type) plus what the linter
-//! and `sim env` need: where each option came from, the script body, and the
+//! The result is an [`SbatchJob`] (the options as written, which gresim-io
+//! turns into the scenario's job type) plus what the linter and `sim env`
+//! need: where each option came from, the script body, and the
 //! `#GRESIM key=value` directive comments (`#GRESIM vram=40G` declares the
 //! job's GPU memory need per GPU).
 
@@ -29,7 +30,7 @@ use gresim_model::units::{parse_count, parse_mem_mib};
 
 use crate::error::InputError;
 use crate::slurm_opts;
-use crate::spec::{JobDef, NumOrStr};
+use crate::NumOrStr;
 
 /// Whether an option takes a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,6 +125,62 @@ fn by_short(c: char) -> Option<&'static OptDef> {
     OPTIONS.iter().find(|o| o.short == Some(c))
 }
 
+/// The job an sbatch command line and script ask for: each option's value
+/// as written (checked, not resolved against a cluster), under the names
+/// the scenario's jobs use (docs/scenario-format.md), which gresim-io's
+/// `JobDef` takes over field by field.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SbatchJob {
+    /// `--job-name`.
+    pub name: Option<String>,
+    /// `-A`.
+    pub account: Option<String>,
+    /// `--qos`.
+    pub qos: Option<String>,
+    /// `--reservation`.
+    pub reservation: Option<String>,
+    /// `--time`.
+    pub time: Option<NumOrStr>,
+    pub partition: Option<String>,
+    /// `-N`.
+    pub nodes: Option<NumOrStr>,
+    pub ntasks: Option<u64>,
+    pub ntasks_per_node: Option<u64>,
+    pub cpus_per_task: Option<u64>,
+    pub mem: Option<NumOrStr>,
+    pub mem_per_cpu: Option<NumOrStr>,
+    pub mem_per_gpu: Option<NumOrStr>,
+    pub gres: Option<String>,
+    pub gpus: Option<NumOrStr>,
+    pub gpus_per_node: Option<NumOrStr>,
+    pub gpus_per_task: Option<NumOrStr>,
+    pub cpus_per_gpu: Option<u64>,
+    pub nodelist: Option<String>,
+    pub exclude: Option<String>,
+    /// `--constraint`.
+    pub constraint: Option<String>,
+    pub exclusive: bool,
+    /// `--switches=count[@max-time]`.
+    pub switches: Option<String>,
+    /// `--segment=N`.
+    pub segment: Option<NumOrStr>,
+    /// `--array`.
+    pub array: Option<String>,
+    pub requeue: Option<bool>,
+    /// `--dependency`.
+    pub dependency: Option<String>,
+    /// `--begin`, in seconds after submission.
+    pub begin: Option<u64>,
+    pub hold: bool,
+    pub nice: Option<i32>,
+    /// `--gpu-bind`.
+    pub gpu_bind: Option<String>,
+    /// `--output` pattern.
+    pub output: Option<String>,
+    /// `--error` pattern.
+    pub error: Option<String>,
+}
+
 /// One option as given, after parsing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScriptOption {
@@ -151,7 +208,7 @@ pub struct GresimDirective {
 pub struct SbatchScript {
     pub path: PathBuf,
     /// The job as sbatch would submit it (`submit` 0; `begin` relative to submit).
-    pub job: JobDef,
+    pub job: SbatchJob,
     /// Every option in the order applied: the script's, then the command line's.
     pub options: Vec<ScriptOption>,
     /// The whole script, line by line (line `i + 1` is `lines[i]`).
@@ -458,7 +515,7 @@ pub fn parse_script(path: &Path, text: &str, args: &[String]) -> Result<SbatchSc
         })
         .collect();
     options.extend(parse_argv(path, &cli, false)?);
-    let mut job = JobDef::default();
+    let mut job = SbatchJob::default();
     let mut begin_offset = None;
     for o in &options {
         apply(path, o, &mut job, &mut begin_offset)?;
@@ -759,7 +816,7 @@ pub fn parse_begin(s: &str) -> Result<u64, String> {
 fn apply(
     path: &Path,
     o: &ScriptOption,
-    job: &mut JobDef,
+    job: &mut SbatchJob,
     begin: &mut Option<u64>,
 ) -> Result<(), InputError> {
     let err = |msg: String| {
@@ -871,7 +928,7 @@ fn apply(
         }
         "segment" => {
             slurm_opts::parse_segment(&v).map_err(err)?;
-            job.segment = Some(crate::spec::NumOrStr::Str(v.trim().to_string()));
+            job.segment = Some(NumOrStr::Str(v.trim().to_string()));
         }
         "constraint" => job.constraint = Some(nonempty("constraint")?),
         "nodelist" | "exclude" => {
@@ -913,7 +970,8 @@ fn apply(
     Ok(())
 }
 
-/// The JobDef field an sbatch option sets, for mapping errors back.
+/// The job field an sbatch option sets (named as in [`SbatchJob`] and
+/// the scenario's job), for mapping errors back.
 fn field_option(field: &str) -> Option<&'static str> {
     Some(match field {
         "name" => "job-name",

@@ -1,6 +1,7 @@
-//! Shared GRES (gres/shard, gres/mps) from a scenario's GPU groups and from
-//! slurm.conf `Gres=` + gres.conf, resolved to per-GPU counts
-//! ([`gresim_model::shares::NodeShares`]).
+//! Shared GRES (gres/shard, gres/mps) from slurm.conf `Gres=` + gres.conf,
+//! resolved to per-GPU counts ([`gresim_model::shares::NodeShares`]); a
+//! scenario's GPU groups are resolved by gresim-io with the same
+//! [`one_sharing`] and [`apply`].
 //!
 //! slurm.conf and gres.conf follow Slurm 22.05 (gres_c_s.c): a gres.conf
 //! `Name=shard Count=N` line without `File=` spreads N evenly over the
@@ -13,15 +14,15 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use gresim_model::shares::{spread_evenly, NodeShares, ShareKind};
-use gresim_model::{Cluster, GpuDevice};
+use gresim_model::Cluster;
 
+use crate::conf_lines::Warning;
 use crate::error::InputError;
 use crate::gresconf::GresConf;
-use crate::slurmconf::{GresSpec, Warning};
-use crate::spec::GpuGroupDef;
+use crate::slurmconf::GresSpec;
 
 /// `one_sharing` from a sharing flag word, or the kind's default.
-fn one_sharing(kind: ShareKind, word: Option<&str>) -> Result<bool, String> {
+pub fn one_sharing(kind: ShareKind, word: Option<&str>) -> Result<bool, String> {
     match word.map(str::to_ascii_lowercase).as_deref() {
         None => Ok(kind.default_one_sharing()),
         Some("one_sharing") => Ok(true),
@@ -32,107 +33,12 @@ fn one_sharing(kind: ShareKind, word: Option<&str>) -> Result<bool, String> {
     }
 }
 
-/// The shared GRES of one node of a scenario node group: `groups` are its
-/// GPU groups (after templates), `gpus` the devices they made, `gp` the
-/// group's JSON path.
-pub(crate) fn group_shares(
-    file: &Path,
-    gp: &str,
-    groups: &[GpuGroupDef],
-    gpus: &[GpuDevice],
-) -> Result<Option<NodeShares>, InputError> {
-    let err = |path: String, msg: String| InputError::at(file, path, msg);
-    let mut kind: Option<(ShareKind, usize)> = None;
-    let mut sharing: Option<(bool, usize)> = None;
-    // Physical GPUs of each group, in order: group ki covers phys ranges[ki].
-    let mut ranges = Vec::with_capacity(groups.len());
-    let mut phys = 0u32;
-    for (ki, gg) in groups.iter().enumerate() {
-        let kp = format!("{gp}.gpus[{ki}]");
-        ranges.push(phys..phys + gg.count);
-        phys += gg.count;
-        let k = match (gg.shards, gg.mps) {
-            (None, None) => {
-                if gg.sharing.is_some() {
-                    return Err(err(
-                        format!("{kp}.sharing"),
-                        "sharing is given but the group has neither shards nor mps".into(),
-                    ));
-                }
-                continue;
-            }
-            (Some(_), Some(_)) => {
-                return Err(err(
-                    kp,
-                    "a GPU group configures shards or mps, not both (Slurm links one shared GRES to gres/gpu)".into(),
-                ))
-            }
-            (Some(_), None) => ShareKind::Shard,
-            (None, Some(_)) => ShareKind::Mps,
-        };
-        if gg.mig.is_some() || gg.mig_dynamic {
-            return Err(err(
-                format!("{kp}.{k}"),
-                format!("gres/{k} on MIG GPUs is not modelled; give the group whole GPUs"),
-            ));
-        }
-        if let Some((other, at)) = kind.filter(|(o, _)| *o != k) {
-            return Err(err(
-                format!("{kp}.{k}"),
-                format!(
-                    "gpus[{at}] configures gres/{other}; a node has one shared GRES (Slurm 22.05 links only one to gres/gpu)"
-                ),
-            ));
-        }
-        kind = Some((k, ki));
-        let one =
-            one_sharing(k, gg.sharing.as_deref()).map_err(|e| err(format!("{kp}.sharing"), e))?;
-        if gg.sharing.is_some() {
-            if let Some((prev, at)) = sharing.filter(|(p, _)| *p != one) {
-                let word = |b: bool| if b { "one_sharing" } else { "all_sharing" };
-                return Err(err(
-                    format!("{kp}.sharing"),
-                    format!(
-                        "{} conflicts with gpus[{at}]'s {}; the node has one sharing mode",
-                        word(one),
-                        word(prev)
-                    ),
-                ));
-            }
-            sharing = Some((one, ki));
-        }
-    }
-    let Some((kind, _)) = kind else {
-        return Ok(None);
-    };
-    let per_gpu = gpus
-        .iter()
-        .map(|d| {
-            let p = u32::from(d.phys);
-            ranges
-                .iter()
-                .position(|r| r.contains(&p))
-                .and_then(|ki| match kind {
-                    ShareKind::Shard => groups[ki].shards,
-                    ShareKind::Mps => groups[ki].mps,
-                })
-                .unwrap_or(0)
-        })
-        .collect::<Vec<u32>>();
-    let one = sharing.map_or(kind.default_one_sharing(), |(o, _)| o);
-    Ok(Some(NodeShares {
-        kind,
-        per_gpu,
-        one_sharing: one,
-    }))
-}
-
 /// The shared GRES of slurm.conf node `node` with `ngpus` GPU devices.
 /// `node_gres` is its `Gres=`, (`file`, `line`) where it was written,
 /// `gres_types` slurm.conf's GresTypes. slurmctld schedules what slurm.conf
 /// configures: a shared GRES missing from the node's `Gres=` (or from a
 /// given GresTypes) is ignored with a warning, whatever gres.conf says.
-pub(crate) fn conf_node_shares(
+pub fn conf_node_shares(
     node: &str,
     node_gres: &[GresSpec],
     gres_types: &[String],
@@ -286,7 +192,7 @@ pub(crate) fn conf_node_shares(
 
 /// Whether a `--gres` value asks for a shared GRES (`shard`, `mps`): such
 /// a job uses a GPU although it requests no `gpu`.
-pub(crate) fn gres_has_shares(gres: Option<&str>) -> bool {
+pub fn gres_has_shares(gres: Option<&str>) -> bool {
     gres.is_some_and(|g| {
         g.split(',').any(|t| {
             let t = t.trim();
@@ -297,7 +203,7 @@ pub(crate) fn gres_has_shares(gres: Option<&str>) -> bool {
 }
 
 /// Gives each node of `cluster` its shared GRES from `by_name`.
-pub(crate) fn apply(cluster: &mut Cluster, by_name: &BTreeMap<String, NodeShares>) {
+pub fn apply(cluster: &mut Cluster, by_name: &BTreeMap<String, NodeShares>) {
     if by_name.is_empty() {
         return;
     }
