@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::ValueEnum;
-use gresim_io::taskenv::{EnvOptions, Launcher};
+use gresim_slurm::taskenv::{EnvOptions, Launcher};
 
 use crate::{print_stdout, Failure, Format};
 
@@ -47,8 +47,8 @@ pub enum LauncherArg {
 
 pub fn cmd_env(args: &EnvArgs) -> Result<(), Failure> {
     let scenario = gresim_io::compose::load_cluster(&args.cluster).map_err(Failure::input)?;
-    let script =
-        gresim_io::sbatch::load_script(&args.script, &args.sbatch_args).map_err(Failure::input)?;
+    let script = gresim_slurm::sbatch::load_script(&args.script, &args.sbatch_args)
+        .map_err(Failure::input)?;
     let opts = EnvOptions {
         constrain_devices: args.constrain_devices,
         launcher: match args.launcher {

@@ -28,9 +28,9 @@ pub fn cmd_lint(args: &LintArgs) -> Result<(), Failure> {
         Some(c) => Some(gresim_io::compose::load_cluster(c).map_err(Failure::input)?),
         None => None,
     };
-    let script =
-        gresim_io::sbatch::load_script(&args.script, &args.sbatch_args).map_err(Failure::input)?;
-    let findings = gresim_io::lint::lint(&script, scenario.as_ref().map(|s| &s.cluster));
+    let script = gresim_slurm::sbatch::load_script(&args.script, &args.sbatch_args)
+        .map_err(Failure::input)?;
+    let findings = gresim_slurm::lint::lint(&script, scenario.as_ref().map(|s| &s.cluster));
     let file = args.script.display().to_string();
     let text = match args.format {
         Format::Table => {

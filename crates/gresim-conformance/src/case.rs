@@ -20,10 +20,10 @@ use gresim_model::{Cluster, NodeId};
 use gresim_sched::SchedParams;
 
 use gresim_io::error::{self, InputError};
-use gresim_io::gresconf::{self, GresConf, GresLine};
-use gresim_io::slurmconf::{self, NodeConf, SlurmConf};
 use gresim_io::spec::{JobDef, NumOrStr};
 use gresim_io::{build, Scenario, Workload};
+use gresim_slurm::gresconf::{self, GresConf, GresLine};
+use gresim_slurm::slurmconf::{self, NodeConf, SlurmConf};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -537,7 +537,7 @@ fn job_def(j: &CaseJob, cluster: &Cluster) -> (JobDef, Option<String>) {
         gres = Some(format!("gpu:{}", g.as_string()));
     }
     if let Some(g) = &gres {
-        if let Err(e) = gresim_io::slurm_opts::parse_gres(g, cluster) {
+        if let Err(e) = gresim_slurm::slurm_opts::parse_gres(g, cluster) {
             if e.contains("unknown GPU type") || e.contains("no GPUs") {
                 reject = Some("Requested node configuration is not available".to_string());
             }
@@ -599,12 +599,12 @@ fn case_cluster(path: &Path, def: &CaseDef) -> Result<Cluster, InputError> {
         for (i, line) in extra.iter().enumerate() {
             if let Some((k, v)) = line.split_once('=') {
                 if k.trim().eq_ignore_ascii_case("TopologyPlugin") {
-                    plugin = gresim_io::topology_conf::plugin(v)
+                    plugin = gresim_slurm::topology_conf::plugin(v)
                         .map_err(|m| InputError::at(path, format!("slurm.extra_conf[{i}]"), m))?;
                 }
             }
         }
-        let tree = gresim_io::topology_conf::parse(
+        let tree = gresim_slurm::topology_conf::parse(
             &path.with_file_name(format!(
                 "{}#topology_conf",
                 path.file_name()
@@ -614,7 +614,7 @@ fn case_cluster(path: &Path, def: &CaseDef) -> Result<Cluster, InputError> {
             &cluster,
             &mut warnings,
         )?;
-        gresim_io::topology_conf::check_plugin(&tree, plugin)
+        gresim_slurm::topology_conf::check_plugin(&tree, plugin)
             .map_err(|m| InputError::at(path, "slurm.extra_conf", m))?;
         cluster.set_switches(Some(tree), plugin);
     }
@@ -825,7 +825,7 @@ fn case_params(path: &Path, def: &CaseDef) -> Result<SchedParams, InputError> {
     }
     let (conf, _) = slurmconf::parse_slurm_conf(path, &text)
         .map_err(|e| InputError::at(path, "slurm", e.msg))?;
-    let mut p = slurmconf::sched_params(&conf, &base);
+    let mut p = gresim_io::slurmconf::sched_params(&conf, &base);
     p.decay_phase = ctld.rem_euclid(p.priority_calc_period.max(1) as i64) as u64;
     Ok(p)
 }

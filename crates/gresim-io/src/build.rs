@@ -21,8 +21,8 @@ use gresim_model::units::parse_mem_mib;
 use gresim_model::{Cluster, GpuDevice, GpuType, GpuTypeId, MigInstance, Node, NodeId, Partition};
 
 use crate::error::InputError;
-use crate::slurm_opts;
 use crate::spec::{ClusterDef, EventDef, JobDef, NodeFields, NumOrStr, PartitionDef};
+use gresim_slurm::slurm_opts;
 
 /// Builds the cluster.
 pub fn build_cluster(
@@ -370,7 +370,7 @@ pub fn build_cluster(
             "no GPU group has mig_dynamic: there is nothing to reconfigure".into(),
         ));
     }
-    crate::shares_conf::apply(&mut cluster, &node_shares);
+    gresim_slurm::shares_conf::apply(&mut cluster, &node_shares);
     crate::topo_build::apply_fabric(file, def, &mut cluster)?;
     Ok(cluster)
 }
@@ -383,10 +383,10 @@ pub fn build_partitions(
     parts: &[PartitionDef],
 ) -> Result<Vec<Partition>, InputError> {
     let err = |path: String, msg: String| InputError::at(file, path, msg);
-    let index = crate::partition::NodeIndex::new(nodes);
+    let index = gresim_slurm::partition::NodeIndex::new(nodes);
     let mut partitions = Vec::new();
     if parts.is_empty() {
-        partitions.push(crate::partition::default_partition(&index));
+        partitions.push(gresim_slurm::partition::default_partition(&index));
     }
     for (pi, p) in parts.iter().enumerate() {
         let pp = format!("partitions[{pi}]");
@@ -429,7 +429,7 @@ pub fn build_partitions(
                     .map_err(|e| err(format!("{pp}.preempt_mode"), e))
             })
             .transpose()?;
-        let fields = crate::partition::PartitionFields {
+        let fields = gresim_slurm::partition::PartitionFields {
             name: &p.name,
             nodes: p.nodes.as_deref(),
             default: p.default,
@@ -445,11 +445,11 @@ pub fn build_partitions(
         };
         let h = p.nodes.as_deref().unwrap_or("");
         partitions.push(
-            crate::partition::lower(&fields, &index, true).map_err(|e| match e {
-                crate::partition::MembersError::Hostlist(e) => {
+            gresim_slurm::partition::lower(&fields, &index, true).map_err(|e| match e {
+                gresim_slurm::partition::MembersError::Hostlist(e) => {
                     err(format!("{pp}.nodes"), format!("bad hostlist '{h}': {e}"))
                 }
-                crate::partition::MembersError::UnknownNode(n) => err(
+                gresim_slurm::partition::MembersError::UnknownNode(n) => err(
                     format!("{pp}.nodes"),
                     format!("node '{n}' is not in the cluster"),
                 ),

@@ -150,8 +150,8 @@ pub fn sbatch(data: &[u8]) {
             text(b),
         )
     };
-    if let Ok(s) = crate::sbatch::parse_script(Path::new("fuzz.sh"), &script, &args) {
-        let mut j = s.job.clone();
+    if let Ok(s) = gresim_slurm::sbatch::parse_script(Path::new("fuzz.sh"), &script, &args) {
+        let mut j = crate::spec::JobDef::from(s.job.clone());
         j.submit = 0;
         let _ = crate::build::build_jobs(Path::new("fuzz.sh"), "script", &[j], cluster());
         let _ = s.gpu_bind();
@@ -161,34 +161,36 @@ pub fn sbatch(data: &[u8]) {
 /// slurm.conf, then the cluster it describes; bytes after a NUL are its gres.conf.
 pub fn slurm_conf(data: &[u8]) {
     let (a, b) = split0(data);
-    let Ok((conf, mut w)) = crate::slurmconf::parse_slurm_conf(Path::new("slurm.conf"), &text(a))
+    let Ok((conf, mut w)) =
+        gresim_slurm::slurmconf::parse_slurm_conf(Path::new("slurm.conf"), &text(a))
     else {
         return;
     };
     let gres = if b.is_empty() {
-        crate::gresconf::GresConf::default()
+        gresim_slurm::gresconf::GresConf::default()
     } else {
-        match crate::gresconf::parse_gres_conf(Path::new("gres.conf"), &text(b)) {
+        match gresim_slurm::gresconf::parse_gres_conf(Path::new("gres.conf"), &text(b)) {
             Ok((g, _)) => g,
             Err(_) => return,
         }
     };
     let _ = crate::slurmconf::sched_params(&conf, &gresim_sched::SchedParams::default());
-    let _ = crate::slurmconf::build_cluster(&conf, &gres, &mut w);
+    let _ = gresim_slurm::slurmconf::build_cluster(&conf, &gres, &mut w);
 }
 
 /// gres.conf, with a fixed slurm.conf to resolve it against.
 pub fn gres_conf(data: &[u8]) {
-    let Ok((gres, _)) = crate::gresconf::parse_gres_conf(Path::new("gres.conf"), &text(data))
+    let Ok((gres, _)) =
+        gresim_slurm::gresconf::parse_gres_conf(Path::new("gres.conf"), &text(data))
     else {
         return;
     };
     let conf_text = "NodeName=gpu[01-02] CPUs=32 Sockets=2 CoresPerSocket=16 ThreadsPerCore=1 RealMemory=256000 Gres=gpu:a100:4\n\
                      PartitionName=gpu Nodes=ALL Default=YES\n";
     if let Ok((conf, mut w)) =
-        crate::slurmconf::parse_slurm_conf(Path::new("slurm.conf"), conf_text)
+        gresim_slurm::slurmconf::parse_slurm_conf(Path::new("slurm.conf"), conf_text)
     {
-        let _ = crate::slurmconf::build_cluster(&conf, &gres, &mut w);
+        let _ = gresim_slurm::slurmconf::build_cluster(&conf, &gres, &mut w);
     }
 }
 
@@ -222,7 +224,7 @@ pub fn slurm_time(data: &[u8]) {
         let _ = st::format_duration(s);
     }
     let _ = st::parse_elapsed(&t);
-    let _ = crate::sbatch::parse_begin(&t);
+    let _ = gresim_slurm::sbatch::parse_begin(&t);
 }
 
 /// Memory sizes and counts.
@@ -248,16 +250,16 @@ pub fn sizes(data: &[u8]) {
 pub fn slurm_opts(data: &[u8]) {
     let t = text(data);
     let c = cluster();
-    let _ = crate::slurm_opts::parse_gres(&t, c);
-    let _ = crate::slurm_opts::parse_gpu_count(&t, c);
-    let _ = crate::slurm_opts::parse_nodes(&t);
-    if let Ok(a) = crate::slurm_opts::parse_array(&t) {
+    let _ = gresim_slurm::slurm_opts::parse_gres(&t, c);
+    let _ = gresim_slurm::slurm_opts::parse_gpu_count(&t, c);
+    let _ = gresim_slurm::slurm_opts::parse_nodes(&t);
+    if let Ok(a) = gresim_slurm::slurm_opts::parse_array(&t) {
         let _ = a.indices.len();
     }
-    let _ = crate::slurm_opts::parse_dependency(&t, |id| {
+    let _ = gresim_slurm::slurm_opts::parse_dependency(&t, |id| {
         id.strip_prefix("job")
             .and_then(|n| n.parse::<u32>().ok())
             .map(|n| (n, None))
     });
-    let _ = crate::sbatch::parse_gpu_bind(&t);
+    let _ = gresim_slurm::sbatch::parse_gpu_bind(&t);
 }

@@ -4,6 +4,13 @@
 //! docs/scenario-format.md), checks every field, and resolves it into the
 //! model: a [`gresim_model::Cluster`], scheduler settings, a workload and
 //! timed events. Errors name the file, the JSON path and what was expected.
+//!
+//! Slurm's own formats (slurm.conf, gres.conf, topology.conf, sacctmgr,
+//! `#SBATCH` scripts, the linter, the task environment) are read by
+//! `gresim-slurm`; the modules here that share their names hold what needs
+//! the scenario or the scheduler: [`slurmconf`] (scheduler settings and
+//! [`slurmconf::load`]), [`sacctmgr`] (the scenario's `accounting`),
+//! [`taskenv`] (the allocation `sim env` renders).
 
 pub mod build;
 pub mod compose;
@@ -11,22 +18,16 @@ pub mod error;
 pub mod failures;
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod gresconf;
-pub mod lint;
 pub mod mig_policy;
-pub mod partition;
 pub mod resv;
 pub mod sacctmgr;
-pub mod sbatch;
 mod shares_conf;
-pub mod slurm_opts;
 pub mod slurmconf;
 pub mod spec;
 pub mod swf_gen;
 pub mod synth;
 pub mod taskenv;
 pub mod topo_build;
-pub mod topology_conf;
 pub mod traces;
 pub mod variants;
 
@@ -740,8 +741,8 @@ fn build_scripts(
     let mut scripts = Vec::with_capacity(defs.len());
     let mut jobs = Vec::with_capacity(defs.len());
     for d in defs {
-        let s = sbatch::load_script(&dir.join(&d.path), &d.args)?;
-        let mut j = s.job.clone();
+        let s = gresim_slurm::sbatch::load_script(&dir.join(&d.path), &d.args)?;
+        let mut j = JobDef::from(s.job.clone());
         // sbatch names a job after its script unless --job-name says otherwise.
         if j.name.is_none() {
             j.name = Path::new(&d.path)
@@ -768,7 +769,7 @@ fn build_scripts(
             .and_then(|(i, rest)| Some((i.parse::<usize>().ok()?, rest)));
         match idx {
             Some((i, rest)) if rest.starts_with('.') && rest != ".id" => match scripts.get(i) {
-                Some(s) => sbatch::relocate(e, s),
+                Some(s) => gresim_slurm::sbatch::relocate(e, s),
                 None => e,
             },
             _ => e,
@@ -778,7 +779,7 @@ fn build_scripts(
     // type (`--gres=gpu:a100:4 --gpus-per-task=1`); see `sim lint`.
     // build_jobs sorts by submit time (stably), so map specs back by key.
     for (i, (d, s)) in jobs.iter().zip(&scripts).enumerate() {
-        if lint::unify_gpu_types(s).is_some() {
+        if gresim_slurm::lint::unify_gpu_types(s).is_some() {
             let key = d.id.clone().unwrap_or_else(|| format!("job{}", i + 1));
             if let Some(spec) = specs.iter_mut().find(|x| x.key == key) {
                 spec.set_reject(Some(

@@ -8,22 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-/// A number or a string (`"nodes": 2` or `"nodes": "1-2"`).
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(untagged)]
-pub enum NumOrStr {
-    Num(u64),
-    Str(String),
-}
-
-impl NumOrStr {
-    pub fn as_string(&self) -> String {
-        match self {
-            NumOrStr::Num(n) => n.to_string(),
-            NumOrStr::Str(s) => s.clone(),
-        }
-    }
-}
+pub use gresim_slurm::NumOrStr;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -672,6 +657,85 @@ pub struct JobDef {
     /// `workload.cpu_fallback_slowdown` times slower.
     #[serde(default)]
     pub expects_gpu: bool,
+}
+
+impl From<gresim_slurm::sbatch::SbatchJob> for JobDef {
+    /// The job an sbatch script asks for, as a scenario job (`submit` 0,
+    /// `begin` relative to it; the scenario's own fields unset).
+    fn from(j: gresim_slurm::sbatch::SbatchJob) -> Self {
+        // Every field named, so a new sbatch option cannot be dropped here.
+        let gresim_slurm::sbatch::SbatchJob {
+            name,
+            account,
+            qos,
+            reservation,
+            time,
+            partition,
+            nodes,
+            ntasks,
+            ntasks_per_node,
+            cpus_per_task,
+            mem,
+            mem_per_cpu,
+            mem_per_gpu,
+            gres,
+            gpus,
+            gpus_per_node,
+            gpus_per_task,
+            cpus_per_gpu,
+            nodelist,
+            exclude,
+            constraint,
+            exclusive,
+            switches,
+            segment,
+            array,
+            requeue,
+            dependency,
+            begin,
+            hold,
+            nice,
+            gpu_bind,
+            output,
+            error,
+        } = j;
+        JobDef {
+            name,
+            account,
+            qos,
+            reservation,
+            time,
+            partition,
+            nodes,
+            ntasks,
+            ntasks_per_node,
+            cpus_per_task,
+            mem,
+            mem_per_cpu,
+            mem_per_gpu,
+            gres,
+            gpus,
+            gpus_per_node,
+            gpus_per_task,
+            cpus_per_gpu,
+            nodelist,
+            exclude,
+            constraint,
+            exclusive,
+            switches,
+            segment,
+            array,
+            requeue,
+            dependency,
+            begin,
+            hold,
+            nice,
+            gpu_bind,
+            output,
+            error,
+            ..JobDef::default()
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -105,13 +105,13 @@ pub fn apply_topology(
     let mut tree = cluster.switches().cloned();
     let mut plugin = cluster.topology_plugin();
     if let Some(p) = &def.topology_plugin {
-        plugin = crate::topology_conf::plugin(p)
+        plugin = gresim_slurm::topology_conf::plugin(p)
             .map_err(|m| InputError::at(file, "cluster.topology_plugin", m))?;
     }
     match &def.topology_conf {
         Some(TopologyConfDef::File(f)) => {
             let full = file.parent().unwrap_or(Path::new(".")).join(f);
-            tree = Some(crate::topology_conf::read(&full, cluster, &mut w)?);
+            tree = Some(gresim_slurm::topology_conf::read(&full, cluster, &mut w)?);
         }
         Some(TopologyConfDef::Lines(lines)) => {
             let name = file.with_file_name(format!(
@@ -119,7 +119,7 @@ pub fn apply_topology(
                 file.file_name()
                     .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
             ));
-            tree = Some(crate::topology_conf::parse(
+            tree = Some(gresim_slurm::topology_conf::parse(
                 &name,
                 &lines.join("\n"),
                 cluster,
@@ -139,7 +139,7 @@ pub fn apply_topology(
         }
         return Ok(());
     };
-    crate::topology_conf::check_plugin(&t, plugin).map_err(|m| {
+    gresim_slurm::topology_conf::check_plugin(&t, plugin).map_err(|m| {
         let at = if def.topology_plugin.is_some() {
             "cluster.topology_plugin"
         } else {

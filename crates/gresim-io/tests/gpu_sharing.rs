@@ -5,13 +5,15 @@
 use std::io::BufReader;
 use std::path::Path;
 
-use gresim_io::slurmconf::{build_cluster, parse_slurm_conf};
-use gresim_io::taskenv::{job_env, EnvOptions};
+use gresim_io::taskenv::job_env;
 use gresim_io::traces::openb::GpuMilli;
 use gresim_io::traces::{self, TraceFormat, TraceOptions};
-use gresim_io::{parse_scenario, sbatch, Scenario};
+use gresim_io::{parse_scenario, Scenario};
 use gresim_model::shares::{ShareKind, SharedReq};
 use gresim_model::{Cluster, NodeId};
+use gresim_slurm::sbatch;
+use gresim_slurm::slurmconf::{build_cluster, parse_slurm_conf};
+use gresim_slurm::taskenv::EnvOptions;
 
 /// A scenario with one node group `g[1-2]` of 4 A100 (sockets 0,0,1,1)
 /// whose groups get `extra` (e.g. `"shards": 8`), and `jobs`.
@@ -150,7 +152,7 @@ fn one_shared_kind_per_node() {
 fn conf_cluster(slurm: &str, gres: &str) -> Result<(Cluster, Vec<String>), String> {
     let (conf, mut w) =
         parse_slurm_conf(Path::new("slurm.conf"), slurm).map_err(|e| e.to_string())?;
-    let (g, w2) = gresim_io::gresconf::parse_gres_conf(Path::new("gres.conf"), gres)
+    let (g, w2) = gresim_slurm::gresconf::parse_gres_conf(Path::new("gres.conf"), gres)
         .map_err(|e| e.to_string())?;
     w.extend(w2);
     let c = build_cluster(&conf, &g, &mut w).map_err(|e| e.to_string())?;

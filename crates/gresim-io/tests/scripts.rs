@@ -4,10 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-use gresim_io::lint::{lint, Finding};
-use gresim_io::sbatch::{load_script, parse_script, SbatchScript};
-use gresim_io::taskenv::{job_env, EnvOptions, JobEnv, Launcher};
+use gresim_io::taskenv::job_env;
 use gresim_io::Scenario;
+use gresim_slurm::lint::{lint, Finding};
+use gresim_slurm::sbatch::{load_script, parse_script, SbatchScript};
+use gresim_slurm::taskenv::{EnvOptions, JobEnv, Launcher};
 
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/scripts")

@@ -989,5 +989,39 @@ impl AcctUsage {
     }
 }
 
+/// `PriorityUsageResetPeriod`: when every usage is cleared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UsageReset {
+    #[default]
+    None,
+    /// Once, at the decay thread's first run.
+    Now,
+    Daily,
+    Weekly,
+    Monthly,
+    Quarterly,
+    Yearly,
+}
+
+impl std::str::FromStr for UsageReset {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s.to_ascii_uppercase().as_str() {
+            "NONE" => UsageReset::None,
+            "NOW" => UsageReset::Now,
+            "DAILY" => UsageReset::Daily,
+            "WEEKLY" => UsageReset::Weekly,
+            "MONTHLY" => UsageReset::Monthly,
+            "QUARTERLY" => UsageReset::Quarterly,
+            "YEARLY" => UsageReset::Yearly,
+            _ => {
+                return Err(format!(
+                    "unknown PriorityUsageResetPeriod \"{s}\": expected NONE, NOW, DAILY, WEEKLY, MONTHLY, QUARTERLY or YEARLY"
+                ))
+            }
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests;

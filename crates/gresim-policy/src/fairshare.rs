@@ -97,39 +97,9 @@ pub fn accrue(
     }
 }
 
-/// `PriorityUsageResetPeriod`: when every usage is cleared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum UsageReset {
-    #[default]
-    None,
-    /// Once, at the decay thread's first run.
-    Now,
-    Daily,
-    Weekly,
-    Monthly,
-    Quarterly,
-    Yearly,
-}
-
-impl std::str::FromStr for UsageReset {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Ok(match s.to_ascii_uppercase().as_str() {
-            "NONE" => UsageReset::None,
-            "NOW" => UsageReset::Now,
-            "DAILY" => UsageReset::Daily,
-            "WEEKLY" => UsageReset::Weekly,
-            "MONTHLY" => UsageReset::Monthly,
-            "QUARTERLY" => UsageReset::Quarterly,
-            "YEARLY" => UsageReset::Yearly,
-            _ => {
-                return Err(format!(
-                    "unknown PriorityUsageResetPeriod \"{s}\": expected NONE, NOW, DAILY, WEEKLY, MONTHLY, QUARTERLY or YEARLY"
-                ))
-            }
-        })
-    }
-}
+/// `PriorityUsageResetPeriod` (defined in the model, which slurm.conf is
+/// read into).
+pub use gresim_model::accounting::UsageReset;
 
 /// The next reset after `last_reset` as the decay thread computes it at
 /// `now` (`_next_reset()`, in UTC: simulated seconds are a Unix time). A

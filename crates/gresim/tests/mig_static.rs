@@ -361,8 +361,8 @@ fn multi_gpu_on_mig_reject_applies_to_synthetic_jobs() {
 
 #[test]
 fn lint_warns_about_mig_for_distributed_scripts() {
-    use gresim_io::lint::lint;
-    use gresim_io::sbatch::parse_script;
+    use gresim_slurm::lint::lint;
+    use gresim_slurm::sbatch::parse_script;
     let rules =
         |text: &str, cluster: Option<&gresim_model::Cluster>| -> Vec<(&'static str, String)> {
             let s = parse_script(Path::new("job.sh"), text, &[]).unwrap();

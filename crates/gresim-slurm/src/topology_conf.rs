@@ -30,8 +30,8 @@ use gresim_model::hostlist;
 use gresim_model::switches::{BlockDef, BlockLevels, SwitchDef, SwitchTree, TopologyPlugin};
 use gresim_model::Cluster;
 
+use crate::conf_lines::{logical_lines, words, ConfLine, Warning};
 use crate::error::InputError;
-use crate::slurmconf::{logical_lines, words, ConfLine, Warning};
 
 fn line_err(l: &ConfLine, msg: String) -> InputError {
     InputError::new(&l.file, msg).with_line(l.line, 0)

@@ -1,6 +1,6 @@
 //! Partitions lowered into the model's [`Partition`] by one function, for a
-//! scenario's `partitions` (JSON, `build.rs`) and slurm.conf's
-//! `PartitionName=` lines (`slurmconf.rs`) alike. Each format reads and
+//! scenario's `partitions` (JSON, gresim-io's `build.rs`) and slurm.conf's
+//! `PartitionName=` lines ([`crate::slurmconf`]) alike. Each format reads and
 //! checks its own values first (and names its own JSON path or file:line in
 //! an error); [`lower`] then resolves the member nodes and fills in Slurm's
 //! defaults, and [`default_partition`] is the partition a cluster without

@@ -28,7 +28,7 @@ use gresim_model::Cluster;
 
 use crate::sbatch::SbatchScript;
 use crate::slurm_opts;
-use crate::spec::NumOrStr;
+use crate::NumOrStr;
 
 /// One warning.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -713,7 +713,7 @@ fn hardcoded(line: usize, text: &str, k: u32, per_node: u32) -> Finding {
 /// If the request mixes typed and untyped GPU options with a single type,
 /// the same request with the type on every option (what the user meant),
 /// and the type. `None` when the request is not mixed or is ambiguous.
-pub fn unify_gpu_types(s: &SbatchScript) -> Option<(crate::spec::JobDef, String)> {
+pub fn unify_gpu_types(s: &SbatchScript) -> Option<(crate::sbatch::SbatchJob, String)> {
     let g = gpu_opts(s);
     let mut types: Vec<&str> = g.iter().filter_map(|x| x.ty.as_deref()).collect();
     types.sort_unstable();

@@ -25,8 +25,8 @@ use std::path::Path;
 use gresim_model::hostlist;
 use gresim_model::units::parse_count;
 
+use crate::conf_lines::{logical_lines, words, ConfLine, Warning};
 use crate::error::InputError;
-use crate::slurmconf::{logical_lines, words, ConfLine, Warning};
 
 /// A parsed gres.conf.
 #[derive(Debug, Clone, Default, PartialEq)]
