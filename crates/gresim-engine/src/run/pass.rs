@@ -1,0 +1,150 @@
+//! The scheduling cadence and the passes: when the main pass and backfill
+//! run (`sched_interval`, `bf_interval` from the controller's phase, or at
+//! once when asked; `Cadence`), and a pass itself: the `Policy` decides on
+//! a `PassCtx`, and the engine applies what it returns (reasons,
+//! preemptions, starts, MIG repartitionings) in that order.
+
+use gresim_model::job::Time;
+use gresim_policy::PassCtx;
+
+use super::Engine;
+use crate::event::{EventKind, Phase};
+use crate::EngineError;
+
+/// When the next passes are due, and the phase of the event being handled.
+pub(super) struct Cadence {
+    /// The main pass queued, if any (an earlier request supersedes it).
+    pub(super) main_at: Option<Time>,
+    /// The backfill pass queued, if any.
+    pub(super) bf_at: Option<Time>,
+    /// Phase of the event being handled.
+    pub(super) phase: Phase,
+}
+
+impl Default for Cadence {
+    fn default() -> Self {
+        Cadence {
+            main_at: None,
+            bf_at: None,
+            phase: Phase::Admin,
+        }
+    }
+}
+
+impl Engine<'_> {
+    /// The first tick of a period-`iv` timer whose pass (in `phase`) has not
+    /// yet run: at or after now, or after now once this second's pass is over.
+    #[inline]
+    pub(super) fn next_tick(&self, iv: u64, phase_of_pass: Phase) -> Time {
+        let t = if self.cadence.phase > phase_of_pass {
+            self.now + 1
+        } else {
+            self.now
+        };
+        if iv <= 1 {
+            return t;
+        }
+        let phase = self.params.ctld_phase % iv;
+        if t <= phase {
+            return phase;
+        }
+        phase + (t - phase).div_ceil(iv) * iv
+    }
+
+    #[inline]
+    pub(super) fn request_main(&mut self, at: Time) {
+        if self.cadence.main_at.is_none_or(|t| at < t) {
+            self.cadence.main_at = Some(at);
+            self.queue.push(at, Phase::MainPass, EventKind::MainPass);
+        }
+    }
+
+    #[inline]
+    pub(super) fn request_backfill(&mut self, at: Time) {
+        if self.policy.has_backfill() && self.cadence.bf_at.is_none_or(|t| at < t) {
+            self.cadence.bf_at = Some(at);
+            self.queue
+                .push(at, Phase::Backfill, EventKind::BackfillPass);
+        }
+    }
+
+    /// Something changed that a pass could act on: run the periodic passes at their next ticks.
+    #[inline]
+    pub(super) fn mark_dirty(&mut self) {
+        let m = self.next_tick(self.params.sched_interval, Phase::MainPass);
+        self.request_main(m);
+        let b = self.next_tick(self.params.bf_interval, Phase::Backfill);
+        self.request_backfill(b);
+    }
+
+    pub(super) fn pass(&mut self, backfill: bool) -> Result<(), EngineError> {
+        if self.policy.queued() == 0 {
+            return Ok(());
+        }
+        let mut ctx = PassCtx {
+            now: self.now,
+            cluster: &self.cluster,
+            params: &self.params,
+            state: &mut self.state,
+            jobs: &self.jobs,
+            specs: &self.specs,
+            array_running: &self.array_running,
+            running: &self.live.ends,
+            started: Vec::new(),
+            reasons: Vec::new(),
+            preempted: Vec::new(),
+            acct: self.acct.usage.as_mut(),
+            resv: (!self.resv.live.is_empty()).then_some(&self.resv.live),
+        };
+        if backfill {
+            self.policy.backfill_pass(&mut ctx);
+        } else {
+            self.policy.main_pass(&mut ctx);
+        }
+        let PassCtx {
+            started,
+            reasons,
+            preempted,
+            ..
+        } = ctx;
+        if let Some(msg) = self.policy.take_failure() {
+            return Err(EngineError::Policy {
+                policy: self.policy.name().to_string(),
+                msg,
+            });
+        }
+        for (job, r, desc) in reasons {
+            self.set_reason(job, r, desc);
+        }
+        let mut freed = false;
+        for p in preempted {
+            freed |= self.apply_preempt(p)?;
+        }
+        for s in started {
+            self.start_job(s)?;
+        }
+        if freed {
+            // The end of a preempted job sets off a pass (Slurm's schedule()
+            // on the job's completion), which starts the preemptor.
+            self.request_main(self.now);
+        }
+        if !backfill
+            && self.params.preempt.enabled()
+            && self.policy.queued() > 0
+            && self.running > 0
+        {
+            // slurmctld's main loop runs every sched_interval whatever
+            // changed: a job may become preemptable only by running past
+            // its PreemptExemptTime, which no event marks. (Only while
+            // something runs: nothing else can change then.)
+            self.request_main(self.now + self.params.sched_interval.max(1));
+        }
+        self.apply_mig_reconfigs()?;
+        if !backfill {
+            // What the main pass left behind, backfill may still start.
+            let b = self.next_tick(self.params.bf_interval, Phase::Backfill);
+            self.request_backfill(b);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,222 @@
+//! Advance reservations (docs/reservations.md) as the engine keeps them
+//! (`ResvState`): sbatch's refusal of a job naming one it may not use
+//! (`validate_job_resv()`), `scontrol create/update/delete reservation`,
+//! refused as slurmctld refuses them (`create_resv()`, `update_resv()`,
+//! `delete_resv()`), a wake-up at each window's edge, and the history.
+//! The passes read them through `PassCtx::resv`.
+
+use gresim_model::job::{JobSpec, Time};
+use gresim_model::reservation::Reservations;
+use gresim_model::{JobState, NodeId};
+
+use super::Engine;
+use crate::event::{EventKind, Phase};
+use crate::ResvRefusal;
+
+/// The reservations: empty in most runs, and then nothing here is touched.
+pub(super) struct ResvState {
+    /// The reservations in force.
+    pub(super) live: Reservations,
+    /// [`crate::SimOutput::resv_history`].
+    pub(super) history: Vec<(Time, Reservations)>,
+    pub(super) refused: Vec<ResvRefusal>,
+    /// Reservation edges with an event queued.
+    pub(super) edges: std::collections::BTreeSet<Time>,
+}
+
+impl ResvState {
+    pub(super) fn new(live: Reservations) -> Self {
+        ResvState {
+            live,
+            history: Vec::new(),
+            refused: Vec::new(),
+            edges: Default::default(),
+        }
+    }
+}
+
+impl Engine<'_> {
+    /// `validate_job_resv()` at submission: sbatch fails for a reservation
+    /// that does not exist, or that the job's user or account may not use.
+    pub(super) fn resv_rejection(&self, spec: &JobSpec) -> Option<String> {
+        let name = spec.reservation()?;
+        let Some(r) = self.resv.live.get(name) else {
+            return Some("Requested reservation is invalid".into());
+        };
+        let account = gresim_policy::job_account(&self.cluster, spec);
+        (!r.may_use(&spec.user, account)).then(|| "Access denied to requested reservation".into())
+    }
+
+    /// Queues a wake-up at each reservation edge to come (a week ahead for
+    /// recurring ones; each wake-up queues the next).
+    pub(super) fn queue_resv_edges(&mut self) {
+        for t in self.resv.live.edges_after(self.now, 7 * 86_400) {
+            if self.resv.edges.insert(t) {
+                self.queue.push(t, Phase::Cancel, EventKind::ResvEdge);
+            }
+        }
+    }
+
+    /// A reservation window opens or closes: queue the next wake-ups and
+    /// let the passes look again.
+    pub(super) fn on_resv_edge(&mut self, t: Time) {
+        self.resv.edges.remove(&t);
+        self.queue_resv_edges();
+        self.mark_dirty();
+    }
+
+    /// A reservation changed: keep the history, wake up at its edges, and
+    /// let the passes look again.
+    pub(super) fn resv_changed(&mut self) {
+        self.resv.history.push((self.now, self.resv.live.clone()));
+        self.queue_resv_edges();
+        self.mark_dirty();
+    }
+
+    pub(super) fn resv_refuse(&mut self, name: &str, error: &str) {
+        self.resv.refused.push(crate::ResvRefusal {
+            t: self.now,
+            name: name.to_string(),
+            error: error.to_string(),
+        });
+    }
+
+    /// Whether a running job holds `node` past `start` (`_job_overlap()`:
+    /// its planned end, start + time limit, is after it), outside the
+    /// reservation `name`.
+    pub(super) fn job_holds_past(&self, node: NodeId, start: Time, name: &str) -> bool {
+        self.live.node_jobs[node.idx()].iter().any(|&j| {
+            let job = &self.jobs[j.idx()];
+            job.state == JobState::Running
+                && job.planned_end > start
+                && self.specs[job.sub as usize].reservation() != Some(name)
+        })
+    }
+
+    /// Why `create_resv()`/`update_resv()` would refuse `r` (at index
+    /// `skip` when it replaces an existing one).
+    pub(super) fn resv_refusal(
+        &self,
+        r: &gresim_model::reservation::Reservation,
+        skip: Option<usize>,
+    ) -> Option<String> {
+        use gresim_model::reservation::ResvFlags;
+        if r.nodes.is_empty() {
+            return Some("Invalid node name specified".into());
+        }
+        if r.end <= r.start {
+            return Some("Invalid time specification".into());
+        }
+        if let Some(other) = self.resv.live.conflict(r, skip, self.now) {
+            return Some(format!(
+                "Requested reservation overlaps with another reservation ({other})"
+            ));
+        }
+        if !r.flags.has(ResvFlags::IGNORE_JOBS)
+            && r.nodes
+                .iter()
+                .any(|&n| self.job_holds_past(n, r.start, &r.name))
+        {
+            return Some("Requested nodes are busy".into());
+        }
+        None
+    }
+
+    /// `NodeCnt=`: the first nodes (of `part`, when given) in no reservation
+    /// that overlaps the new one and, without IGNORE_JOBS, held by no
+    /// running job past its start.
+    pub(super) fn resv_pick_nodes(
+        &self,
+        r: &gresim_model::reservation::Reservation,
+        cnt: u32,
+        part: Option<gresim_model::PartId>,
+    ) -> Vec<NodeId> {
+        use gresim_model::reservation::ResvFlags;
+        let ignore = r.flags.has(ResvFlags::IGNORE_JOBS);
+        (0..self.cluster.nodes.len())
+            .map(NodeId::from_idx)
+            .filter(|&n| part.is_none_or(|p| self.cluster.in_partition(p, n)))
+            .filter(|&n| self.state.node(n).schedulable())
+            .filter(|&n| {
+                !self.resv.live.list.iter().any(|x| {
+                    x.holds(n) && !x.flags.has(ResvFlags::OVERLAP) && x.time_overlap(r, self.now)
+                })
+            })
+            .filter(|&n| ignore || !self.job_holds_past(n, r.start, &r.name))
+            .take(cnt as usize)
+            .collect()
+    }
+
+    pub(super) fn resv_create(&mut self, req: crate::ResvRequest) {
+        let crate::ResvRequest {
+            mut resv,
+            node_cnt,
+            partition,
+        } = req;
+        if self.resv.live.get(&resv.name).is_some() {
+            return self.resv_refuse(&resv.name, "Duplicate reservation name");
+        }
+        if let Some(c) = node_cnt {
+            resv.nodes = self.resv_pick_nodes(&resv, c, partition);
+            if resv.nodes.len() < c as usize {
+                return self.resv_refuse(&resv.name, "Requested nodes are busy");
+            }
+        }
+        if let Some(e) = self.resv_refusal(&resv, None) {
+            return self.resv_refuse(&resv.name, &e);
+        }
+        self.resv.live.list.push(resv);
+        self.resv_changed();
+    }
+
+    pub(super) fn resv_update(&mut self, c: crate::ResvChange) {
+        let Some(i) = self.resv.live.index(&c.name) else {
+            return self.resv_refuse(&c.name, "Reservation request invalid");
+        };
+        let mut r = self.resv.live.list[i].clone();
+        if let Some(s) = c.start {
+            r.start = s;
+        }
+        if let Some(e) = c.end {
+            r.end = e;
+        }
+        if let Some(d) = c.duration {
+            r.end = r.start.saturating_add(d);
+        } else if c.start.is_some() && c.end.is_none() {
+            // A new start keeps the duration (`update_resv()`).
+            let old = &self.resv.live.list[i];
+            r.end = r.start.saturating_add(old.end - old.start);
+        }
+        if let Some(n) = c.nodes {
+            r.nodes = n;
+        }
+        if let Some(u) = c.users {
+            r.users = u;
+        }
+        if let Some(a) = c.accounts {
+            r.accounts = a;
+        }
+        if let Some(f) = c.flags {
+            r.flags = f;
+        }
+        if let Some(e) = self.resv_refusal(&r, Some(i)) {
+            return self.resv_refuse(&c.name, &e);
+        }
+        self.resv.live.list[i] = r;
+        self.resv_changed();
+    }
+
+    pub(super) fn resv_delete(&mut self, name: &str) {
+        let Some(i) = self.resv.live.index(name) else {
+            return self.resv_refuse(name, "Reservation request invalid");
+        };
+        let busy = self.jobs.iter().any(|j| {
+            j.state == JobState::Running && self.specs[j.sub as usize].reservation() == Some(name)
+        });
+        if busy {
+            return self.resv_refuse(name, "Reservation busy");
+        }
+        self.resv.live.list.remove(i);
+        self.resv_changed();
+    }
+}
