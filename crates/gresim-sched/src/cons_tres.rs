@@ -60,7 +60,7 @@ pub use cache::SelectCache;
 use cache::{EvalCache, Scratch};
 use eval::{cannot_fit, eval_all, eval_node, Eval, GresList, JobCtx, Quick};
 use eval::{n_sockets, type_mask};
-use finish::finish;
+use finish::{finish, FitScratch};
 use gpu_bits::{job_bits1, job_bits2, node_bits, task_bits};
 use nodes::{better_set, cpus_to_use, enough_nodes, eval_nodes, push_walked, Cand, EvalScratch};
 
@@ -82,6 +82,60 @@ pub(crate) fn job_test(
     job_test_with(cluster, params, req, part, view, cache, true)
 }
 
+/// [`job_test`] for a plan on a future state, which needs only the nodes:
+/// the same selection, with `finish` asked only whether it would succeed
+/// ([`finish::fits`], which gives `finish`'s own answer without making the
+/// allocation). Returns the nodes the allocation would have, in its order.
+pub(crate) fn job_test_nodes(
+    cache: &mut SelectCache,
+    cluster: &Cluster,
+    params: &SchedParams,
+    req: &JobRequest,
+    part: PartId,
+    view: View<'_>,
+) -> Option<Vec<NodeId>> {
+    match choose(cluster, params, req, part, view, cache, true, Want::Nodes)? {
+        Chosen::Nodes(ids) => Some(ids),
+        Chosen::Alloc(a) => Some(a.node_ids().collect()),
+    }
+}
+
+/// What a selection hands back.
+#[derive(Clone, Copy, PartialEq)]
+enum Want {
+    /// The allocation: nodes, cores, memory, GPU indices.
+    Alloc,
+    /// Only its nodes (see [`job_test_nodes`]).
+    Nodes,
+}
+
+enum Chosen {
+    Alloc(Allocation),
+    Nodes(Vec<NodeId>),
+}
+
+/// The picked candidates turned into what `want` asks for: the allocation
+/// (with its GPU shares), or, where [`finish::fits`] says `finish` would
+/// succeed, their nodes.
+fn complete(
+    j: &JobCtx<'_>,
+    view: &View<'_>,
+    cands: &[Cand],
+    picked: &[usize],
+    want: Want,
+    fit: &mut FitScratch,
+) -> Option<Chosen> {
+    if want == Want::Nodes && j.req.shared.is_none() {
+        return finish::fits(j, cands, picked, fit)
+            .then(|| Chosen::Nodes(picked.iter().map(|&i| cands[i].id).collect()));
+    }
+    let mut alloc = finish(j, cands, picked)?;
+    if let Some(sr) = j.req.shared {
+        crate::shares::assign(j.cluster, view, &mut alloc, sr)?;
+    }
+    Some(Chosen::Alloc(alloc))
+}
+
 fn job_test_with(
     cluster: &Cluster,
     params: &SchedParams,
@@ -91,6 +145,23 @@ fn job_test_with(
     cache: &mut SelectCache,
     fast: bool,
 ) -> Option<Allocation> {
+    match choose(cluster, params, req, part, view, cache, fast, Want::Alloc)? {
+        Chosen::Alloc(a) => Some(a),
+        Chosen::Nodes(_) => None,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn choose(
+    cluster: &Cluster,
+    params: &SchedParams,
+    req: &JobRequest,
+    part: PartId,
+    view: View<'_>,
+    cache: &mut SelectCache,
+    fast: bool,
+    want: Want,
+) -> Option<Chosen> {
     let SelectCache {
         scratch:
             Scratch {
@@ -98,6 +169,7 @@ fn job_test_with(
                 usable,
                 orig,
                 ev,
+                fit,
             },
         eval: eval_cache,
         trees,
@@ -160,7 +232,7 @@ fn job_test_with(
             };
             if fit_tree::applies(&j, min_nodes, req_nodes) {
                 if let Some(id) = fit_tree::pick(&j, state, part, trees, eval_cache) {
-                    return finish(&j, &[cand(id)], &[0]);
+                    return complete(&j, &view, &[cand(id)], &[0], want, fit);
                 }
             } else if fit_tree::applies_many(&j) {
                 // Several nodes: the tree's sets, and only the chosen
@@ -170,7 +242,7 @@ fn job_test_with(
                 ) {
                     let picked: Vec<Cand> = ids.into_iter().map(cand).collect();
                     let all: Vec<usize> = (0..picked.len()).collect();
-                    return finish(&j, &picked, &all);
+                    return complete(&j, &view, &picked, &all, want, fit);
                 }
             }
         }
@@ -320,11 +392,7 @@ fn job_test_with(
             return None;
         }
     }
-    let mut alloc = finish(&j, cands, &picked)?;
-    if let Some(sr) = req.shared {
-        crate::shares::assign(cluster, &view, &mut alloc, sr)?;
-    }
-    Some(alloc)
+    complete(&j, &view, cands, &picked, want, fit)
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use gresim_model::job::JobRequest;
 use gresim_model::state::NodeUsage;
 use gresim_model::NodeId;
 
-use super::{fit_tree, Cand, Eval, EvalScratch, GresList, JobCtx};
+use super::{fit_tree, Cand, Eval, EvalScratch, FitScratch, GresList, JobCtx};
 
 /// Buffers [`super::job_test`] reuses across calls, so a selection over a large
 /// partition allocates nothing in the common case.
@@ -16,6 +16,7 @@ pub(super) struct Scratch {
     pub(super) usable: Vec<bool>,
     pub(super) orig: Vec<bool>,
     pub(super) ev: EvalScratch,
+    pub(super) fit: FitScratch,
 }
 
 /// What node selection keeps between calls: the buffers of [`super::job_test`],

@@ -99,33 +99,45 @@ pub(super) fn distribute_tasks(
     cands: &[Cand],
     picked: &[usize],
 ) -> Option<Vec<u32>> {
+    let (mut tasks, mut cap) = (Vec::new(), Vec::new());
+    distribute_into(j, cands, picked, &mut tasks, &mut cap).then_some(tasks)
+}
+
+/// [`distribute_tasks`] into `tasks` (`cap` is scratch); false where it
+/// returns `None`.
+fn distribute_into(
+    j: &JobCtx<'_>,
+    cands: &[Cand],
+    picked: &[usize],
+    tasks: &mut Vec<u32>,
+    cap: &mut Vec<u32>,
+) -> bool {
     let n = picked.len() as u32;
-    let mut tasks: Vec<u32> = (0..n).map(|p| tasks_on(j.req, n, p)).collect();
+    tasks.clear();
+    tasks.extend((0..n).map(|p| tasks_on(j.req, n, p)));
     if j.req.ntasks.is_none() || j.req.ntasks_per_node.is_some() {
-        return Some(tasks);
+        return true;
     }
-    let cap: Vec<u32> = picked
-        .iter()
-        .map(|&ci| {
-            let c = &cands[ci];
-            let node = j.cluster.node(c.id);
-            let tpc = node.threads_per_core.max(1) as u32;
-            let mut cap = (c.usage.free_cores.count() * tpc) / j.cpt.max(1);
-            for g in j.gres.iter().filter(|g| g.per_task > 0) {
-                let free = (c.usage.free_gpus & type_mask(node, g.ty)).count_ones();
-                cap = cap.min(free / g.per_task);
-            }
-            cap
-        })
-        .collect();
+    cap.clear();
+    cap.extend(picked.iter().map(|&ci| {
+        let c = &cands[ci];
+        let node = j.cluster.node(c.id);
+        let tpc = node.threads_per_core.max(1) as u32;
+        let mut cap = (c.usage.free_cores.count() * tpc) / j.cpt.max(1);
+        for g in j.gres.iter().filter(|g| g.per_task > 0) {
+            let free = (c.usage.free_gpus & type_mask(node, g.ty)).count_ones();
+            cap = cap.min(free / g.per_task);
+        }
+        cap
+    }));
     let mut excess = 0u32;
-    for (t, c) in tasks.iter_mut().zip(&cap) {
+    for (t, c) in tasks.iter_mut().zip(cap.iter()) {
         if *t > *c {
             excess += *t - *c;
             *t = (*c).max(1);
         }
     }
-    for (t, c) in tasks.iter_mut().zip(&cap) {
+    for (t, c) in tasks.iter_mut().zip(cap.iter()) {
         if excess == 0 {
             break;
         }
@@ -134,7 +146,96 @@ pub(super) fn distribute_tasks(
         *t += give;
         excess -= give;
     }
-    (excess == 0 && tasks.iter().zip(&cap).all(|(t, c)| t <= c)).then_some(tasks)
+    excess == 0 && tasks.iter().zip(cap.iter()).all(|(t, c)| t <= c)
+}
+
+/// Buffers [`fits`] reuses across calls.
+#[derive(Default)]
+pub(super) struct FitScratch {
+    tasks: Vec<u32>,
+    cap: Vec<u32>,
+}
+
+/// Whether [`finish`] turns `picked` into an allocation, without making it:
+/// a plan on a future state (backfill's reservations) needs only the nodes.
+/// The answer is [`finish`]'s own, not a guess: `finish` can fail after
+/// `_eval_nodes()` succeeded (tasks that the nodes' free cores cannot hold
+/// once spread, memory per CPU for more CPUs than the evaluation counted,
+/// per-job GPUs, `--cpus-per-gpu` cores), so each of its checks that can
+/// fail is made here on counts, and only the choices that cannot fail are
+/// left out:
+///
+/// * the tasks per node are [`distribute_tasks`]' own, and fail where it does;
+/// * cores: [`finish_node`] takes `ncores` cores, first by
+///   [`cyclic_cores`] from the evaluated cores (a subset of the node's free
+///   cores: `eval_node` only removes cores from them) and then the lowest
+///   free ones; it has them exactly when the node has `ncores` free cores,
+///   whichever ones are chosen;
+/// * GPUs, for the requests counted here (none; one per-node count alone; or
+///   a whole node, which takes every free GPU): `_set_node_bits`
+///   ([`node_bits`]) picks distinct free devices of the type until it has
+///   the count, falling back to any free one, so it ends with
+///   `min(count, free of the type)` and never fails; no per-job count, so
+///   `_set_job_bits2` has nothing to do;
+/// * `--cpus-per-gpu` grows the cores from the same free cores, so it fails
+///   exactly when the node has fewer free cores than it wants;
+/// * memory is [`mem_for`] of the CPUs and GPUs so counted, against the
+///   node's free memory, as in `finish`.
+///
+/// Any other request (per-task or per-job GPUs, several GPU requests) is
+/// answered by making the allocation. The property test
+/// `nodes_only_selection_answers_as_the_full_one` (cons_tres/tests.rs)
+/// compares the two on random clusters, states and requests.
+pub(super) fn fits(j: &JobCtx<'_>, cands: &[Cand], picked: &[usize], s: &mut FitScratch) -> bool {
+    let first = j.gres.iter().next();
+    let counted = j.gres.iter().all(|g| g.per_job == 0)
+        && (j.req.exclusive
+            || j.gres.is_empty()
+            || (j.gres.len == 1 && first.is_some_and(|g| g.per_task == 0 && g.per_node > 0)));
+    if !counted {
+        return finish(j, cands, picked).is_some();
+    }
+    if !distribute_into(j, cands, picked, &mut s.tasks, &mut s.cap) {
+        return false;
+    }
+    for (&ci, &tasks) in picked.iter().zip(&s.tasks) {
+        let c = &cands[ci];
+        let Some(e) = c.eval else {
+            return false;
+        };
+        let u = &c.usage;
+        debug_assert!(e.cores.is_subset(&u.free_cores));
+        let node = j.cluster.node(c.id);
+        let tpc = u32::from(node.threads_per_core.max(1));
+        let free = u.free_cores.count();
+        let (cpus, gpus) = if j.req.exclusive {
+            (free * tpc, u.free_gpus.count_ones())
+        } else {
+            let ncores = tasks.saturating_mul(j.cpt).div_ceil(tpc).max(1);
+            if free < ncores {
+                return false;
+            }
+            let gpus = first.map_or(0, |g| {
+                g.per_node
+                    .min((u.free_gpus & type_mask(node, g.ty)).count_ones())
+            });
+            let mut cores = ncores;
+            if let Some(cpg) = j.req.cpus_per_gpu {
+                let want = cpg.saturating_mul(gpus).div_ceil(tpc);
+                if want > cores {
+                    if free < want {
+                        return false;
+                    }
+                    cores = want;
+                }
+            }
+            (cores * tpc, gpus)
+        };
+        if mem_for(j, node, cpus, gpus) > u.free_mem {
+            return false;
+        }
+    }
+    true
 }
 
 /// Tasks on each of `n` nodes: the first `ntasks % n` nodes get one more.

@@ -350,3 +350,154 @@ fn nodes_outside_the_node_map_end_node_sets() {
     let avoid = [false, false, true, false];
     assert_eq!(two_cpu_job_on(&all, false, Some(&avoid)), "n4");
 }
+
+/// A xorshift step.
+fn next(x: &mut u64) -> u64 {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    *x
+}
+
+/// A small random cluster: 1 to 10 nodes of 1 or 2 sockets, 1 to 6 cores
+/// per socket, 1 or 2 threads per core, 0 to 8 GPUs (of two types when
+/// `x` says so, some close to no socket), two weights.
+fn random_cluster(x: &mut u64) -> Cluster {
+    let model = model_by_name("A100-SXM4-80GB").expect("known model");
+    let n = 1 + (next(x) % 10) as usize;
+    let sockets = 1 + (next(x) % 2) as u16;
+    let cps = 1 + (next(x) % 6) as u16;
+    let tpc = 1 + (next(x) % 2) as u16;
+    let typed = next(x) % 3 == 0;
+    let nodes = (0..n)
+        .map(|i| {
+            let gpus = (next(x) % 9) as usize;
+            Node {
+                name: format!("n{i}"),
+                sockets,
+                cores_per_socket: cps,
+                threads_per_core: tpc,
+                memory_mib: [4_000, 16_000, 64_000][(next(x) % 3) as usize],
+                features: vec![],
+                weight: 1 + u32::from(next(x) % 5 == 0),
+                gpus: (0..gpus)
+                    .map(|g| GpuDevice {
+                        ty: GpuTypeId(u16::from(typed && g % 2 == 1)),
+                        model,
+                        socket: (g % 4 != 3).then_some((g % usize::from(sockets)) as u16),
+                        phys: g as u8,
+                        mig: None,
+                    })
+                    .collect(),
+                gpu_links: None,
+                state: NodeAdminState::Up,
+            }
+        })
+        .collect();
+    let ty = |name: &str| GpuType {
+        name: name.into(),
+        model,
+        mig: None,
+    };
+    Cluster::new(
+        nodes,
+        vec![Partition {
+            default: true,
+            ..Partition::new("p", (0..n).map(NodeId::from_idx).collect())
+        }],
+        vec![ty("a100"), ty("b100")],
+    )
+}
+
+/// A random request over every option `finish` reads: tasks (`-n`,
+/// `--ntasks-per-node`, `-c`), node counts, memory (per node, per CPU, per
+/// GPU, whole node, default), GPUs per node, per task or per job (typed
+/// or not, alone or together), `--cpus-per-gpu`, `--exclusive`.
+fn random_req(x: &mut u64) -> JobRequest {
+    let min_nodes = 1 + (next(x) % 3) as u32;
+    let max_nodes = min_nodes + (next(x) % 3) as u32;
+    let ty = |x: &mut u64| (next(x) % 3 == 0).then_some(GpuTypeId((next(x) % 2) as u16));
+    let gpu = |x: &mut u64| GpuReq {
+        ty: ty(x),
+        count: 1 + (next(x) % 4) as u32,
+    };
+    let mut r = JobRequest {
+        min_nodes,
+        max_nodes,
+        max_nodes_open: next(x) % 4 == 0,
+        ntasks: (next(x) % 2 == 0).then(|| 1 + (next(x) % 12) as u32),
+        ntasks_per_node: (next(x) % 4 == 0).then(|| 1 + (next(x) % 3) as u32),
+        cpus_per_task: 1 + (next(x) % 3) as u32,
+        mem: match next(x) % 6 {
+            0 => MemReq::PerNode(500 + next(x) % 8_000),
+            1 => MemReq::PerCpu(200 + next(x) % 3_000),
+            2 => MemReq::PerGpu(500 + next(x) % 6_000),
+            3 => MemReq::WholeNode,
+            _ => MemReq::Default,
+        },
+        exclusive: next(x) % 7 == 0,
+        cpus_per_gpu: (next(x) % 4 == 0).then(|| 1 + (next(x) % 3) as u32),
+        ..JobRequest::default()
+    };
+    match next(x) % 6 {
+        0 => {}
+        1 => r.gpus_per_node = vec![gpu(x)],
+        2 => r.gpus_per_task = Some(gpu(x)),
+        3 => r.gpus_per_job = Some(gpu(x)),
+        4 => {
+            r.gpus_per_node = vec![gpu(x)];
+            r.gpus_per_job = Some(gpu(x));
+        }
+        _ => r.gpus_per_node = vec![gpu(x), gpu(x)],
+    }
+    r
+}
+
+/// The nodes-only selection backfill plans with ([`job_test_nodes`], whose
+/// `finish::fits` answers without making the allocation) picks exactly the
+/// nodes of the full selection and fails exactly where it fails: random
+/// clusters, requests and states (filled by the full selection's own
+/// allocations, some released again), with and without nodes to avoid.
+#[test]
+fn nodes_only_selection_answers_as_the_full_one() {
+    let params = test_params();
+    let part = PartId::from_idx(0);
+    let (mut agree_some, mut agree_none) = (0u32, 0u32);
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..400 {
+        let c = random_cluster(&mut x);
+        let mut s = ClusterState::new(&c);
+        let mut running: Vec<Allocation> = Vec::new();
+        let (mut full_cache, mut nodes_cache) = (SelectCache::default(), SelectCache::default());
+        for _ in 0..60 {
+            if next(&mut x) % 4 == 0 && !running.is_empty() {
+                let a = running.swap_remove(next(&mut x) as usize % running.len());
+                s.release(&c, &a).expect("allocated");
+                continue;
+            }
+            let r = random_req(&mut x);
+            let avoid: Vec<bool> = (0..c.nodes.len()).map(|_| next(&mut x) % 5 == 0).collect();
+            for av in [None, Some(&avoid[..])] {
+                let full = job_test(&mut full_cache, &c, &params, &r, part, View::Now(&s, av));
+                let nodes =
+                    job_test_nodes(&mut nodes_cache, &c, &params, &r, part, View::Now(&s, av));
+                let want: Option<Vec<NodeId>> = full.as_ref().map(|a| a.node_ids().collect());
+                assert_eq!(nodes, want, "request {r:?}");
+                if nodes.is_some() {
+                    agree_some += 1;
+                } else {
+                    agree_none += 1;
+                }
+                if let (Some(a), None) = (full, av) {
+                    s.allocate(&c, &a).expect("free");
+                    running.push(a);
+                }
+            }
+        }
+    }
+    // Both outcomes were seen often.
+    assert!(
+        agree_some > 5_000 && agree_none > 5_000,
+        "{agree_some} {agree_none}"
+    );
+}
