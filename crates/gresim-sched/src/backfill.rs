@@ -70,7 +70,8 @@ struct FitsMemo {
 
 impl FitsMemo {
     /// A job started on `alloc`'s nodes: their fits in the new state. (The
-    /// fit changes go with the sweep, which starts over.)
+    /// fit changes are worked out again from the sweep's log, which
+    /// [`Sweep::started`] brings to the new state.)
     fn started(&mut self, ctx: &PassCtx<'_>, alloc: &Allocation) {
         for id in alloc.node_ids() {
             if !ctx.cluster.in_partition(self.part, id) {
@@ -546,7 +547,10 @@ pub fn backfill_pass(
                         for m in &mut fits_memo {
                             m.started(ctx, &planned.alloc);
                         }
-                        sweep.reset();
+                        // Later jobs plan with this one's end too: the
+                        // sweep goes on in the new state and order.
+                        let at = ends.partition_point(|e| e.end <= planned.end);
+                        sweep.started(ctx.cluster, ctx.state, &planned.alloc, at);
                         blocks = None;
                         // `_bf_reserve_running()`: a whole-node job started
                         // here also holds its nodes in the backfill map, from
@@ -556,8 +560,6 @@ pub fn backfill_pass(
                             let nodes: Vec<NodeId> = planned.alloc.node_ids().collect();
                             map.reserve(map_begin, e.max(map_begin + res_q), &nodes);
                         }
-                        // Later jobs plan with this one's end too.
-                        let at = ends.partition_point(|e| e.end <= planned.end);
                         ends.insert(at, planned);
                     }
                     break;
