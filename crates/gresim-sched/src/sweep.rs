@@ -1,8 +1,8 @@
 //! The running jobs released one by one in planned-end order, shared by
-//! every job a planning pass looks at until the pass starts one (which
-//! changes the state and the order of ends): backfill's `_will_run_test()`
-//! (`backfill.rs`) and the classic policies' earliest-fit search
-//! (`classic.rs`).
+//! every job a planning pass looks at: backfill's `_will_run_test()`
+//! (`backfill.rs`), which brings the sweep to the new state and order when
+//! the pass starts a job ([`Sweep::started`]), and the classic policies'
+//! earliest-fit search (`classic.rs`), which starts it over then.
 //!
 //! [`Sweep`] logs each freed node's usage after each release and keeps a
 //! few states after the first `k` ends for node selection; [`FitChanges`]
