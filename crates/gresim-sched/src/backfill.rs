@@ -33,7 +33,7 @@ use gresim_model::{Allocation, JobIdx, NodeId, PartId};
 use crate::bf_map::{self, BfMap};
 use crate::fifo::PassLimits;
 use crate::queue::QueueKey;
-use crate::select::{try_select, SelectCache};
+use crate::select::{try_select_nodes, SelectCache};
 use crate::sweep::{Ends, FitChanges, Sweep};
 use crate::PassCtx;
 
@@ -70,7 +70,8 @@ struct FitsMemo {
 
 impl FitsMemo {
     /// A job started on `alloc`'s nodes: their fits in the new state. (The
-    /// fit changes go with the sweep, which starts over.)
+    /// fit changes are worked out again from the sweep's log, which
+    /// [`Sweep::started`] brings to the new state.)
     fn started(&mut self, ctx: &PassCtx<'_>, alloc: &Allocation) {
         for id in alloc.node_ids() {
             if !ctx.cluster.in_partition(self.part, id) {
@@ -546,7 +547,10 @@ pub fn backfill_pass(
                         for m in &mut fits_memo {
                             m.started(ctx, &planned.alloc);
                         }
-                        sweep.reset();
+                        // Later jobs plan with this one's end too: the
+                        // sweep goes on in the new state and order.
+                        let at = ends.partition_point(|e| e.end <= planned.end);
+                        sweep.started(ctx.cluster, ctx.state, &planned.alloc, at);
                         blocks = None;
                         // `_bf_reserve_running()`: a whole-node job started
                         // here also holds its nodes in the backfill map, from
@@ -556,15 +560,16 @@ pub fn backfill_pass(
                             let nodes: Vec<NodeId> = planned.alloc.node_ids().collect();
                             map.reserve(map_begin, e.max(map_begin + res_q), &nodes);
                         }
-                        // Later jobs plan with this one's end too.
-                        let at = ends.partition_point(|e| e.end <= planned.end);
                         ends.insert(at, planned);
                     }
                     break;
                 }
             }
+            // A plan needs only the nodes: the selections below make no
+            // allocation (`try_select_nodes`, which succeeds exactly where a
+            // full selection would).
             let found = if start_res > now && counts_fit(&req, counts) {
-                try_select(
+                try_select_nodes(
                     cache,
                     ctx.cluster,
                     ctx.params,
@@ -597,7 +602,7 @@ pub fn backfill_pass(
                     later.map_or(horizon, |l| l.min(horizon)),
                 )
             });
-            let Some((t, alloc)) = found else {
+            let Some((t, nodes)) = found else {
                 match later {
                     Some(l) => {
                         start_res = l;
@@ -620,7 +625,7 @@ pub fn backfill_pass(
             let s = start / res_q * res_q;
             let e = (start + limit) / res_q * res_q;
             on.fill(0);
-            for id in alloc.node_ids() {
+            for &id in &nodes {
                 bf_map::set_bit(&mut on, id);
             }
             if map.overlaps(s, e, &on) {
@@ -628,7 +633,6 @@ pub fn backfill_pass(
                 continue;
             }
             let s = s.max(map_begin);
-            let nodes: Vec<NodeId> = alloc.node_ids().collect();
             map.reserve(s, e.max(s + res_q), &nodes);
             break;
         }
@@ -749,7 +753,7 @@ impl PartMasks {
 /// `_will_run_test()` after the job did not fit in the current state: release
 /// the running jobs on usable nodes in planned-end order, a group at a time,
 /// and test after each group. Returns the planned start (the end of the last
-/// job released) and the allocation then. A start after `cutoff` is as good
+/// job released) and the nodes of the allocation then. A start after `cutoff` is as good
 /// as none to the caller (it plans again from `later_start`, or makes no
 /// reservation beyond the window), so the release stops there.
 ///
@@ -771,7 +775,7 @@ fn will_run_release(
     group: Time,
     phase: Time,
     cutoff: Time,
-) -> Option<(Time, Allocation)> {
+) -> Option<(Time, Vec<NodeId>)> {
     let now = ctx.now;
     let cl = ctx.cluster;
     let usable = |id: NodeId| bf_map::has_bit(ub, id);
@@ -853,7 +857,7 @@ fn will_run_release(
         }
         if counts_fit(req, counts) {
             let fut = sweep.state_at(cl, ctx.state, ends, i);
-            if let Some(a) = try_select(
+            if let Some(a) = try_select_nodes(
                 cache,
                 cl,
                 ctx.params,

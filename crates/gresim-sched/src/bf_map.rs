@@ -250,9 +250,17 @@ impl BfMap {
         if lo >= w.mid {
             // What the suffix ORs held has left the window: they are made
             // again for the window's slots, and the back part starts empty.
-            // (Row `hi - lo` stays empty, so every row has a next one.)
-            w.suf.clear();
-            w.suf.resize((hi - lo + 1) * words, 0);
+            // (Row `hi - lo` stays empty, so every row has a next one.) The
+            // rows above it are written whole below, so only it is cleared:
+            // the buffer keeps its length across windows instead of being
+            // emptied and filled with zeros each time.
+            let rows = hi - lo + 1;
+            if w.suf.len() < rows * words {
+                w.suf.resize(rows * words, 0);
+            } else {
+                w.suf.truncate(rows * words);
+            }
+            w.suf[(rows - 1) * words..].fill(0);
             for k in (lo..hi).rev() {
                 // Row `k` is slot `k` ORed with row `k + 1`.
                 let (head, next) = w.suf.split_at_mut((k - lo + 1) * words);

@@ -115,6 +115,28 @@ pub fn try_select(
     r
 }
 
+/// [`try_select`] for a plan on a future state (backfill's reservations):
+/// only the nodes the allocation would have, in its order, without making
+/// it. It succeeds exactly where [`try_select`] does (see
+/// `cons_tres::finish::fits`; debug builds check the two agree).
+pub(crate) fn try_select_nodes(
+    cache: &mut SelectCache,
+    cluster: &Cluster,
+    params: &SchedParams,
+    state: &ClusterState,
+    req: &JobRequest,
+    part: PartId,
+    avoid: Option<&[bool]>,
+) -> Option<Vec<NodeId>> {
+    let view = View::Now(state, avoid);
+    let r = cons_tres::job_test_nodes(cache, cluster, params, req, part, view);
+    debug_assert_eq!(
+        r,
+        select_in(cache, cluster, params, req, part, view).map(|a| a.node_ids().collect())
+    );
+    r
+}
+
 /// The request node selection sees for `job` at `now` when it differs
 /// from the job's own: under topology/tree, a job whose `--switches` wait
 /// is over selects without the leaf limit. Slurm's `_eval_nodes_topo()`

@@ -1,8 +1,8 @@
 //! The running jobs released one by one in planned-end order, shared by
-//! every job a planning pass looks at until the pass starts one (which
-//! changes the state and the order of ends): backfill's `_will_run_test()`
-//! (`backfill.rs`) and the classic policies' earliest-fit search
-//! (`classic.rs`).
+//! every job a planning pass looks at: backfill's `_will_run_test()`
+//! (`backfill.rs`), which brings the sweep to the new state and order when
+//! the pass starts a job ([`Sweep::started`]), and the classic policies'
+//! earliest-fit search (`classic.rs`), which starts it over then.
 //!
 //! [`Sweep`] logs each freed node's usage after each release and keeps a
 //! few states after the first `k` ends for node selection; [`FitChanges`]
@@ -11,7 +11,7 @@
 //! releasing jobs on its own copy of the state.
 
 use gresim_model::state::NodeUsage;
-use gresim_model::{Allocation, Cluster, ClusterState, NodeId, PartId};
+use gresim_model::{Allocation, Cluster, ClusterState, NodeAlloc, NodeId, PartId};
 
 /// The planned ends a sweep releases, in order.
 pub(crate) trait Ends {
@@ -67,6 +67,82 @@ impl Sweep {
         }
     }
 
+    /// A job was started on `alloc` (`now` is the state with it) and its
+    /// planned end inserted into the order of ends at index `at`: the sweep
+    /// is brought to the new state and order instead of starting over.
+    /// Its resources were free now, so no end released holds them, and in
+    /// every state of the sweep they are taken out where the job has not
+    /// ended yet: the kept states before `at` and the log's usages before
+    /// `at` lose them; the states after `at` are unchanged (the job taken
+    /// and given back); an end at `at` frees its nodes to their usage after
+    /// the ends before it, as the job had never run, and every later end
+    /// index moves up by one. GPU shares are not in the log's usages: an
+    /// allocation holding some starts the sweep over.
+    pub(crate) fn started(
+        &mut self,
+        cluster: &Cluster,
+        now: &ClusterState,
+        alloc: &Allocation,
+        at: usize,
+    ) {
+        if self.done == 0 && self.mats.is_empty() {
+            self.log.clear();
+            self.state = None;
+            return;
+        }
+        if alloc.nodes.iter().any(|na| na.share.is_some()) {
+            self.reset();
+            return;
+        }
+        let on = |id: NodeId| alloc.nodes.iter().find(|na| na.node == id);
+        let pos = self.log.partition_point(|e| e.0 < at);
+        let freed: Vec<(usize, NodeId, NodeUsage)> = if at < self.done {
+            alloc
+                .nodes
+                .iter()
+                .map(|na| {
+                    let before = self.log[..pos].iter().rev().find(|e| e.1 == na.node);
+                    let u = match before {
+                        Some(e) => e.2,
+                        None => {
+                            let mut u = *now.node(na.node);
+                            give(&mut u, na, alloc.exclusive);
+                            u
+                        }
+                    };
+                    (at, na.node, u)
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        for e in &mut self.log[..pos] {
+            if let Some(na) = on(e.1) {
+                take(&mut e.2, na, alloc.exclusive);
+            }
+        }
+        for e in &mut self.log[pos..] {
+            e.0 += 1;
+        }
+        self.log.splice(pos..pos, freed);
+        if at < self.done {
+            self.done += 1;
+        } else if let Some(st) = &mut self.state {
+            if st.allocate(cluster, alloc).is_err() {
+                self.reset();
+                return;
+            }
+        }
+        self.mats.retain_mut(|(k, st)| {
+            if *k > at {
+                *k += 1;
+                true
+            } else {
+                st.allocate(cluster, alloc).is_ok()
+            }
+        });
+    }
+
     /// The state after the first `at` ends (at most the ends released): the
     /// sweep's own state, or a kept copy moved there (jobs ending given back
     /// or released), or a new copy of the nearest kept state.
@@ -119,6 +195,26 @@ impl Sweep {
         }
         self.mats.push((k, st));
         &self.mats.last().expect("just pushed").1
+    }
+}
+
+/// `ClusterState::allocate`'s change to one node's usage.
+fn take(u: &mut NodeUsage, na: &NodeAlloc, exclusive: bool) {
+    u.free_cores.difference_with(&na.cores);
+    u.free_mem -= na.mem_mib;
+    u.free_gpus &= !na.gpus;
+    u.jobs += 1;
+    u.exclusive |= exclusive;
+}
+
+/// `ClusterState::release`'s change to one node's usage.
+fn give(u: &mut NodeUsage, na: &NodeAlloc, exclusive: bool) {
+    u.free_cores.union_with(&na.cores);
+    u.free_mem += na.mem_mib;
+    u.free_gpus |= na.gpus;
+    u.jobs -= 1;
+    if exclusive {
+        u.exclusive = false;
     }
 }
 
