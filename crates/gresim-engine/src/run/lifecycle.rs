@@ -299,6 +299,7 @@ impl Engine<'_> {
                 v.swap_remove(p);
             }
         }
+        self.hold_for_completing(&alloc)?;
         self.acct_fini(job);
         self.subs[sub].running -= 1;
         self.array_running[sub] -= 1;
@@ -372,6 +373,58 @@ impl Engine<'_> {
         Ok(())
     }
 
+    /// What `freed` gave back on a node where another job is still
+    /// COMPLETING stays held with that job: Slurm keeps a node with a
+    /// COMPLETING job out of every selection (`cg_node_bitmap` in
+    /// `_pick_best_nodes()`), whatever else ends there meanwhile.
+    fn hold_for_completing(&mut self, freed: &Allocation) -> Result<(), EngineError> {
+        if self.live.completing.is_empty() {
+            return Ok(());
+        }
+        for n in freed.node_ids() {
+            let Some(k) = self
+                .live
+                .completing
+                .iter()
+                .position(|(_, h)| h.nodes.iter().any(|na| na.node == n))
+            else {
+                continue;
+            };
+            let u = self.state.node(n);
+            if !u.schedulable() || u.exclusive {
+                continue;
+            }
+            let more = gresim_model::NodeAlloc {
+                node: n,
+                cores: u.free_cores,
+                cpus: 0,
+                mem_mib: u.free_mem,
+                gpus: u.free_gpus,
+                tasks: 0,
+                share: None,
+            };
+            if more.gpus == 0 && more.mem_mib == 0 && more.cores.is_empty() {
+                continue;
+            }
+            self.state
+                .allocate(
+                    &self.cluster,
+                    &Allocation {
+                        nodes: vec![more.clone()],
+                        exclusive: false,
+                    },
+                )
+                .map_err(|e| EngineError::Internal(e.to_string()))?;
+            let hold = &mut self.live.completing[k].1;
+            if let Some(h) = hold.nodes.iter_mut().find(|na| na.node == n) {
+                h.cores.union_with(&more.cores);
+                h.mem_mib += more.mem_mib;
+                h.gpus |= more.gpus;
+            }
+        }
+        Ok(())
+    }
+
     /// The kill of `job` is done: its nodes are free, its dependents may go.
     pub(super) fn on_completed(&mut self, job: JobIdx) -> Result<(), EngineError> {
         let Some(p) = self.live.completing.iter().position(|c| c.0 == job) else {
@@ -387,6 +440,7 @@ impl Engine<'_> {
                 .release(&self.cluster, a)
                 .map_err(|e| EngineError::Internal(e.to_string()))?;
         }
+        self.hold_for_completing(&alloc)?;
         let preempted = state == JobState::Preempted;
         match self.live.requeue_held.remove(&job) {
             Some(special_exit) => self.back_to_queue(job, Some(special_exit)),
@@ -483,6 +537,19 @@ impl Engine<'_> {
             None => true,
             Some(n) => limit.is_some_and(|l| ran >= l) && n > self.now,
         };
+        let sigterm_wait = self
+            .params
+            .sigterm_wait(self.specs[j.sub as usize].behavior());
+        if timed_out && sigterm_wait > 0 {
+            // slurmd's SIGTERM goes unheeded: SIGKILL follows MAX(KillWait,
+            // 5) s later, and then the kill's own time, as a cancelled job's
+            // (`kill_completing`); the node takes no job meanwhile.
+            self.live.signalled.remove(&job);
+            let completing = sigterm_wait + self.params.kill_completing;
+            self.kill_running(job, JobState::Timeout, Reason::TimeLimit, completing)?;
+            self.mark_dirty();
+            return Ok(());
+        }
         let (state, reason) = if timed_out {
             (JobState::Timeout, Reason::TimeLimit)
         } else if j.oom {
