@@ -373,10 +373,14 @@ impl Engine<'_> {
         Ok(())
     }
 
-    /// What `freed` gave back on a node where another job is still
-    /// COMPLETING stays held with that job: Slurm keeps a node with a
+    /// What a job ending on a node where another job is still COMPLETING
+    /// gave back stays held with that job: Slurm keeps a node with a
     /// COMPLETING job out of every selection (`cg_node_bitmap` in
-    /// `_pick_best_nodes()`), whatever else ends there meanwhile.
+    /// `_pick_best_nodes()`), whatever else ends there meanwhile. (Not
+    /// applied when one kill's end frees resources beside another kill:
+    /// with every kill of a preemption done in the same second, backfill
+    /// would start scavengers on the preemptor's nodes between them, again
+    /// and again; docs/preemption.md.)
     fn hold_for_completing(&mut self, freed: &Allocation) -> Result<(), EngineError> {
         if self.live.completing.is_empty() {
             return Ok(());
@@ -440,7 +444,6 @@ impl Engine<'_> {
                 .release(&self.cluster, a)
                 .map_err(|e| EngineError::Internal(e.to_string()))?;
         }
-        self.hold_for_completing(&alloc)?;
         let preempted = state == JobState::Preempted;
         match self.live.requeue_held.remove(&job) {
             Some(special_exit) => self.back_to_queue(job, Some(special_exit)),
