@@ -65,6 +65,9 @@ const FLOORS: &[(&str, u32)] = &[
     ("preempt_grace", 5),
     // Held out: recorded after preempt_completing was frozen, unedited.
     ("preempt_heldout", 8),
+    // Recorded after slurmd's wait between SIGTERM and SIGKILL was read
+    // from the source and before it was built (docs/preemption.md).
+    ("kill_wait_sigterm", 8),
     ("preempt_part_cancel", 8),
     ("preempt_part_requeue", 6),
     ("preempt_qos_requeue", 9),
@@ -106,9 +109,13 @@ const FLOORS: &[(&str, u32)] = &[
 const SLOW_KILL_FLOORS: &[(&str, u32)] = &[
     ("preempt_grace", 5),
     ("preempt_heldout", 8),
+    ("kill_wait_sigterm", 8),
     ("preempt_part_cancel", 9),
     ("preempt_part_requeue", 8),
-    ("preempt_qos_requeue", 5),
+    // 5 before the preemption trial left out nodes with a COMPLETING job
+    // (cg_node_bitmap), which raised preempt_grace's first recording to
+    // 5/5 under the fast kill (docs/preemption.md).
+    ("preempt_qos_requeue", 3),
 ];
 
 fn dir() -> PathBuf {

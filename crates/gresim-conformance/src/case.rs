@@ -273,9 +273,11 @@ pub struct CaseJob {
     pub run_time_only: bool,
     #[serde(default)]
     pub sbatch_args: Vec<String>,
-    /// The payload ignores SIGTERM. A preempted job's batch script is not
-    /// signalled in Slurm 22.05 (it runs through its GraceTime either way),
-    /// so the simulation needs nothing of it.
+    /// The payload ignores SIGTERM: slurmd's `MAX(KillWait, 5)` s between
+    /// SIGTERM and SIGKILL keep it COMPLETING that much longer when Slurm
+    /// ends it (`JobBehavior::ignores_sigterm`). A preempted job's batch
+    /// script is not signalled at the preemption in Slurm 22.05 (it runs
+    /// through its GraceTime either way).
     #[serde(default)]
     pub ignore_sigterm: bool,
 }
@@ -579,6 +581,7 @@ fn job_def(j: &CaseJob, cluster: &Cluster) -> (JobDef, Option<String>) {
         nice: j.nice,
         reservation,
         switches,
+        ignores_sigterm: j.ignore_sigterm,
         ..JobDef::default()
     };
     (jd, reject)

@@ -981,6 +981,7 @@ fn job_behavior(d: &JobDef, r: &JobRequest) -> Result<JobBehavior, (&'static str
     if d.expects_gpu && !r.wants_gpus() && r.shared.is_none() {
         b.cpu_fallback_slowdown = Some(DEFAULT_CPU_FALLBACK_SLOWDOWN);
     }
+    b.ignores_sigterm = d.ignores_sigterm;
     Ok(b)
 }
 

@@ -584,7 +584,7 @@ fn sched_params(
         })
         .transpose()?
         .or(d.def_mem_per_cpu);
-    Ok(SchedParams {
+    let mut params = SchedParams {
         sched_interval: positive(s.sched_interval, "sched_interval", d.sched_interval)?,
         bf_interval: positive(s.bf_interval, "bf_interval", d.bf_interval)?,
         pass_on_submit: s.pass_on_submit.unwrap_or(d.pass_on_submit),
@@ -596,6 +596,7 @@ fn sched_params(
         def_mem_per_cpu,
         job_requeue: s.job_requeue.unwrap_or(d.job_requeue),
         cred_expire: s.cred_expire.unwrap_or(d.cred_expire),
+        kill_wait: s.kill_wait.unwrap_or(d.kill_wait),
         kill_completing: d.kill_completing,
         requeue_completing: d.requeue_completing,
         preempt_completing: d.preempt_completing,
@@ -630,7 +631,12 @@ fn sched_params(
             None => d.preempt.clone(),
             Some(p) => preempt_config(path, p)?,
         },
-    })
+    };
+    if let Some(k) = s.kill_wait {
+        // KillWait + MessageTimeout (10 s by default), as slurm.conf's reader.
+        params.preempt.kill_pending_wait = k + 10;
+    }
+    Ok(params)
 }
 
 /// `scheduler.preempt`, checked as slurmctld checks slurm.conf.

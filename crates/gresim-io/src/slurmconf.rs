@@ -63,7 +63,8 @@ pub fn sched_params(conf: &SlurmConf, base: &SchedParams) -> SchedParams {
     p.preempt.ptype = conf.preempt.ptype;
     p.preempt.mode = conf.preempt.mode;
     p.preempt.exempt_time = conf.preempt.exempt_time;
-    p.preempt.kill_pending_wait = conf.kill_wait.unwrap_or(30) + conf.message_timeout.unwrap_or(10);
+    p.kill_wait = conf.kill_wait.unwrap_or(30);
+    p.preempt.kill_pending_wait = p.kill_wait + conf.message_timeout.unwrap_or(10);
     match conf.priority_type.as_deref() {
         Some("priority/multifactor") => {
             let mut m = Multifactor::new();

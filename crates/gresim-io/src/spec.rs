@@ -374,6 +374,9 @@ pub struct SchedulerDef {
     pub job_requeue: Option<bool>,
     #[serde(default)]
     pub cred_expire: Option<u64>,
+    /// slurm.conf `KillWait`, seconds (30 by default).
+    #[serde(default)]
+    pub kill_wait: Option<u64>,
     /// Minutes, as Slurm's bf_window.
     #[serde(default)]
     pub bf_window: Option<u64>,
@@ -657,6 +660,10 @@ pub struct JobDef {
     /// `workload.cpu_fallback_slowdown` times slower.
     #[serde(default)]
     pub expects_gpu: bool,
+    /// The program ignores SIGTERM: ended by Slurm (time limit, `scancel`,
+    /// preemption), it stays COMPLETING `MAX(KillWait, 5)` s longer.
+    #[serde(default)]
+    pub ignores_sigterm: bool,
 }
 
 impl From<gresim_slurm::sbatch::SbatchJob> for JobDef {

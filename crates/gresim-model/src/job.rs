@@ -409,6 +409,12 @@ pub struct JobBehavior {
     /// The program expects a GPU but the job asked for none, so it runs on
     /// the CPU this many times slower (seed pitfall 1). `None`: no fallback.
     pub cpu_fallback_slowdown: Option<f64>,
+    /// The program ignores SIGTERM. When Slurm ends the job (its time
+    /// limit, `scancel`, preemption), slurmd sends SIGTERM and waits
+    /// `MAX(KillWait, 5)` seconds before SIGKILL (`_rpc_terminate_job()`),
+    /// so the job stays COMPLETING that much longer than one that exits on
+    /// SIGTERM (docs/preemption.md, "Programs that ignore SIGTERM").
+    pub ignores_sigterm: bool,
 }
 
 impl Default for JobBehavior {
@@ -425,6 +431,7 @@ impl JobBehavior {
         vram_mib: None,
         oom_after: DEFAULT_OOM_AFTER,
         cpu_fallback_slowdown: None,
+        ignores_sigterm: false,
     };
 
     /// The seconds of run time `secs` of work takes on the CPU fallback.

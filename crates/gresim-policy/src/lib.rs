@@ -39,6 +39,11 @@ pub struct PassCtx<'a> {
     pub array_running: &'a [u32],
     /// Running jobs by the end Slurm plans with: start + time limit.
     pub running: &'a std::collections::BTreeSet<(Time, JobIdx)>,
+    /// Jobs being killed (COMPLETING), each with what it holds on its
+    /// nodes until slurmd reports the kill done. Slurm keeps those nodes out
+    /// of every selection (`cg_node_bitmap`), also when it tries what
+    /// preempting would free.
+    pub completing: &'a [(JobIdx, gresim_model::Allocation)],
     /// Jobs started in this pass, in start order.
     pub started: Vec<Start>,
     /// Reason changes decided in this pass.

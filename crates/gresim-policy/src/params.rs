@@ -40,6 +40,11 @@ pub struct SchedParams {
     /// A requeued preemptee's begin time counts from then. 0 frees them at
     /// once.
     pub preempt_completing: u64,
+    /// slurm.conf `KillWait` (30 s by default): slurmd waits `MAX(KillWait,
+    /// 5)` seconds between SIGTERM and SIGKILL when it ends a job, so a job
+    /// whose program ignores SIGTERM stays COMPLETING that much longer
+    /// ([`gresim_model::job::JobBehavior::ignores_sigterm`]).
+    pub kill_wait: u64,
     /// Seconds between `scancel --batch --signal` killing a job's batch
     /// shell and the job's end (slurmd reaping what the shell left). 0 ends
     /// it at once.
@@ -104,6 +109,7 @@ impl Default for SchedParams {
             kill_completing: 0,
             requeue_completing: 0,
             preempt_completing: 0,
+            kill_wait: 30,
             signal_exit_delay: 0,
             enable_user_top: false,
             main_after_ends_from: None,
@@ -118,6 +124,20 @@ impl Default for SchedParams {
             kill_invalid_depend: false,
             priority: crate::priority::PriorityConfig::Basic,
             preempt: gresim_model::preempt::PreemptConfig::new(),
+        }
+    }
+}
+
+impl SchedParams {
+    /// How much longer than the kill of a job that exits on SIGTERM the kill
+    /// of `behavior`'s job takes: slurmd's `MAX(KillWait, 5)` seconds between
+    /// SIGTERM and SIGKILL (`_rpc_terminate_job()`), for a program that
+    /// ignores SIGTERM; nothing otherwise.
+    pub fn sigterm_wait(&self, behavior: &gresim_model::job::JobBehavior) -> u64 {
+        if behavior.ignores_sigterm {
+            self.kill_wait.max(5)
+        } else {
+            0
         }
     }
 }

@@ -199,6 +199,21 @@ pub fn preemptees(
         return None;
     }
     let (cluster, params) = (ctx.cluster, ctx.params);
+    // Nodes with a COMPLETING job take no job, whatever is preempted
+    // (`cg_node_bitmap` in `_pick_best_nodes()`).
+    let held;
+    let avoid = if ctx.completing.is_empty() {
+        avoid
+    } else {
+        let mut v = avoid.map_or_else(|| vec![false; cluster.nodes.len()], <[bool]>::to_vec);
+        for na in ctx.completing.iter().flat_map(|(_, h)| &h.nodes) {
+            if let Some(x) = v.get_mut(na.node.idx()) {
+                *x = true;
+            }
+        }
+        held = v;
+        Some(&held[..])
+    };
     let req = &ctx.jobs[job.idx()].request;
     let ends_job = |j: JobIdx| {
         let ee = &ctx.jobs[j.idx()];

@@ -336,3 +336,32 @@ fn explain_names_the_jobs_a_pending_job_would_preempt_under_preempt_qos() {
         "{text}"
     );
 }
+
+/// A preempted scavenger whose program ignores SIGTERM is killed at the end
+/// of its grace time, but slurmd waits MAX(KillWait, 5) s before SIGKILL:
+/// the owner starts then, not at the grace time's end (preempt_grace's s1).
+#[test]
+fn a_preemptee_that_ignores_sigterm_keeps_its_gpus_for_kill_wait() {
+    let preempt =
+        r#", "kill_wait": 1, "preempt": {"type": "preempt/partition_prio", "mode": "CANCEL"}"#;
+    let jobs = |extra: &str| {
+        [
+            job("s1", "scav", 4, 0, 100, extra),
+            job("o1", "owner", 4, 10, 20, ""),
+        ]
+        .join(",")
+    };
+    let o = run(&scenario(
+        preempt,
+        r#", "grace_time": 10"#,
+        &jobs(r#", "ignores_sigterm": true"#),
+    ));
+    let j = &o.output.jobs;
+    assert_eq!(
+        (j[0].state, j[0].runs[0].end),
+        (JobState::Preempted, Some(20))
+    );
+    assert_eq!(j[1].runs[0].start, 25, "5 s after the grace time's end");
+    let o = run(&scenario(preempt, r#", "grace_time": 10"#, &jobs("")));
+    assert_eq!(o.output.jobs[1].runs[0].start, 20);
+}

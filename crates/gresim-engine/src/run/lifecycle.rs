@@ -299,6 +299,7 @@ impl Engine<'_> {
                 v.swap_remove(p);
             }
         }
+        self.hold_for_completing(&alloc)?;
         self.acct_fini(job);
         self.subs[sub].running -= 1;
         self.array_running[sub] -= 1;
@@ -369,6 +370,62 @@ impl Engine<'_> {
         self.running -= 1;
         self.queue
             .push(done, Phase::JobEnd, EventKind::Completed { job });
+        Ok(())
+    }
+
+    /// What a job ending on a node where another job is still COMPLETING
+    /// gave back stays held with that job: Slurm keeps a node with a
+    /// COMPLETING job out of every selection (`cg_node_bitmap` in
+    /// `_pick_best_nodes()`), whatever else ends there meanwhile. (Not
+    /// applied when one kill's end frees resources beside another kill:
+    /// with every kill of a preemption done in the same second, backfill
+    /// would start scavengers on the preemptor's nodes between them, again
+    /// and again; docs/preemption.md.)
+    fn hold_for_completing(&mut self, freed: &Allocation) -> Result<(), EngineError> {
+        if self.live.completing.is_empty() {
+            return Ok(());
+        }
+        for n in freed.node_ids() {
+            let Some(k) = self
+                .live
+                .completing
+                .iter()
+                .position(|(_, h)| h.nodes.iter().any(|na| na.node == n))
+            else {
+                continue;
+            };
+            let u = self.state.node(n);
+            if !u.schedulable() || u.exclusive {
+                continue;
+            }
+            let more = gresim_model::NodeAlloc {
+                node: n,
+                cores: u.free_cores,
+                cpus: 0,
+                mem_mib: u.free_mem,
+                gpus: u.free_gpus,
+                tasks: 0,
+                share: None,
+            };
+            if more.gpus == 0 && more.mem_mib == 0 && more.cores.is_empty() {
+                continue;
+            }
+            self.state
+                .allocate(
+                    &self.cluster,
+                    &Allocation {
+                        nodes: vec![more.clone()],
+                        exclusive: false,
+                    },
+                )
+                .map_err(|e| EngineError::Internal(e.to_string()))?;
+            let hold = &mut self.live.completing[k].1;
+            if let Some(h) = hold.nodes.iter_mut().find(|na| na.node == n) {
+                h.cores.union_with(&more.cores);
+                h.mem_mib += more.mem_mib;
+                h.gpus |= more.gpus;
+            }
+        }
         Ok(())
     }
 
@@ -483,6 +540,19 @@ impl Engine<'_> {
             None => true,
             Some(n) => limit.is_some_and(|l| ran >= l) && n > self.now,
         };
+        let sigterm_wait = self
+            .params
+            .sigterm_wait(self.specs[j.sub as usize].behavior());
+        if timed_out && sigterm_wait > 0 {
+            // slurmd's SIGTERM goes unheeded: SIGKILL follows MAX(KillWait,
+            // 5) s later, and then the kill's own time, as a cancelled job's
+            // (`kill_completing`); the node takes no job meanwhile.
+            self.live.signalled.remove(&job);
+            let completing = sigterm_wait + self.params.kill_completing;
+            self.kill_running(job, JobState::Timeout, Reason::TimeLimit, completing)?;
+            self.mark_dirty();
+            return Ok(());
+        }
         let (state, reason) = if timed_out {
             (JobState::Timeout, Reason::TimeLimit)
         } else if j.oom {

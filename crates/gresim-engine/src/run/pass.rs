@@ -90,6 +90,7 @@ impl Engine<'_> {
             specs: &self.specs,
             array_running: &self.array_running,
             running: &self.live.ends,
+            completing: &self.live.completing,
             started: Vec::new(),
             reasons: Vec::new(),
             preempted: Vec::new(),

@@ -27,8 +27,9 @@ impl Engine<'_> {
             return Ok(false);
         }
         if p.grace == 0 {
+            let completing = self.preempt_completing(p.job);
             self.preempt_now(p.job, p.mode)?;
-            return Ok(self.params.preempt_completing == 0);
+            return Ok(completing == 0);
         }
         self.live.signalled.insert(p.job, run);
         let end = self.now.saturating_add(p.grace);
@@ -67,11 +68,12 @@ impl Engine<'_> {
             return Ok(());
         }
         let requeue = mode == PreemptMode::Requeue && self.jobs[job.idx()].requeue;
-        let completing = self.params.preempt_completing;
+        let completing = self.preempt_completing(job);
         if completing > 0 {
-            // The kill takes `preempt_completing` s: the run ends now, its
-            // resources stay taken until then (on_completed), when a
-            // requeued job goes back to the queue.
+            // The kill takes `preempt_completing` s (and slurmd's wait for a
+            // program that ignores SIGTERM): the run ends now, its resources
+            // stay taken until then (on_completed), when a requeued job goes
+            // back to the queue.
             self.account_failed_run(job);
             self.kill_running(job, JobState::Preempted, Reason::None, completing)?;
             if requeue {
@@ -87,5 +89,13 @@ impl Engine<'_> {
         }
         self.mark_dirty();
         Ok(())
+    }
+
+    /// How long the kill of preempted `job` stays COMPLETING:
+    /// `preempt_completing`, plus slurmd's `MAX(KillWait, 5)` before SIGKILL
+    /// when its program ignores SIGTERM.
+    fn preempt_completing(&self, job: JobIdx) -> u64 {
+        let spec = &self.specs[self.jobs[job.idx()].sub as usize];
+        self.params.preempt_completing + self.params.sigterm_wait(spec.behavior())
     }
 }
