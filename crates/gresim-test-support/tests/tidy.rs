@@ -188,3 +188,41 @@ fn every_test_that_reads_shared_can_skip_visibly() {
     // The rule has something to check today (peer_accasim, batsim).
     assert!(checked >= 2, "only {checked} files read ../shared");
 }
+
+/// Unit tests live in files of their own (`foo.rs` → `foo/tests.rs`), not in
+/// an inline `mod tests { … }` at the end of a library source, and no
+/// source of the crates grows far past the size of one concern.
+#[test]
+fn unit_tests_have_their_own_files_and_sources_stay_small() {
+    let mut all = Vec::new();
+    for r in ["crates", "python/src", "xtask/src"] {
+        files(&repo().join(r), ".rs", &mut all);
+    }
+    let mut inline = Vec::new();
+    let mut large = Vec::new();
+    for p in &all {
+        let text = std::fs::read_to_string(p).unwrap_or_default();
+        let in_src = p.components().any(|c| c.as_os_str() == "src");
+        if in_src && text.lines().any(|l| l.trim_end() == "mod tests {") {
+            inline.push(rel(p));
+        }
+        // Library and binary sources, not integration tests or test files.
+        let is_test = !in_src || p.file_name().is_some_and(|n| n == "tests.rs");
+        let lines = text.lines().count();
+        if !is_test && lines > LARGEST_SOURCE {
+            large.push(format!("{} ({lines} lines)", rel(p)));
+        }
+    }
+    assert!(
+        inline.is_empty(),
+        "these sources keep an inline `mod tests {{`; move it to its own file: {inline:?}"
+    );
+    assert!(
+        large.is_empty(),
+        "these sources are over {LARGEST_SOURCE} lines; split them along their seams: {large:?}"
+    );
+}
+
+/// The most lines a library or binary source may have (issue 15: "no
+/// library source file exceeds about 1,500 lines").
+const LARGEST_SOURCE: usize = 1_500;

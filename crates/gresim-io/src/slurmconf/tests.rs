@@ -1,0 +1,113 @@
+//! Unit tests of `slurmconf` (slurmconf.rs).
+
+use super::*;
+use gresim_slurm::slurmconf::parse_slurm_conf;
+
+fn parse(t: &str) -> (SlurmConf, Vec<Warning>) {
+    parse_slurm_conf(Path::new("slurm.conf"), t).unwrap()
+}
+
+#[test]
+fn preemption_settings_are_read_and_bad_ones_name_their_line() {
+    use gresim_model::preempt::{PreemptMode, PreemptType};
+    let (c, w) = parse(
+        "SelectType=select/cons_tres\nPreemptType=preempt/partition_prio\nPreemptMode=REQUEUE\n\
+         PreemptExemptTime=00:05:00\nKillWait=1\n\
+         SchedulerParameters=preempt_youngest_first,preempt_reorder_count=3\n\
+         NodeName=n1 CPUs=4 RealMemory=100\n\
+         PartitionName=scav Nodes=n1 PriorityTier=1 PreemptMode=CANCEL GraceTime=30\n",
+    );
+    assert!(w.is_empty(), "{w:?}");
+    assert_eq!(c.preempt.ptype, PreemptType::PartitionPrio);
+    assert_eq!(c.preempt.mode.mode, PreemptMode::Requeue);
+    assert_eq!(c.preempt.exempt_time, Some(300));
+    let p = sched_params(&c, &SchedParams::default());
+    assert!(p.preempt.enabled() && p.preempt.youngest_first);
+    assert_eq!(p.preempt.reorder_count, 3);
+    assert_eq!(p.preempt.kill_pending_wait, 11);
+    assert_eq!(c.partitions[0].preempt_mode, Some(PreemptMode::Cancel));
+    assert_eq!(c.partitions[0].grace_time, 30);
+
+    let bad = |text: &str, needle: &str, line: &str| {
+        let e = parse_slurm_conf(Path::new("slurm.conf"), text).expect_err("refused");
+        let m = e.to_string();
+        assert!(m.contains(needle) && m.contains(line), "{m}");
+    };
+    bad(
+        "PreemptType=preempt/qos\nPreemptMode=PAUSE\n",
+        "PAUSE",
+        "slurm.conf:2",
+    );
+    bad(
+        "PreemptType=preempt/fancy\n",
+        "preempt/fancy",
+        "slurm.conf:1",
+    );
+    bad("PreemptMode=SUSPEND\n", "GANG", "slurm.conf:1");
+    bad(
+        "NodeName=n1 CPUs=4\nPreemptType=preempt/qos\n",
+        "incompatible",
+        "slurm.conf:2",
+    );
+    bad(
+        "NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1 PreemptMode=often\n",
+        "often",
+        "slurm.conf:2",
+    );
+}
+
+#[test]
+fn params_from_conf() {
+    let (c, _) = parse(
+        "SchedulerParameters=sched_interval=10,bf_interval=20,bf_window=60,bf_resolution=30,bf_max_job_test=7\n\
+         PriorityType=priority/multifactor\nPriorityWeightJobSize=100\nPriorityWeightAge=50\n\
+         PriorityWeightTRES=CPU=2,GRES/gpu=3.5\nPriorityFavorSmall=YES\nPriorityMaxAge=1-0\n\
+         DefMemPerCPU=2000\nJobRequeue=0\nAuthInfo=socket=/x,cred_expire=30\n\
+         DependencyParameters=kill_invalid_depend\nSchedulerType=sched/builtin\n",
+    );
+    let p = sched_params(&c, &SchedParams::default());
+    assert_eq!(
+        (
+            p.sched_interval,
+            p.bf_interval,
+            p.bf_window,
+            p.bf_resolution,
+            p.bf_max_job_test
+        ),
+        (10, 20, 3600, 30, 7)
+    );
+    assert_eq!(p.def_mem_per_cpu, Some(2000));
+    assert!(!p.job_requeue && p.kill_invalid_depend);
+    assert_eq!(p.cred_expire, 30);
+    let PriorityConfig::Multifactor(m) = &p.priority else {
+        panic!("multifactor expected")
+    };
+    assert_eq!(m.weight_job_size, 100);
+    assert_eq!(m.weight_age, 0, "no slurmdbd: age ignored");
+    assert_eq!((m.weight_tres_cpu, m.weight_tres_gpu), (2.0, 3.5));
+    assert!(m.favor_small);
+    assert_eq!(m.max_age, 86400);
+    assert_eq!(policy_name(&c), "fifo");
+    let d = sched_params(&SlurmConf::default(), &SchedParams::default());
+    assert_eq!(d, SchedParams::default());
+}
+
+#[test]
+fn partition_qos_billing_weights_and_usage_reset_are_read() {
+    let (c, w) = parse(
+        "SelectType=select/cons_tres\nPriorityType=priority/multifactor\n\
+         PriorityUsageResetPeriod=WEEKLY\nNodeName=n1 CPUs=4 RealMemory=1000\n\
+         PartitionName=DEFAULT TRESBillingWeights=CPU=1,GRES/gpu=8\n\
+         PartitionName=p Nodes=n1 QOS=part_p\nPartitionName=q Nodes=n1\n",
+    );
+    assert!(w.is_empty(), "{w:?}");
+    assert_eq!(c.partitions[0].qos.as_deref(), Some("part_p"));
+    assert_eq!(c.partitions[1].qos, None);
+    for p in &c.partitions {
+        assert_eq!(p.tres_billing_weights.as_deref(), Some("CPU=1,GRES/gpu=8"));
+    }
+    let PriorityConfig::Multifactor(m) = sched_params(&c, &SchedParams::default()).priority else {
+        panic!("multifactor expected")
+    };
+    assert_eq!(m.usage_reset, gresim_sched::fairshare::UsageReset::Weekly);
+}
