@@ -633,8 +633,7 @@ fn sched_params(
         },
     };
     if let Some(k) = s.kill_wait {
-        // KillWait + MessageTimeout (10 s by default), as slurm.conf's reader.
-        params.preempt.kill_pending_wait = k + 10;
+        params.set_kill_wait(k, SchedParams::DEFAULT_MESSAGE_TIMEOUT);
     }
     Ok(params)
 }

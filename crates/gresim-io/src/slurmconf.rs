@@ -63,8 +63,11 @@ pub fn sched_params(conf: &SlurmConf, base: &SchedParams) -> SchedParams {
     p.preempt.ptype = conf.preempt.ptype;
     p.preempt.mode = conf.preempt.mode;
     p.preempt.exempt_time = conf.preempt.exempt_time;
-    p.kill_wait = conf.kill_wait.unwrap_or(30);
-    p.preempt.kill_pending_wait = p.kill_wait + conf.message_timeout.unwrap_or(10);
+    p.set_kill_wait(
+        conf.kill_wait.unwrap_or(SchedParams::DEFAULT_KILL_WAIT),
+        conf.message_timeout
+            .unwrap_or(SchedParams::DEFAULT_MESSAGE_TIMEOUT),
+    );
     match conf.priority_type.as_deref() {
         Some("priority/multifactor") => {
             let mut m = Multifactor::new();

@@ -109,7 +109,7 @@ impl Default for SchedParams {
             kill_completing: 0,
             requeue_completing: 0,
             preempt_completing: 0,
-            kill_wait: 30,
+            kill_wait: SchedParams::DEFAULT_KILL_WAIT,
             signal_exit_delay: 0,
             enable_user_top: false,
             main_after_ends_from: None,
@@ -129,6 +129,18 @@ impl Default for SchedParams {
 }
 
 impl SchedParams {
+    /// slurm.conf's default `KillWait`, seconds.
+    pub const DEFAULT_KILL_WAIT: u64 = 30;
+    /// slurm.conf's default `MessageTimeout`, seconds.
+    pub const DEFAULT_MESSAGE_TIMEOUT: u64 = 10;
+
+    /// Sets `KillWait`, and with it how long a preemptor waits before it
+    /// preempts again (`kill_pending`: KillWait + MessageTimeout).
+    pub fn set_kill_wait(&mut self, kill_wait: u64, message_timeout: u64) {
+        self.kill_wait = kill_wait;
+        self.preempt.kill_pending_wait = kill_wait + message_timeout;
+    }
+
     /// How much longer than the kill of a job that exits on SIGTERM the kill
     /// of `behavior`'s job takes: slurmd's `MAX(KillWait, 5)` seconds between
     /// SIGTERM and SIGKILL (`_rpc_terminate_job()`), for a program that

@@ -159,8 +159,6 @@ impl Engine<'_> {
     /// killed (COMPLETING for `kill_completing` seconds, and slurmd's
     /// `MAX(KillWait, 5)` more when its program ignores SIGTERM).
     pub(super) fn cancel_job(&mut self, job: JobIdx) -> Result<(), EngineError> {
-        let spec = &self.specs[self.jobs[job.idx()].sub as usize];
-        let completing = self.params.kill_completing + self.params.sigterm_wait(spec.behavior());
         match self.jobs[job.idx()].state {
             JobState::Pending => {
                 if self.jobs[job.idx()].eligible.take().is_some() {
@@ -169,12 +167,14 @@ impl Engine<'_> {
                 self.special_exit.remove(&job);
                 self.terminate(job, JobState::Cancelled, Reason::None);
             }
-            JobState::Running if completing > 0 => {
-                self.kill_running(job, JobState::Cancelled, Reason::None, completing)?;
-            }
             JobState::Running => {
-                self.finish_run(job, JobState::Cancelled)?;
-                self.terminate(job, JobState::Cancelled, Reason::None);
+                let completing = self.kill_time(job, self.params.kill_completing);
+                if completing > 0 {
+                    self.kill_running(job, JobState::Cancelled, Reason::None, completing)?;
+                } else {
+                    self.finish_run(job, JobState::Cancelled)?;
+                    self.terminate(job, JobState::Cancelled, Reason::None);
+                }
             }
             _ => {}
         }

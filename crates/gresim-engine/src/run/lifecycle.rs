@@ -340,25 +340,15 @@ impl Engine<'_> {
         self.live.ends.insert((done, job));
         let mut hold = Allocation::default();
         for na in &run.alloc.nodes {
-            let u = self.state.node(na.node);
             if let Some(p) = self.live.node_jobs[na.node.idx()]
                 .iter()
                 .position(|x| *x == job)
             {
                 self.live.node_jobs[na.node.idx()].swap_remove(p);
             }
-            if !u.schedulable() || u.exclusive {
-                continue;
+            if let Some(free) = Self::free_to_hold(&self.state, na.node) {
+                hold.nodes.push(free);
             }
-            hold.nodes.push(gresim_model::NodeAlloc {
-                node: na.node,
-                cores: u.free_cores,
-                cpus: 0,
-                mem_mib: u.free_mem,
-                gpus: u.free_gpus,
-                tasks: 0,
-                share: None,
-            });
         }
         self.state
             .allocate(&self.cluster, &hold)
@@ -371,6 +361,32 @@ impl Engine<'_> {
         self.queue
             .push(done, Phase::JobEnd, EventKind::Completed { job });
         Ok(())
+    }
+
+    /// What is free on node `n`, as a COMPLETING job's hold takes it
+    /// (`None` for a node that is not schedulable or held exclusively).
+    fn free_to_hold(
+        state: &gresim_model::ClusterState,
+        n: gresim_model::NodeId,
+    ) -> Option<gresim_model::NodeAlloc> {
+        let u = state.node(n);
+        (u.schedulable() && !u.exclusive).then(|| gresim_model::NodeAlloc {
+            node: n,
+            cores: u.free_cores,
+            cpus: 0,
+            mem_mib: u.free_mem,
+            gpus: u.free_gpus,
+            tasks: 0,
+            share: None,
+        })
+    }
+
+    /// How long the kill of `job` stays COMPLETING: `base` (the kill's own
+    /// time: `kill_completing`, `preempt_completing`), plus slurmd's
+    /// `MAX(KillWait, 5)` before SIGKILL when its program ignores SIGTERM.
+    pub(super) fn kill_time(&self, job: JobIdx, base: u64) -> u64 {
+        let spec = &self.specs[self.jobs[job.idx()].sub as usize];
+        base + self.params.sigterm_wait(spec.behavior())
     }
 
     /// What a job ending on a node where another job is still COMPLETING
@@ -394,18 +410,8 @@ impl Engine<'_> {
             else {
                 continue;
             };
-            let u = self.state.node(n);
-            if !u.schedulable() || u.exclusive {
+            let Some(more) = Self::free_to_hold(&self.state, n) else {
                 continue;
-            }
-            let more = gresim_model::NodeAlloc {
-                node: n,
-                cores: u.free_cores,
-                cpus: 0,
-                mem_mib: u.free_mem,
-                gpus: u.free_gpus,
-                tasks: 0,
-                share: None,
             };
             if more.gpus == 0 && more.mem_mib == 0 && more.cores.is_empty() {
                 continue;
@@ -540,19 +546,21 @@ impl Engine<'_> {
             None => true,
             Some(n) => limit.is_some_and(|l| ran >= l) && n > self.now,
         };
-        let sigterm_wait = self
-            .params
-            .sigterm_wait(self.specs[j.sub as usize].behavior());
-        if timed_out && sigterm_wait > 0 {
-            // slurmd's SIGTERM goes unheeded: SIGKILL follows MAX(KillWait,
-            // 5) s later, and then the kill's own time, as a cancelled job's
-            // (`kill_completing`); the node takes no job meanwhile.
-            self.live.signalled.remove(&job);
-            let completing = sigterm_wait + self.params.kill_completing;
-            self.kill_running(job, JobState::Timeout, Reason::TimeLimit, completing)?;
-            self.mark_dirty();
-            return Ok(());
+        if timed_out {
+            let base = self.params.kill_completing;
+            let completing = self.kill_time(job, base);
+            if completing > base {
+                // slurmd's SIGTERM goes unheeded: SIGKILL follows
+                // MAX(KillWait, 5) s later, and then the kill's own time, as
+                // a cancelled job's (`kill_completing`); the node takes no
+                // job meanwhile.
+                self.live.signalled.remove(&job);
+                self.kill_running(job, JobState::Timeout, Reason::TimeLimit, completing)?;
+                self.mark_dirty();
+                return Ok(());
+            }
         }
+        let j = &self.jobs[job.idx()];
         let (state, reason) = if timed_out {
             (JobState::Timeout, Reason::TimeLimit)
         } else if j.oom {

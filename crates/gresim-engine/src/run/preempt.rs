@@ -27,7 +27,7 @@ impl Engine<'_> {
             return Ok(false);
         }
         if p.grace == 0 {
-            let completing = self.preempt_completing(p.job);
+            let completing = self.kill_time(p.job, self.params.preempt_completing);
             self.preempt_now(p.job, p.mode)?;
             return Ok(completing == 0);
         }
@@ -68,7 +68,7 @@ impl Engine<'_> {
             return Ok(());
         }
         let requeue = mode == PreemptMode::Requeue && self.jobs[job.idx()].requeue;
-        let completing = self.preempt_completing(job);
+        let completing = self.kill_time(job, self.params.preempt_completing);
         if completing > 0 {
             // The kill takes `preempt_completing` s (and slurmd's wait for a
             // program that ignores SIGTERM): the run ends now, its resources
@@ -89,13 +89,5 @@ impl Engine<'_> {
         }
         self.mark_dirty();
         Ok(())
-    }
-
-    /// How long the kill of preempted `job` stays COMPLETING:
-    /// `preempt_completing`, plus slurmd's `MAX(KillWait, 5)` before SIGKILL
-    /// when its program ignores SIGTERM.
-    fn preempt_completing(&self, job: JobIdx) -> u64 {
-        let spec = &self.specs[self.jobs[job.idx()].sub as usize];
-        self.params.preempt_completing + self.params.sigterm_wait(spec.behavior())
     }
 }
