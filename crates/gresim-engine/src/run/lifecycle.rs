@@ -370,7 +370,7 @@ impl Engine<'_> {
         n: gresim_model::NodeId,
     ) -> Option<gresim_model::NodeAlloc> {
         let u = state.node(n);
-        (u.schedulable() && !u.exclusive).then(|| gresim_model::NodeAlloc {
+        (u.schedulable() && !u.exclusive).then_some(gresim_model::NodeAlloc {
             node: n,
             cores: u.free_cores,
             cpus: 0,
