@@ -91,3 +91,77 @@ fn resources_freed_beside_a_completing_job_wait_for_its_kill() {
     assert_eq!(job(&out, "b").runs[0].end, Some(22));
     assert_eq!(start(&out, "x"), 27);
 }
+
+/// `scontrol requeue` (and `requeuehold`) of a job that ignores SIGTERM:
+/// slurmd gets the same REQUEST_TERMINATE_JOB as for `scancel`
+/// (`_job_requeue_op()` → `deallocate_nodes()`), so the GPUs come back
+/// MAX(KillWait, 5) s later and x starts at the pass after; the requeued
+/// job's begin time counts from the kill's end (cred_expire 120 + 1).
+#[test]
+fn a_requeued_job_that_ignores_sigterm_is_killed_after_kill_wait() {
+    let jobs = |ignores: bool| {
+        json!([
+            {"id": "r", "gres": "gpu:4", "time": 10, "run_time": 300, "ignores_sigterm": ignores},
+            {"id": "x", "submit": 1, "gres": "gpu:4", "time": 10, "run_time": 10},
+        ])
+    };
+    for action in ["requeue", "requeue_hold"] {
+        let events = json!([{"at": 10, "action": action, "job": "r"}]);
+        let out = run(8, jobs(true), events.clone());
+        let r = job(&out, "r");
+        assert_eq!(
+            (r.runs[0].state, r.runs[0].end),
+            (JobState::Requeued, Some(10)),
+            "{action}"
+        );
+        assert_eq!(start(&out, "x"), 19, "{action}: the kill is done at 18");
+        if action == "requeue" {
+            assert_eq!(r.runs.len(), 2);
+            assert_eq!(r.runs[1].start, 18 + 121, "begin time from the kill's end");
+        }
+        // A program that exits on SIGTERM frees its GPUs at once (x starts
+        // in that second after requeue, in the next after requeuehold,
+        // whose kill is done after that second's pass).
+        let out = run(8, jobs(false), events);
+        let at_once = if action == "requeue" { 10 } else { 11 };
+        assert_eq!(start(&out, "x"), at_once, "{action}");
+    }
+}
+
+/// A node failure requeues a two-node job whose program ignores SIGTERM:
+/// slurmctld kills it on its other node (the DOWN one is left out), where
+/// slurmd waits MAX(KillWait, 5) s, so x, which needs that node, starts
+/// once the kill is done. A job on the failed node alone has nothing to
+/// wait for: it is pending again at once (begin time 10 + 121).
+#[test]
+fn a_node_failure_kills_a_job_that_ignores_sigterm_after_kill_wait_on_its_other_nodes() {
+    let out = |nodes: u32, ignores: bool| {
+        let v = json!({
+            "schema_version": 1,
+            "cluster": {"nodes": [{"names": "n[1-2]", "cores_per_socket": 8, "memory": "64G",
+                                   "gpus": [{"model": "A100-SXM4-80GB", "count": 4}]}]},
+            "scheduler": {"sched_interval": 1, "bf_interval": 1, "timelimit_check_interval": 0,
+                          "def_mem_per_cpu": 512, "kill_wait": 8},
+            "workload": {"jobs": [
+                {"id": "m", "gres": "gpu:4", "nodes": nodes, "time": 10,
+                 "run_time": 300, "ignores_sigterm": ignores},
+                {"id": "x", "submit": 1, "gres": "gpu:4", "time": 10, "run_time": 10},
+            ]},
+            "events": [{"at": 10, "action": "node_down", "nodes": "n1"}],
+        });
+        run_text("kill_wait.json", &v.to_string(), PolicyKind::Slurm)
+    };
+    let o = out(2, true);
+    let m = job(&o, "m");
+    assert_eq!(
+        (m.runs[0].state, m.runs[0].end),
+        (JobState::NodeFail, Some(10))
+    );
+    assert_eq!(start(&o, "x"), 19, "n2's kill is done at 18");
+    assert_eq!(start(&out(2, false), "x"), 10);
+    // m on n1 alone (it came first; x took n2 at 1): requeued at once, m starts again at
+    // its begin time on n2.
+    let o = out(1, true);
+    assert_eq!(start(&o, "x"), 1);
+    assert_eq!(job(&o, "m").runs[1].start, 131);
+}

@@ -70,10 +70,11 @@ impl Engine<'_> {
             Action::Requeue { sub } => {
                 for j in self.sub_jobs(sub) {
                     if self.jobs[j as usize].state == JobState::Running {
-                        self.requeue(
+                        self.requeue_killed(
                             JobIdx(j),
                             JobState::Requeued,
                             self.params.requeue_completing,
+                            true,
                         )?;
                     }
                 }
@@ -110,13 +111,10 @@ impl Engine<'_> {
                     let job = JobIdx(j);
                     match self.jobs[j as usize].state {
                         JobState::Running => {
+                            // slurmd's SIGTERM wait, as for `requeue`.
+                            let completing = self.kill_time(job, self.params.requeue_completing);
                             self.account_failed_run(job);
-                            self.kill_running(
-                                job,
-                                JobState::Requeued,
-                                Reason::None,
-                                self.params.requeue_completing,
-                            )?;
+                            self.kill_running(job, JobState::Requeued, Reason::None, completing)?;
                             self.live.requeue_held.insert(job, special_exit);
                         }
                         // A pending job is held where it is.

@@ -36,9 +36,10 @@ pub(super) struct Live {
     /// Jobs killed by `requeuehold` that are COMPLETING: whether they go to
     /// SPECIAL_EXIT rather than a user hold once the kill is done.
     pub(super) requeue_held: BTreeMap<JobIdx, bool>,
-    /// Preempted jobs to requeue when their kill is done
-    /// (`SchedParams::preempt_completing`).
-    pub(super) preempt_requeued: BTreeSet<JobIdx>,
+    /// Jobs to requeue when their kill is done: preempted ones
+    /// (`SchedParams::preempt_completing`), and requeued ones whose program
+    /// ignores SIGTERM ([`Engine::requeue_killed`]).
+    pub(super) requeue_on_done: BTreeSet<JobIdx>,
 }
 
 impl Live {
@@ -51,7 +52,7 @@ impl Live {
             suspended: BTreeMap::new(),
             moved_ends: BTreeMap::new(),
             requeue_held: BTreeMap::new(),
-            preempt_requeued: BTreeSet::new(),
+            requeue_on_done: BTreeSet::new(),
         }
     }
 }
@@ -453,9 +454,7 @@ impl Engine<'_> {
         let preempted = state == JobState::Preempted;
         match self.live.requeue_held.remove(&job) {
             Some(special_exit) => self.back_to_queue(job, Some(special_exit)),
-            None if preempted && self.live.preempt_requeued.remove(&job) => {
-                self.back_to_queue(job, None)
-            }
+            None if self.live.requeue_on_done.remove(&job) => self.back_to_queue(job, None),
             None => self.terminate(job, state, reason),
         }
         self.mark_dirty();
@@ -578,6 +577,32 @@ impl Engine<'_> {
         if self.params.pass_on_end {
             self.request_main(self.now);
         }
+        Ok(())
+    }
+
+    /// Requeues a running job (`scontrol requeue`, a node failure) as
+    /// [`Engine::requeue`] does, but when its program ignores SIGTERM:
+    /// slurmd's `_rpc_terminate_job()` waits `MAX(KillWait, 5)` s before
+    /// SIGKILL for the REQUEST_TERMINATE_JOB that `deallocate_nodes()`
+    /// sends on a requeue as on a cancel, so the kill stays COMPLETING
+    /// `base` s plus that long, its nodes held (`cg_node_bitmap`), and the
+    /// job goes back to the queue when it is done (`batch_requeue_fini()`).
+    /// `waits` is false when no node of the job is left to signal (a node
+    /// failure on all of them: slurmctld clears DOWN nodes from the kill).
+    pub(super) fn requeue_killed(
+        &mut self,
+        job: JobIdx,
+        run_state: JobState,
+        base: u64,
+        waits: bool,
+    ) -> Result<(), EngineError> {
+        let completing = if waits { self.kill_time(job, base) } else { base };
+        if completing == base {
+            return self.requeue(job, run_state, base);
+        }
+        self.account_failed_run(job);
+        self.kill_running(job, run_state, Reason::None, completing)?;
+        self.live.requeue_on_done.insert(job);
         Ok(())
     }
 

@@ -299,7 +299,8 @@ impl<'a> Engine<'a> {
             EventKind::Requeue { job, run } => {
                 let j = &self.jobs[job.idx()];
                 if j.state == JobState::Running && j.runs.len() as u32 == run + 1 {
-                    self.requeue(job, JobState::Requeued, self.params.requeue_completing)?;
+                    let base = self.params.requeue_completing;
+                    self.requeue_killed(job, JobState::Requeued, base, true)?;
                     self.mark_dirty();
                 }
             }

@@ -77,10 +77,24 @@ impl Engine<'_> {
         let mut victims = self.live.node_jobs[n.idx()].clone();
         victims.sort();
         for job in victims {
+            // slurmctld kills the job on its other nodes (deallocate_nodes()
+            // leaves DOWN ones out), where slurmd waits MAX(KillWait, 5) s
+            // before SIGKILL for a program that ignores SIGTERM.
+            let waits = self.jobs[job.idx()].runs.last().is_some_and(|r| {
+                r.alloc
+                    .node_ids()
+                    .any(|m| m != n && self.state.node(m).admin != NodeAdminState::Down)
+            });
             // Slurm's accounting record of the failed run is
             // NODE_FAIL whether or not the job is requeued.
             if self.jobs[job.idx()].requeue {
-                self.requeue(job, JobState::NodeFail, 0)?;
+                self.requeue_killed(job, JobState::NodeFail, 0, waits)?;
+                continue;
+            }
+            let completing = if waits { self.kill_time(job, 0) } else { 0 };
+            if completing > 0 {
+                self.account_failed_run(job);
+                self.kill_running(job, JobState::NodeFail, Reason::NodeDown, completing)?;
             } else {
                 self.finish_run(job, JobState::NodeFail)?;
                 self.terminate(job, JobState::NodeFail, Reason::NodeDown);

@@ -77,7 +77,7 @@ impl Engine<'_> {
             self.account_failed_run(job);
             self.kill_running(job, JobState::Preempted, Reason::None, completing)?;
             if requeue {
-                self.live.preempt_requeued.insert(job);
+                self.live.requeue_on_done.insert(job);
             }
             return Ok(());
         }
