@@ -255,6 +255,17 @@ pub struct ReasonChange {
     pub desc: Option<String>,
 }
 
+/// A change of a job's priority ([`gresim_model::Job::priority`]) after
+/// its submission: a hold or release, `scontrol update Priority=`/`Nice=`,
+/// `scontrol top`. What same-QOS preemption (`WITHIN`) compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PriorityChange {
+    pub t: Time,
+    pub job: JobIdx,
+    pub from: u32,
+    pub to: u32,
+}
+
 /// The outcome of a run.
 #[derive(Debug)]
 pub struct SimOutput {
@@ -289,6 +300,10 @@ pub struct SimOutput {
     pub resv_history: Vec<(Time, gresim_model::reservation::Reservations)>,
     /// Reservation actions refused.
     pub resv_refused: Vec<ResvRefusal>,
+    /// Every change of a job's priority, in the order applied; recorded
+    /// (`Some`) only where same-QOS preemption can compare priorities
+    /// ([`gresim_model::preempt::PreemptConfig::same_qos`]).
+    pub priority_log: Option<Vec<PriorityChange>>,
 }
 
 impl SimOutput {

@@ -199,6 +199,20 @@ impl PreemptConfig {
     pub fn enabled(&self) -> bool {
         self.ptype != PreemptType::None && self.mode.mode != PreemptMode::Off
     }
+
+    /// Whether a job may preempt a job of its own QOS (preempt/qos with
+    /// `WITHIN` in the global PreemptMode or some QOS's): the plugin's
+    /// `preempt_p_preemptable()` then compares the two jobs' priorities.
+    pub fn same_qos(&self, acct: Option<&crate::accounting::Accounting>) -> bool {
+        self.enabled()
+            && self.ptype == PreemptType::Qos
+            && (self.mode.within
+                || acct.is_some_and(|a| {
+                    a.qos
+                        .iter()
+                        .any(|q| q.preempt_mode.is_some_and(|m| m.within))
+                }))
+    }
 }
 
 #[cfg(test)]

@@ -588,8 +588,9 @@ fn acct_limit_lines(rf: &RunFile, j: &JobRec, reason: &str, t: u64) -> String {
 /// The running jobs the pending job would preempt at `t` if it does not
 /// fit on free resources (cons_tres's `_run_now()` trial,
 /// `gresim_sched::preempt::Trial`), under preempt/partition_prio or
-/// preempt/qos (with the run file's QOS `Preempt` lists). `None` without
-/// preemption.
+/// preempt/qos (with the run file's QOS `Preempt` lists, and same-QOS
+/// preemption with `WITHIN` by the jobs' priorities at `t`). `None`
+/// without preemption.
 #[allow(clippy::too_many_arguments)]
 fn preempt_lines(
     rf: &RunFile,
@@ -616,6 +617,16 @@ fn preempt_lines(
                 .to_string(),
         ));
     }
+    let within = |q: &crate::run_file::QosPreemptRec| {
+        p.mode.within
+            || q.mode
+                .as_deref()
+                .and_then(|m| m.parse::<gresim_model::preempt::PreemptModeSpec>().ok())
+                .is_some_and(|m| m.within)
+    };
+    // A run file from before priorities were recorded cannot tell.
+    let mut no_prio = false;
+    let no_prio_line = "preempt same-QOS preemption (WITHIN) not worked out: the run file keeps no job priorities (written by an older gresim)\n";
     let mut cache = SelectCache::new();
     for name in parts {
         let Some(pid) = c.partition_id(name) else {
@@ -640,12 +651,24 @@ fn preempt_lines(
             let part = c.partition(rp);
             let (high, mode, exempt) = match (p.ptype, my_qos) {
                 (PreemptType::Qos, Some(mine)) => {
-                    // Same-QOS preemption (WITHIN) needs job priorities the
-                    // run file does not keep: not worked out here.
                     let Some(q) = qos_of(rf.jobs[ji].qos.as_ref()) else {
                         continue;
                     };
-                    if q.name == mine.name || !mine.preempt.contains(&q.name) {
+                    if q.name == mine.name {
+                        // Same-QOS preemption (`WITHIN`, the QOS's or the
+                        // global mode): a strictly higher job priority,
+                        // each job's at `t`, as the scheduler compares them.
+                        if !within(mine) {
+                            continue;
+                        }
+                        if !rf.preempt.as_ref().is_some_and(|r| r.priorities) {
+                            no_prio = true;
+                            continue;
+                        }
+                        if j.priority_at(t) <= rf.jobs[ji].priority_at(t) {
+                            continue;
+                        }
+                    } else if !mine.preempt.contains(&q.name) {
                         continue;
                     }
                     let mode = q
@@ -715,15 +738,17 @@ fn preempt_lines(
             })
             .collect();
         return Ok(Some(format!(
-            "preempt {} in partition {name}: it would preempt {} and run on {}\n",
+            "preempt {} in partition {name}: it would preempt {} and run on {}\n{}",
             p.ptype.as_str(),
             names.join(", "),
-            hostlist::compress(&c.node_names(alloc.nodes.iter().map(|n| &n.node)))
+            hostlist::compress(&c.node_names(alloc.nodes.iter().map(|n| &n.node))),
+            if no_prio { no_prio_line } else { "" }
         )));
     }
     Ok(Some(format!(
-        "preempt {}: no running job it may preempt would make room\n",
-        p.ptype.as_str()
+        "preempt {}: no running job it may preempt would make room\n{}",
+        p.ptype.as_str(),
+        if no_prio { no_prio_line } else { "" }
     )))
 }
 

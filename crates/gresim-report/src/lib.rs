@@ -413,6 +413,7 @@ pub(crate) mod test_support {
             fairshare_log: Vec::new(),
             resv_history: Vec::new(),
             resv_refused: Vec::new(),
+            priority_log: None,
         }
     }
 

@@ -365,3 +365,81 @@ fn a_preemptee_that_ignores_sigterm_keeps_its_gpus_for_kill_wait() {
     let o = run(&scenario(preempt, r#", "grace_time": 10"#, &jobs("")));
     assert_eq!(o.output.jobs[1].runs[0].start, 20);
 }
+
+/// One node with 2 GPUs under preempt/qos; QOS `low` has PreemptMode
+/// `low_mode` (with `WITHIN` it preempts within itself) and a GraceTime of
+/// 20 s. l1 runs from 0; l2 (same
+/// QOS) comes at 5 with the lower priority/basic priority, and is raised
+/// above l1 by `scontrol update Nice=-100` at 10.
+fn within_scenario(low_mode: &str) -> Scenario {
+    let text = r#"{"schema_version": 1,
+        "cluster": {"nodes": [{"names": "n1", "sockets": 1, "cores_per_socket": 16, "memory": "64G",
+                                "gpus": [{"model": "A100-SXM4-80GB", "count": 2}]}]},
+        "scheduler": {"sched_interval": 1, "bf_interval": 1, "def_mem_per_cpu": "1G", "cred_expire": 5,
+                      "preempt": {"type": "preempt/qos", "mode": "REQUEUE"}},
+        "accounting": {"sacctmgr": ["add qos low PreemptMode=MODE GraceTime=20",
+                                    "add account a", "add user u Account=a",
+                                    "modify user where name=u set qos+=low"]},
+        "workload": {"jobs": [
+            {"id": "l1", "user": "u", "qos": "low", "submit": 0, "run_time": 100, "time": 10, "gres": "gpu:2"},
+            {"id": "l2", "user": "u", "qos": "low", "submit": 5, "run_time": 20, "time": 10, "gres": "gpu:2"}]},
+        "events": [{"at": 10, "action": "update", "job": "l2", "nice": -100}]}"#
+        .replace("MODE", low_mode);
+    gresim_io::parse_scenario(Path::new("within.json"), &text).expect("loads")
+}
+
+#[test]
+fn same_qos_preemption_goes_by_job_priority_and_explain_follows_it() {
+    let o = run(&within_scenario("requeue,within"));
+    let j = &o.output.jobs;
+    // preempt_p_preemptable(): same QOS, WITHIN, and a strictly higher
+    // priority: from 10 on l2 preempts l1, which runs its grace time.
+    assert_eq!(
+        (j[0].runs[0].state, j[0].runs[0].end),
+        (JobState::Preempted, Some(30))
+    );
+    assert_eq!(j[1].runs[0].start, 30);
+    let rf = o.run_file();
+    assert!(rf.preempt.as_ref().is_some_and(|p| p.priorities));
+    // Only l2's priority changed: only it carries a history.
+    assert_eq!(rf.jobs[0].priorities, None);
+    let h = rf.jobs[1].priorities.as_ref().expect("l2's priorities");
+    assert_eq!(h.len(), 2, "{h:?}");
+    assert_eq!((h[0].0, h[1].0), (5, 10));
+    assert!(h[1].1 > rf.jobs[0].priority && h[0].1 < rf.jobs[0].priority);
+    // At 15 l2's priority is above l1's: it would preempt l1.
+    let text = gresim_report::explain::explain(&rf, "l2", Some(15)).expect("explains");
+    assert!(
+        text.contains("preempt preempt/qos in partition")
+            && text.contains("it would preempt 1 \"l1\" (")
+            && text.contains("REQUEUE) and run on n1"),
+        "{text}"
+    );
+    // At 7 it was below (its final priority is not the one that counts).
+    let text = gresim_report::explain::explain(&rf, "l2", Some(7)).expect("explains");
+    assert!(
+        text.contains("preempt preempt/qos: no running job it may preempt would make room"),
+        "{text}"
+    );
+    // A run file that does not say it recorded priorities (an older one):
+    // explain says it cannot tell rather than guess.
+    let mut older = rf.clone();
+    if let Some(p) = older.preempt.as_mut() {
+        p.priorities = false;
+    }
+    let text = gresim_report::explain::explain(&older, "l2", Some(15)).expect("explains");
+    assert!(
+        text.contains("no running job it may preempt would make room\npreempt same-QOS preemption (WITHIN) not worked out"),
+        "{text}"
+    );
+    // The same run without WITHIN: l2 waits for l1's end, no history is kept.
+    let o = run(&within_scenario("requeue"));
+    assert_eq!(o.output.jobs[1].runs[0].start, 100);
+    let rf = o.run_file();
+    assert!(rf.jobs.iter().all(|j| j.priorities.is_none()));
+    let text = gresim_report::explain::explain(&rf, "l2", Some(15)).expect("explains");
+    assert!(
+        text.contains("preempt preempt/qos: no running job it may preempt would make room"),
+        "{text}"
+    );
+}

@@ -54,8 +54,7 @@ impl Engine<'_> {
                     }
                     if jr.state == JobState::Pending && jr.held.take().is_some() {
                         self.special_exit.remove(&JobIdx(j));
-                        let jr = &mut self.jobs[j as usize];
-                        jr.priority = self.next_priority;
+                        self.set_priority(JobIdx(j), self.next_priority);
                         self.next_priority = self.next_priority.saturating_sub(1).max(1);
                         self.set_reason(JobIdx(j), Reason::None, None);
                         self.try_eligible(JobIdx(j));
@@ -239,9 +238,8 @@ impl Engine<'_> {
     pub(super) fn shift_priority(&mut self, job: JobIdx, to: u32, from: u32) {
         let delta = i64::from(to) - i64::from(from);
         self.requeue_in_policy(job, |e| {
-            let j = &mut e.jobs[job.idx()];
-            j.priority = to;
-            let spec = &mut e.specs[j.sub as usize];
+            e.set_priority(job, to);
+            let spec = &mut e.specs[e.jobs[job.idx()].sub as usize];
             spec.nice = (i64::from(spec.nice) - delta)
                 .clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32;
         });
@@ -343,10 +341,10 @@ impl Engine<'_> {
                 let old = self.specs[sub].nice;
                 self.requeue_in_policy(job, |e| {
                     if matches!(e.params.priority, PriorityConfig::Basic) {
-                        let j = &mut e.jobs[job.idx()];
-                        if j.priority != 0 {
-                            let p = i64::from(j.priority) + i64::from(old) - i64::from(*n);
-                            j.priority = p.clamp(2, i64::from(u32::MAX)) as u32;
+                        let cur = e.jobs[job.idx()].priority;
+                        if cur != 0 {
+                            let p = i64::from(cur) + i64::from(old) - i64::from(*n);
+                            e.set_priority(job, p.clamp(2, i64::from(u32::MAX)) as u32);
                         }
                     }
                     e.specs[sub].nice = *n;

@@ -337,7 +337,7 @@ impl Engine<'_> {
             self.policy.dequeue(job, &self.jobs, &self.cluster);
         }
         self.jobs[job.idx()].held = Some(!admin);
-        self.jobs[job.idx()].priority = 0;
+        self.set_priority(job, 0);
         let r = if admin {
             Reason::JobHeldAdmin
         } else if self.special_exit.contains(&job) {

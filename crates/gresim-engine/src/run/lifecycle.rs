@@ -481,7 +481,7 @@ impl Engine<'_> {
         j.begin = Some(now + delay);
         if let Some(special_exit) = held {
             j.held = Some(true);
-            j.priority = 0;
+            self.set_priority(job, 0);
             if special_exit {
                 self.special_exit.insert(job);
             }
@@ -596,7 +596,11 @@ impl Engine<'_> {
         base: u64,
         waits: bool,
     ) -> Result<(), EngineError> {
-        let completing = if waits { self.kill_time(job, base) } else { base };
+        let completing = if waits {
+            self.kill_time(job, base)
+        } else {
+            base
+        };
         if completing == base {
             return self.requeue(job, run_state, base);
         }

@@ -151,6 +151,7 @@ impl<'a> Engine<'a> {
     pub fn new(input: SimInput<'a>, policy: Box<dyn Policy + 'a>) -> Self {
         let cluster = input.cluster;
         let state = ClusterState::new(&cluster);
+        let record_priorities = input.params.preempt.same_qos(cluster.accounting());
         let mut e = Engine {
             intake: Intake::new(input.jobs),
             live: Live::new(cluster.nodes.len()),
@@ -174,7 +175,7 @@ impl<'a> Engine<'a> {
             next_job_id: 1,
             next_priority: BASIC_PRIORITY_TOP,
             cadence: Cadence::default(),
-            rec: Records::new(&cluster, input.record_reasons),
+            rec: Records::new(&cluster, input.record_reasons, record_priorities),
             running: 0,
             pending: 0,
             events: 0,

@@ -4,16 +4,19 @@
 //! into its [`SimOutput`].
 
 use gresim_model::job::Time;
-use gresim_model::{Cluster, ClusterState, NodeId};
+use gresim_model::{Cluster, ClusterState, JobIdx, NodeId};
 
 use super::Engine;
-use crate::{NodeChange, ReasonChange, Sample, SimOutput, Usage};
+use crate::{NodeChange, PriorityChange, ReasonChange, Sample, SimOutput, Usage};
 
 /// The run's records, and the capacity in service (nodes not DOWN, MIG
 /// devices not being repartitioned) that the integrals and samples read.
 pub(super) struct Records {
     /// Per job, its reason history (when recorded).
     pub(super) reasons: Option<Vec<Vec<ReasonChange>>>,
+    /// Every change of a job's priority (when same-QOS preemption can
+    /// compare priorities).
+    pub(super) priorities: Option<Vec<PriorityChange>>,
     pub(super) timeline: Vec<Sample>,
     pub(super) usage: Usage,
     /// Every change of a node's admin state, in the order applied.
@@ -26,10 +29,11 @@ pub(super) struct Records {
 }
 
 impl Records {
-    pub(super) fn new(cluster: &Cluster, record_reasons: bool) -> Self {
+    pub(super) fn new(cluster: &Cluster, record_reasons: bool, record_priorities: bool) -> Self {
         let ntypes = cluster.gpu_types.len();
         Records {
             reasons: record_reasons.then(Vec::new),
+            priorities: record_priorities.then(Vec::new),
             timeline: Vec::new(),
             usage: Usage {
                 gpu_alloc_secs: vec![0; ntypes],
@@ -133,6 +137,22 @@ impl Records {
 }
 
 impl Engine<'_> {
+    /// Sets `job`'s priority, noting the change when priorities are recorded.
+    pub(super) fn set_priority(&mut self, job: JobIdx, to: u32) {
+        let j = &mut self.jobs[job.idx()];
+        let from = std::mem::replace(&mut j.priority, to);
+        if let Some(log) = self.rec.priorities.as_mut() {
+            if from != to {
+                log.push(PriorityChange {
+                    t: self.now,
+                    job,
+                    from,
+                    to,
+                });
+            }
+        }
+    }
+
     /// The run's output, once [`Engine::step`] has said it is over.
     pub(super) fn finish(mut self) -> SimOutput {
         let end = self.now;
@@ -157,6 +177,7 @@ impl Engine<'_> {
             fairshare_log: self.acct.fairshare_log,
             resv_history: self.resv.history,
             resv_refused: self.resv.refused,
+            priority_log: self.rec.priorities,
         }
     }
 }

@@ -96,6 +96,14 @@ impl RunFile {
             if parse_state(&j.state).is_none() {
                 return Err(format!("job {}: unknown state '{}'", j.id, j.state));
             }
+            if let Some(h) = &j.priorities {
+                if h.is_empty() || h.windows(2).any(|w| w[0].0 > w[1].0) {
+                    return Err(format!(
+                        "job {}: priorities must be a non-empty list in time order",
+                        j.id
+                    ));
+                }
+            }
             for r in &j.runs {
                 if !r.partition.is_empty() && !parts.contains(&r.partition.as_str()) {
                     return Err(format!("job {}: unknown partition '{}'", j.id, r.partition));

@@ -255,6 +255,12 @@ pub struct JobRec {
     pub runs: Vec<RunRec>,
     /// The pending-reason history (when the run recorded it).
     pub reasons: Option<Vec<ReasonRec>>,
+    /// Its priority over time, `[t, priority]` from `t` on, the first at
+    /// `first_submit`: only where same-QOS preemption (`WITHIN`) compares
+    /// priorities (`PreemptRec::priorities`), and only for a job whose
+    /// priority changed after submission (else it is `priority` throughout).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priorities: Option<Vec<(u64, u32)>>,
 }
 
 /// A timed admin action.
@@ -477,6 +483,11 @@ pub struct PreemptRec {
     /// Under preempt/qos: each QOS's preemption settings.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub qos: Vec<QosPreemptRec>,
+    /// Whether the jobs' priority changes are recorded (their
+    /// `priorities`): under preempt/qos with `WITHIN`, whose same-QOS
+    /// preemption compares job priorities (absent in older run files).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub priorities: bool,
 }
 
 /// One QOS's preemption settings (sacctmgr's `Preempt`, `PreemptMode`,
@@ -498,6 +509,7 @@ impl PreemptRec {
     pub(super) fn of(
         p: &gresim_model::preempt::PreemptConfig,
         cluster: &gresim_model::Cluster,
+        priorities: bool,
     ) -> Option<PreemptRec> {
         let qos = match (p.ptype, cluster.accounting()) {
             (gresim_model::preempt::PreemptType::Qos, Some(a)) => a
@@ -526,6 +538,7 @@ impl PreemptRec {
             reorder_count: p.reorder_count,
             strict_order: p.strict_order,
             qos,
+            priorities,
         })
     }
 
@@ -567,6 +580,18 @@ pub enum JobAt<'a> {
 }
 
 impl JobRec {
+    /// The job's priority at `t` (after the changes of that second), as far
+    /// as the run file tells: its `priorities` when recorded, else its
+    /// final priority.
+    pub fn priority_at(&self, t: u64) -> u32 {
+        let Some(h) = self.priorities.as_deref() else {
+            return self.priority;
+        };
+        let i = h.partition_point(|&(at, _)| at <= t);
+        h.get(i.saturating_sub(1))
+            .map_or(self.priority, |&(_, p)| p)
+    }
+
     /// The job's state at `t`, or `None` before its submission.
     pub fn at(&self, t: u64) -> Option<JobAt<'_>> {
         if t < self.first_submit {

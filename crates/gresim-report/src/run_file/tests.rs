@@ -152,3 +152,25 @@ fn model_round_trip_allocates() {
     assert_eq!(parse_ranges("x"), None);
     assert_eq!(ranges([0, 1, 2, 5].into_iter()), "0-2,5");
 }
+
+#[test]
+fn a_jobs_priority_at_a_time_follows_its_history() {
+    let mut rf = RunFile::from_output(&sample_output(), &RunMeta::new("tiny"));
+    let j = &mut rf.jobs[1];
+    j.priority = 7;
+    assert_eq!(j.priority_at(0), 7, "no history: the final priority");
+    j.priorities = Some(vec![(5, 3), (10, 9), (20, 7)]);
+    let at: Vec<u32> = [4, 5, 9, 10, 19, 20, 99]
+        .iter()
+        .map(|&t| j.priority_at(t))
+        .collect();
+    assert_eq!(at, vec![3, 3, 3, 9, 9, 7, 7]);
+    // Out of time order, the file is refused.
+    j.priorities = Some(vec![(10, 9), (5, 3)]);
+    let text = serde_json::to_string(&rf).unwrap();
+    let e = RunFile::parse(&text).unwrap_err();
+    assert!(
+        e.contains("priorities must be a non-empty list in time order"),
+        "{e}"
+    );
+}

@@ -290,6 +290,9 @@ struct JobCtx {
     first_job: Vec<usize>,
     /// Cancel actions per submission, sorted by time.
     cancels: BTreeMap<u32, Vec<u64>>,
+    /// Per job whose priority changed (when recorded): its priority from
+    /// each time on, the first from its first submission.
+    priorities: BTreeMap<u32, Vec<(u64, u32)>>,
 }
 
 impl JobCtx {
@@ -313,7 +316,23 @@ impl JobCtx {
         for v in cancels.values_mut() {
             v.sort_unstable();
         }
-        JobCtx { first_job, cancels }
+        let mut priorities: BTreeMap<u32, Vec<(u64, u32)>> = BTreeMap::new();
+        for c in out.priority_log.iter().flatten() {
+            let h = priorities.entry(c.job.0).or_insert_with(|| {
+                let first = out.jobs.get(c.job.idx()).map_or(0, |j| j.first_submit);
+                vec![(first, c.from)]
+            });
+            match h.last_mut() {
+                // Several changes in one second: the last one holds.
+                Some(last) if last.0 == c.t => last.1 = c.to,
+                _ => h.push((c.t, c.to)),
+            }
+        }
+        JobCtx {
+            first_job,
+            cancels,
+            priorities,
+        }
     }
 }
 
@@ -408,6 +427,7 @@ fn job_rec(out: &SimOutput, ctx: &JobCtx, i: usize, j: &Job) -> JobRec {
                 .map(|r| (r.t, r.reason.as_str().to_string(), r.desc.clone()))
                 .collect()
         }),
+        priorities: ctx.priorities.get(&(i as u32)).cloned(),
     }
 }
 
@@ -575,7 +595,11 @@ pub fn write_run_json<W: Write>(out: &SimOutput, meta: &RunMeta, w: &mut W) -> i
         events: out.events,
         reasons_recorded: out.reasons.is_some(),
         def_mem_per_cpu: out.params.def_mem_per_cpu,
-        preempt: PreemptRec::of(&out.params.preempt, &out.cluster),
+        preempt: PreemptRec::of(
+            &out.params.preempt,
+            &out.cluster,
+            out.priority_log.is_some(),
+        ),
         cluster: &parts.cluster,
         actions: &parts.actions,
         node_states: &parts.node_states,
@@ -626,7 +650,11 @@ impl RunFile {
             events: out.events,
             reasons_recorded: out.reasons.is_some(),
             def_mem_per_cpu: out.params.def_mem_per_cpu,
-            preempt: PreemptRec::of(&out.params.preempt, &out.cluster),
+            preempt: PreemptRec::of(
+                &out.params.preempt,
+                &out.cluster,
+                out.priority_log.is_some(),
+            ),
             cluster,
             actions,
             node_states,
