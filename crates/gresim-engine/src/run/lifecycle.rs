@@ -39,6 +39,9 @@ pub(super) struct Live {
     /// Preempted jobs to requeue when their kill is done
     /// (`SchedParams::preempt_completing`).
     pub(super) preempt_requeued: BTreeSet<JobIdx>,
+    /// Cores gang-suspended jobs lent to the higher-tier jobs that run on
+    /// them (SUSPEND,GANG; `super::preempt`); empty without suspensions.
+    pub(super) lent: Vec<super::preempt::Lend>,
 }
 
 impl Live {
@@ -52,6 +55,7 @@ impl Live {
             moved_ends: BTreeMap::new(),
             requeue_held: BTreeMap::new(),
             preempt_requeued: BTreeSet::new(),
+            lent: Vec::new(),
         }
     }
 }
@@ -290,9 +294,7 @@ impl Engine<'_> {
         let sub = j.sub as usize;
         self.live.ends.remove(&planned);
         self.forget_run_state(job);
-        self.state
-            .release(&self.cluster, &alloc)
-            .map_err(|e| EngineError::Internal(e.to_string()))?;
+        self.release_run(job, &alloc)?;
         for n in alloc.node_ids() {
             let v = &mut self.live.node_jobs[n.idx()];
             if let Some(p) = v.iter().position(|x| *x == job) {
@@ -445,11 +447,10 @@ impl Engine<'_> {
         self.live.ends.remove(&(j.planned_end, job));
         let (state, reason) = (j.state, j.reason);
         let alloc = j.runs.last().map(|r| r.alloc.clone()).unwrap_or_default();
-        for a in [&alloc, &hold] {
-            self.state
-                .release(&self.cluster, a)
-                .map_err(|e| EngineError::Internal(e.to_string()))?;
-        }
+        self.state
+            .release(&self.cluster, &hold)
+            .map_err(|e| EngineError::Internal(e.to_string()))?;
+        self.release_run(job, &alloc)?;
         let preempted = state == JobState::Preempted;
         match self.live.requeue_held.remove(&job) {
             Some(special_exit) => self.back_to_queue(job, Some(special_exit)),
