@@ -120,6 +120,8 @@ const SLOW_KILL_FLOORS: &[(&str, u32)] = &[
     // (cg_node_bitmap), which raised preempt_grace's first recording to
     // 5/5 under the fast kill (docs/preemption.md).
     ("preempt_qos_requeue", 3),
+    // No kill in it: the same under either kill.
+    ("preempt_suspend_cpu", 5),
 ];
 
 fn dir() -> PathBuf {
