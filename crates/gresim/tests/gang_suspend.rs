@@ -29,13 +29,26 @@ fn scenario(preempt: &str, jobs: &str, events: &str) -> Scenario {
 
 /// A job of `cpus` cores (and `gpus` GPUs when > 0).
 fn job(id: &str, part: &str, cpus: u32, gpus: u32, submit: u64, run: u64) -> String {
+    job_limit(id, part, cpus, gpus, submit, run, 10)
+}
+
+/// [`job`] with a time limit of `limit` minutes.
+fn job_limit(
+    id: &str,
+    part: &str,
+    cpus: u32,
+    gpus: u32,
+    submit: u64,
+    run: u64,
+    limit: u32,
+) -> String {
     let gres = if gpus > 0 {
         format!(r#", "gres": "gpu:{gpus}""#)
     } else {
         String::new()
     };
     format!(
-        r#"{{"id": "{id}", "partition": "{part}", "submit": {submit}, "run_time": {run}, "time": 10,
+        r#"{{"id": "{id}", "partition": "{part}", "submit": {submit}, "run_time": {run}, "time": {limit},
              "cpus_per_task": {cpus}{gres}}}"#
     )
 }
@@ -145,4 +158,20 @@ fn a_scavenger_cancelled_while_suspended_leaves_the_owner_running() {
     // s2 needs the whole node: it starts once o1's cores are free too.
     assert!(j[2].runs[0].start >= 15, "{}", j[2].runs[0].start);
     assert_eq!(j[2].state, JobState::Completed);
+}
+
+#[test]
+fn the_time_limit_counts_only_the_time_run() {
+    // s1 would run 100 s under a 1-minute limit; o1 suspends it for 10 s.
+    let jobs = [
+        job_limit("s1", "scav", 16, 0, 0, 100, 1),
+        job("o1", "owner", 8, 0, 5, 10),
+    ]
+    .join(",");
+    let o = run(&scenario(SUSPEND, &jobs, ""));
+    let j = &o.output.jobs;
+    assert_eq!(j[0].state, JobState::Timeout);
+    // Its 60 s of running are over at 70 (Slurm's end_time = resume +
+    // limit - pre_sus_time); the time-limit check every 30 s kills it at 90.
+    assert_eq!(j[0].runs[0].end, Some(90));
 }
