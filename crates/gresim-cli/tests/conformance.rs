@@ -78,6 +78,8 @@ const FLOORS: &[(&str, u32)] = &[
     // the model was written, then modelled from the source with the
     // recordings at hand (not held out); 5/5 in each recording.
     ("preempt_suspend_cpu", 5),
+    // Held out: designed and recorded after the model was committed, unedited.
+    ("preempt_suspend_heldout", 6),
     // Gang time-slicing (OverSubscribe=FORCE:2, SchedulerTimeSlice) is not
     // modelled: recorded as data for it (docs/preemption.md, "Not modelled").
     ("gang_timeslice", 2),
@@ -125,6 +127,7 @@ const SLOW_KILL_FLOORS: &[(&str, u32)] = &[
     ("preempt_qos_requeue", 3),
     // No kill in it: the same under either kill.
     ("preempt_suspend_cpu", 5),
+    ("preempt_suspend_heldout", 6),
 ];
 
 fn dir() -> PathBuf {
