@@ -140,6 +140,11 @@ impl CoreSet {
             *a &= !b;
         }
     }
+    pub fn intersect_with(&mut self, other: &CoreSet) {
+        for (a, b) in self.0.iter_mut().zip(other.0.iter()) {
+            *a &= b;
+        }
+    }
     /// Cores in increasing order.
     pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
         self.0.iter().enumerate().flat_map(|(w, &bits)| {
@@ -622,6 +627,56 @@ impl ClusterState {
         }
         u.free_gpus |= mask;
         self.index.update(node.idx(), u);
+        Ok(())
+    }
+}
+
+/// Gang suspension (docs/preemption.md, "SUSPEND,GANG"): a suspended job
+/// lends the cores a higher-tier job runs on, and takes them back when that
+/// job ends. Its memory and GPUs stay allocated, as in Slurm's cons_tres.
+impl ClusterState {
+    /// Frees the allocated `cores` of `node` for another job (a job
+    /// suspended by the gang scheduler lends them). Refuses, changing
+    /// nothing, if any of them is free.
+    pub fn lend_cores(
+        &mut self,
+        cluster: &Cluster,
+        node: NodeId,
+        cores: &CoreSet,
+    ) -> Result<(), AllocError> {
+        let u = &mut self.nodes[node.idx()];
+        if cores.intersects(&u.free_cores) {
+            return Err(AllocError::DoubleFree {
+                node: cluster.node(node).name.clone(),
+                what: "a lent core",
+            });
+        }
+        u.free_cores.union_with(cores);
+        self.index.update(node.idx(), u);
+        let tpc = u64::from(cluster.node(node).threads_per_core.max(1));
+        self.alloc_cpus -= u64::from(cores.count()) * tpc;
+        Ok(())
+    }
+
+    /// Takes back the lent `cores` of `node` (the job that borrowed them
+    /// ended). Refuses, changing nothing, if any of them is not free.
+    pub fn reclaim_cores(
+        &mut self,
+        cluster: &Cluster,
+        node: NodeId,
+        cores: &CoreSet,
+    ) -> Result<(), AllocError> {
+        let u = &mut self.nodes[node.idx()];
+        if !cores.is_subset(&u.free_cores) {
+            return Err(AllocError::Conflict {
+                node: cluster.node(node).name.clone(),
+                what: "a lent core",
+            });
+        }
+        u.free_cores.difference_with(cores);
+        self.index.update(node.idx(), u);
+        let tpc = u64::from(cluster.node(node).threads_per_core.max(1));
+        self.alloc_cpus += u64::from(cores.count()) * tpc;
         Ok(())
     }
 }

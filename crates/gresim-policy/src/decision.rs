@@ -1,14 +1,17 @@
 //! The decisions a policy hands to the engine. A pass decides through
 //! [`crate::PassCtx`]: starts ([`Start`], by [`crate::PassCtx::start`]),
-//! preemptions ([`Preempt`], by [`crate::PassCtx::preempt`]) and pending
+//! preemptions ([`Preempt`], by [`crate::PassCtx::preempt`]), gang
+//! suspensions ([`Suspend`], by [`crate::PassCtx::suspend`]) and pending
 //! reasons ([`crate::PassCtx::set_reason`]); between passes the engine
 //! collects MIG repartitionings ([`MigReconfig`], by
 //! [`crate::Policy::take_mig_reconfigs`]). Reservations stay inside the
 //! policy (backfill plans them and nothing outside reads them). The engine
-//! applies a pass's reasons, then its preemptions, then its starts.
+//! applies a pass's reasons, then its preemptions, then its suspensions,
+//! then its starts.
 
 use gresim_model::preempt::PreemptMode;
-use gresim_model::{Allocation, JobIdx, PartId};
+use gresim_model::state::CoreSet;
+use gresim_model::{Allocation, JobIdx, NodeId, PartId};
 
 /// A running job the policy preempts for a pending one (Slurm's
 /// `_preempt_jobs()` after `select_nodes()` found the preemptor would fit
@@ -26,6 +29,21 @@ pub struct Preempt {
     pub grace: u64,
     /// The pending job it is preempted for.
     pub by: JobIdx,
+}
+
+/// A running (or already suspended) job whose cores a higher-tier job
+/// starts on (PreemptMode=SUSPEND,GANG: the gang scheduler's shadow, which
+/// suspends every lower-tier job it overlaps, `_update_active_row()` in
+/// src/slurmctld/gang.c). The job lends those cores and keeps its memory
+/// and GPUs; it takes them back, and runs on, when `by` ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Suspend {
+    /// The job suspended.
+    pub job: JobIdx,
+    /// The job that starts on its cores.
+    pub by: JobIdx,
+    /// The cores lent to `by`, per node.
+    pub cores: Vec<(NodeId, CoreSet)>,
 }
 
 /// A job the policy started in this pass.

@@ -24,7 +24,7 @@ use gresim_model::job::{Job, JobSpec, Time};
 use gresim_model::slurm_time::Seconds;
 use gresim_model::{Allocation, Cluster, ClusterState, JobIdx, NodeId, PartId, Reason};
 
-pub use decision::{MigReconfig, Preempt, Start};
+pub use decision::{MigReconfig, Preempt, Start, Suspend};
 pub use params::SchedParams;
 
 /// Everything a pass may read, and the one thing it may change: allocations.
@@ -50,6 +50,9 @@ pub struct PassCtx<'a> {
     pub reasons: Vec<(JobIdx, Reason, Option<String>)>,
     /// Running jobs preempted in this pass, in decision order.
     pub preempted: Vec<Preempt>,
+    /// Jobs suspended in this pass for a higher-tier job that starts on
+    /// their cores (SUSPEND,GANG), in decision order.
+    pub suspended: Vec<Suspend>,
     /// Use of associations and QOS, when the cluster has accounting:
     /// [`PassCtx::start`] counts the jobs a pass starts, so that later jobs
     /// of the same pass see them.
@@ -95,6 +98,23 @@ impl<'a> PassCtx<'a> {
         if !self.preempted.iter().any(|q| q.job == p.job) {
             self.preempted.push(p);
         }
+    }
+
+    /// Suspends a running job (or lends more cores of a suspended one) for
+    /// `s.by`, which the policy then starts on those cores: they are free
+    /// in `state` at once. Fails, changing nothing, if a core is not
+    /// allocated (a policy bug).
+    pub fn suspend(&mut self, s: Suspend) -> Result<(), gresim_model::state::AllocError> {
+        for (k, (n, c)) in s.cores.iter().enumerate() {
+            if let Err(e) = self.state.lend_cores(self.cluster, *n, c) {
+                for (n, c) in &s.cores[..k] {
+                    let _ = self.state.reclaim_cores(self.cluster, *n, c);
+                }
+                return Err(e);
+            }
+        }
+        self.suspended.push(s);
+        Ok(())
     }
 
     /// Records a new pending reason for `job` if it differs from the current one.

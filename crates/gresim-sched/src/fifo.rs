@@ -341,6 +341,10 @@ impl Policy for Fifo {
         ) {
             self.remove_job(job);
         }
+        // Jobs backfill started over suspended ones (SUSPEND,GANG).
+        for k in 0..ctx.suspended.len() {
+            self.remove_job(ctx.suspended[k].by);
+        }
         self.stats.add_backfill_pass(queued, tested);
     }
 
@@ -548,6 +552,13 @@ impl Policy for Fifo {
                     if ctx.start(job, part, alloc, false).is_ok() {
                         started.push(job);
                     }
+                }
+                // SUSPEND,GANG: it starts at once over lower-tier jobs.
+                Err(SelectFail::Busy)
+                    if ctx.params.preempt.enabled()
+                        && crate::preempt::suspend_start(ctx, job, part, job_avoid, false) =>
+                {
+                    started.push(job);
                 }
                 Err(SelectFail::Busy) if req.nodelist.len() >= req.min_nodes.max(1) as usize => {
                     try_preempt(&mut self.preempt_start, ctx, job, part, avoid.as_deref());

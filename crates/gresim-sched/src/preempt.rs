@@ -24,8 +24,11 @@
 //!   QOS priority, then the node count.
 //!
 //! A job runs at least `PreemptExemptTime` (its QOS's, else slurm.conf's)
-//! before it may be preempted. Only CANCEL and REQUEUE take resources back;
-//! jobs to be suspended (SUSPEND,GANG) are never preempted here.
+//! before it may be preempted. Only CANCEL and REQUEUE take resources back
+//! through that trial. SUSPEND,GANG under `preempt/partition_prio` is
+//! [`suspend_start`]: a higher-tier job starts at once on the cores of
+//! lower-tier jobs, which the gang scheduler suspends (they keep their
+//! memory and GPUs, so only jobs without GPUs are suspended).
 
 use gresim_model::job::{Job, JobSpec, Time};
 use gresim_model::preempt::{PreemptMode, PreemptType};
@@ -363,9 +366,182 @@ pub fn preempt_for(
     true
 }
 
+/// SUSPEND,GANG under `preempt/partition_prio` for a job that does not fit
+/// on free resources: whether it fits on the cores of running (or already
+/// suspended) jobs without GPUs of lower-tier partitions whose mode is
+/// SUSPEND; if so, it starts there now, and those it overlaps are
+/// suspended. Returns whether it started.
+///
+/// From the 22.05 source: cons_tres's `_job_test()` (cons_common/job_test.c)
+/// in gang mode, when idle resources do not suffice (step 1), drops from
+/// the free cores only the partition rows of higher tiers (step 2) and of
+/// the same tier (step 3): the rows of lower tiers stay usable, while the
+/// node usage (memory, GRES) still counts every job, suspended ones too
+/// (`select_p_job_suspend()` releases nothing for the gang scheduler). So
+/// `_run_now()` succeeds without a preemptee list and the job starts; then
+/// `gs_job_start()` (src/slurmctld/gang.c) casts its shadow over the lower
+/// tiers, and `_update_active_row()` suspends each of their jobs whose cores
+/// conflict with it. The exempt time is not consulted on that path. A job
+/// with GPUs is not suspended here: a preemptor that needs its GPUs never
+/// fits (they stay allocated), and one that needs only its cores was not
+/// recorded.
+pub fn suspend_start(
+    ctx: &mut PassCtx<'_>,
+    job: JobIdx,
+    part: PartId,
+    avoid: Option<&[bool]>,
+    by_backfill: bool,
+) -> bool {
+    let (cluster, params) = (ctx.cluster, ctx.params);
+    if params.preempt.ptype != PreemptType::PartitionPrio
+        || (params.preempt.mode.mode != PreemptMode::Suspend
+            && !cluster
+                .partitions
+                .iter()
+                .any(|p| p.preempt_mode == Some(PreemptMode::Suspend)))
+        || ctx.started.iter().any(|s| s.job == job)
+    {
+        return false;
+    }
+    let tier = cluster.partition(part).priority_tier;
+    let n_nodes = cluster.nodes.len();
+    // The candidates' cores, and the cores of everything else allocated
+    // (running jobs of other tiers or modes, what this pass started,
+    // COMPLETING holds), per node.
+    let mut cand: Vec<JobIdx> = Vec::new();
+    let mut lendable = vec![gresim_model::CoreSet::EMPTY; n_nodes];
+    let mut blocked = vec![gresim_model::CoreSet::EMPTY; n_nodes];
+    for &(_, j) in ctx.running {
+        let ee = &ctx.jobs[j.idx()];
+        let Some(run) = ee.runs.last() else { continue };
+        let ee_part = cluster.partition(run.partition);
+        let suspendable = ee.state == gresim_model::JobState::Running
+            && j != job
+            && ee_part.priority_tier < tier
+            && ee_part.preempt_mode != Some(PreemptMode::Off)
+            && job_mode(cluster, params, &ctx.specs[ee.sub as usize], run.partition)
+                == PreemptMode::Suspend
+            && run
+                .alloc
+                .nodes
+                .iter()
+                .all(|na| na.gpus == 0 && na.share.is_none())
+            && run.alloc.node_ids().any(|n| cluster.in_partition(part, n));
+        let into = if suspendable {
+            cand.push(j);
+            &mut lendable
+        } else {
+            &mut blocked
+        };
+        for na in &run.alloc.nodes {
+            into[na.node.idx()].union_with(&na.cores);
+        }
+    }
+    if cand.is_empty() {
+        return false;
+    }
+    for na in ctx
+        .started
+        .iter()
+        .flat_map(|s| &s.alloc.nodes)
+        .chain(ctx.completing.iter().flat_map(|(_, h)| &h.nodes))
+    {
+        blocked[na.node.idx()].union_with(&na.cores);
+    }
+    // Nodes with a COMPLETING job take no job (`cg_node_bitmap`).
+    let held;
+    let avoid = if ctx.completing.is_empty() {
+        avoid
+    } else {
+        let mut v = avoid.map_or_else(|| vec![false; n_nodes], <[bool]>::to_vec);
+        for na in ctx.completing.iter().flat_map(|(_, h)| &h.nodes) {
+            if let Some(x) = v.get_mut(na.node.idx()) {
+                *x = true;
+            }
+        }
+        held = v;
+        Some(&held[..])
+    };
+    let mut trial = ctx.state.clone();
+    for (i, c) in lendable.iter_mut().enumerate() {
+        if c.is_empty() {
+            continue;
+        }
+        let n = gresim_model::NodeId::from_idx(i);
+        c.difference_with(&blocked[i]);
+        c.difference_with(&trial.node(n).free_cores);
+        if trial.lend_cores(cluster, n, c).is_err() {
+            return false;
+        }
+    }
+    let req = &ctx.jobs[job.idx()].request;
+    let mut cache = SelectCache::new();
+    let Ok(alloc) = crate::select::select(&mut cache, cluster, params, &trial, req, part, avoid)
+    else {
+        return false;
+    };
+    // Each overlapped job lends what it holds of the chosen cores; higher
+    // tiers first, so that a core one suspended job lent to another is
+    // lent on by the one holding it.
+    cand.sort_by_key(|&j| {
+        let ee = &ctx.jobs[j.idx()];
+        let t = ee
+            .runs
+            .last()
+            .map_or(0, |r| cluster.partition(r.partition).priority_tier);
+        (std::cmp::Reverse(t), j)
+    });
+    let mut taken = vec![gresim_model::CoreSet::EMPTY; n_nodes];
+    let mut decisions = Vec::new();
+    for &j in &cand {
+        let Some(run) = ctx.jobs[j.idx()].runs.last() else {
+            continue;
+        };
+        let mut cores = Vec::new();
+        for na in &run.alloc.nodes {
+            let Some(a) = alloc.nodes.iter().find(|a| a.node == na.node) else {
+                continue;
+            };
+            let mut c = na.cores;
+            c.intersect_with(&a.cores);
+            c.difference_with(&taken[na.node.idx()]);
+            c.difference_with(&ctx.state.node(na.node).free_cores);
+            if !c.is_empty() {
+                taken[na.node.idx()].union_with(&c);
+                cores.push((na.node, c));
+            }
+        }
+        if !cores.is_empty() {
+            decisions.push(gresim_policy::Suspend {
+                job: j,
+                by: job,
+                cores,
+            });
+        }
+    }
+    let n_dec = decisions.len();
+    for d in decisions {
+        if ctx.suspend(d).is_err() {
+            return false;
+        }
+    }
+    if ctx.start(job, part, alloc, by_backfill).is_err() {
+        // A policy bug: give the cores back and leave the job waiting.
+        let k = ctx.suspended.len() - n_dec;
+        for d in ctx.suspended.drain(k..) {
+            for (n, c) in &d.cores {
+                let _ = ctx.state.reclaim_cores(cluster, *n, c);
+            }
+        }
+        return false;
+    }
+    true
+}
+
 /// Backfill's preemption: a job that does not fit on free resources now
-/// preempts what [`preemptees`] names. Returns whether it did (or waits for
-/// an earlier preemption of its own), so that backfill does not plan it.
+/// starts over suspended jobs ([`suspend_start`]) or preempts what
+/// [`preemptees`] names. Returns whether it did either (or waits for an
+/// earlier preemption of its own), so that backfill does not plan it.
 pub fn backfill_preempt(
     ctx: &mut PassCtx<'_>,
     cache: &mut SelectCache,
@@ -376,6 +552,9 @@ pub fn backfill_preempt(
     let req = &ctx.jobs[job.idx()].request;
     if crate::select::select(cache, ctx.cluster, ctx.params, ctx.state, req, part, None).is_ok() {
         return false;
+    }
+    if suspend_start(ctx, job, part, None, true) {
+        return true;
     }
     match preempt_start.get_mut(job.idx()) {
         Some(last) => preempt_for(ctx, job, part, None, last),

@@ -40,6 +40,9 @@ pub(super) struct Live {
     /// (`SchedParams::preempt_completing`), and requeued ones whose program
     /// ignores SIGTERM ([`Engine::requeue_killed`]).
     pub(super) requeue_on_done: BTreeSet<JobIdx>,
+    /// Cores gang-suspended jobs lent to the higher-tier jobs that run on
+    /// them (SUSPEND,GANG; `super::preempt`); empty without suspensions.
+    pub(super) lent: Vec<super::preempt::Lend>,
 }
 
 impl Live {
@@ -53,6 +56,7 @@ impl Live {
             moved_ends: BTreeMap::new(),
             requeue_held: BTreeMap::new(),
             requeue_on_done: BTreeSet::new(),
+            lent: Vec::new(),
         }
     }
 }
@@ -291,9 +295,7 @@ impl Engine<'_> {
         let sub = j.sub as usize;
         self.live.ends.remove(&planned);
         self.forget_run_state(job);
-        self.state
-            .release(&self.cluster, &alloc)
-            .map_err(|e| EngineError::Internal(e.to_string()))?;
+        self.release_run(job, &alloc)?;
         for n in alloc.node_ids() {
             let v = &mut self.live.node_jobs[n.idx()];
             if let Some(p) = v.iter().position(|x| *x == job) {
@@ -446,11 +448,10 @@ impl Engine<'_> {
         self.live.ends.remove(&(j.planned_end, job));
         let (state, reason) = (j.state, j.reason);
         let alloc = j.runs.last().map(|r| r.alloc.clone()).unwrap_or_default();
-        for a in [&alloc, &hold] {
-            self.state
-                .release(&self.cluster, a)
-                .map_err(|e| EngineError::Internal(e.to_string()))?;
-        }
+        self.state
+            .release(&self.cluster, &hold)
+            .map_err(|e| EngineError::Internal(e.to_string()))?;
+        self.release_run(job, &alloc)?;
         let preempted = state == JobState::Preempted;
         match self.live.requeue_held.remove(&job) {
             Some(special_exit) => self.back_to_queue(job, Some(special_exit)),

@@ -2,7 +2,7 @@
 //! run (`sched_interval`, `bf_interval` from the controller's phase, or at
 //! once when asked; `Cadence`), and a pass itself: the `Policy` decides on
 //! a `PassCtx`, and the engine applies what it returns (reasons,
-//! preemptions, starts, MIG repartitionings) in that order.
+//! preemptions, suspensions, starts, MIG repartitionings) in that order.
 
 use gresim_model::job::Time;
 use gresim_policy::PassCtx;
@@ -94,6 +94,7 @@ impl Engine<'_> {
             started: Vec::new(),
             reasons: Vec::new(),
             preempted: Vec::new(),
+            suspended: Vec::new(),
             acct: self.acct.usage.as_mut(),
             resv: (!self.resv.live.is_empty()).then_some(&self.resv.live),
         };
@@ -106,6 +107,7 @@ impl Engine<'_> {
             started,
             reasons,
             preempted,
+            suspended,
             ..
         } = ctx;
         if let Some(msg) = self.policy.take_failure() {
@@ -120,6 +122,9 @@ impl Engine<'_> {
         let mut freed = false;
         for p in preempted {
             freed |= self.apply_preempt(p)?;
+        }
+        for s in suspended {
+            self.apply_suspend(s);
         }
         for s in started {
             self.start_job(s)?;

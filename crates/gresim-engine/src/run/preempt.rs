@@ -1,17 +1,99 @@
 //! Preemption as the engine applies a policy's `Preempt` decisions: at
 //! once, or after the grace time (`slurm_job_preempt()`), the job requeued
 //! (PreemptMode=REQUEUE) or killed, ending PREEMPTED, its work since the
-//! last checkpoint lost (docs/preemption.md). Which jobs to preempt is the
-//! policy's choice.
+//! last checkpoint lost (docs/preemption.md); and its `Suspend` decisions
+//! (SUSPEND,GANG): the suspended job lends the cores a higher-tier job
+//! starts on, stops running, and takes them back and runs on when that job
+//! ends (`gs_job_fini()` in src/slurmctld/gang.c resumes it at once). Which
+//! jobs to preempt or suspend is the policy's choice.
 
 use gresim_model::preempt::PreemptMode;
-use gresim_model::{JobIdx, JobState, Reason};
+use gresim_model::{Allocation, CoreSet, JobIdx, JobState, NodeId, Reason};
 
 use super::Engine;
 use crate::event::{EventKind, Phase};
 use crate::EngineError;
 
+/// Cores a gang-suspended job lent to the job that runs on them.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Lend {
+    /// The suspended job.
+    pub(super) lender: JobIdx,
+    /// The higher-tier job holding the cores.
+    pub(super) borrower: JobIdx,
+    pub(super) node: NodeId,
+    pub(super) cores: CoreSet,
+}
+
 impl Engine<'_> {
+    /// A policy's gang suspension: the cores are free for `s.by` already
+    /// (`PassCtx::suspend`); the job stops running (its run time and time
+    /// limit stand still) unless it is suspended already.
+    pub(super) fn apply_suspend(&mut self, s: gresim_policy::Suspend) {
+        for &(node, cores) in &s.cores {
+            self.live.lent.push(Lend {
+                lender: s.job,
+                borrower: s.by,
+                node,
+                cores,
+            });
+        }
+        self.suspend_job(s.job);
+    }
+
+    /// Gives back what the ending run of `job` holds: its allocation less
+    /// the cores it lent (the borrower holds those); then the cores it
+    /// borrowed go back to their lenders, and a lender that has all its
+    /// cores back resumes.
+    pub(super) fn release_run(
+        &mut self,
+        job: JobIdx,
+        alloc: &Allocation,
+    ) -> Result<(), EngineError> {
+        let internal = |e: gresim_model::state::AllocError| EngineError::Internal(e.to_string());
+        if self.live.lent.is_empty() {
+            return self.state.release(&self.cluster, alloc).map_err(internal);
+        }
+        if self.live.lent.iter().any(|l| l.lender == job) {
+            let mut a = alloc.clone();
+            let tpc = |n: NodeId| u32::from(self.cluster.node(n).threads_per_core.max(1));
+            for l in self.live.lent.iter().filter(|l| l.lender == job) {
+                if let Some(na) = a.nodes.iter_mut().find(|na| na.node == l.node) {
+                    let mut gone = na.cores;
+                    gone.intersect_with(&l.cores);
+                    na.cores.difference_with(&gone);
+                    na.cpus = na.cpus.saturating_sub(gone.count() * tpc(l.node));
+                }
+            }
+            self.live.lent.retain(|l| l.lender != job);
+            self.state.release(&self.cluster, &a).map_err(internal)?;
+        } else {
+            self.state.release(&self.cluster, alloc).map_err(internal)?;
+        }
+        let mut back: Vec<JobIdx> = Vec::new();
+        let mut k = 0;
+        while k < self.live.lent.len() {
+            let l = self.live.lent[k];
+            if l.borrower != job {
+                k += 1;
+                continue;
+            }
+            self.live.lent.swap_remove(k);
+            self.state
+                .reclaim_cores(&self.cluster, l.node, &l.cores)
+                .map_err(internal)?;
+            back.push(l.lender);
+        }
+        back.sort_unstable();
+        back.dedup();
+        for lender in back {
+            if !self.live.lent.iter().any(|l| l.lender == lender) {
+                self.resume_job(lender);
+            }
+        }
+        Ok(())
+    }
+
     /// A policy's preemption: at once, or after the grace time (Slurm's
     /// `slurm_job_preempt()`: the job gets SIGTERM and its end time becomes
     /// now + GraceTime; the batch script is not signalled, so it runs on

@@ -57,6 +57,20 @@ fn preemption_settings_are_read_and_bad_ones_name_their_line() {
 }
 
 #[test]
+fn oversubscribe_force_1_is_accepted_quietly_and_sharing_is_reported() {
+    let (c, w) = parse(
+        "SelectType=select/cons_tres\nNodeName=n1 CPUs=4 RealMemory=100\n\
+         PartitionName=a Nodes=n1 OverSubscribe=FORCE:1\n\
+         PartitionName=b Nodes=n1 OverSubscribe=FORCE:2\n\
+         PartitionName=c Nodes=n1 OverSubscribe=YES\n",
+    );
+    assert_eq!(c.partitions[0].oversubscribe, "FORCE:1");
+    let lines: Vec<usize> = w.iter().map(|x| x.line).collect();
+    assert_eq!(lines, vec![4, 5], "{w:?}");
+    assert!(w.iter().all(|x| x.msg.contains("not modelled")), "{w:?}");
+}
+
+#[test]
 fn params_from_conf() {
     let (c, _) = parse(
         "SchedulerParameters=sched_interval=10,bf_interval=20,bf_window=60,bf_resolution=30,bf_max_job_test=7\n\

@@ -84,6 +84,45 @@ fn refuses_over_allocation_and_double_free() {
 }
 
 #[test]
+fn lent_cores_are_free_for_another_job_and_come_back_only_when_free() {
+    let c = one_node();
+    let mut s = ClusterState::new(&c);
+    let a = alloc(&[0, 1, 2], 600, 0b0001);
+    s.allocate(&c, &a).unwrap();
+    let lend = alloc(&[1, 2], 0, 0).nodes[0].cores;
+    // Only allocated cores can be lent: core 3 is free.
+    let mut bad = lend;
+    bad.insert(3);
+    assert!(s.lend_cores(&c, NodeId(0), &bad).is_err());
+    assert_eq!(
+        s.node(NodeId(0)).free_core_count(),
+        5,
+        "a refusal changes nothing"
+    );
+    s.lend_cores(&c, NodeId(0), &lend).unwrap();
+    assert_eq!(s.node(NodeId(0)).free_core_count(), 7);
+    assert_eq!(
+        s.alloc_cpus(),
+        2,
+        "two threads per core: cores 1 and 2 lent"
+    );
+    // Memory and GPUs stay with the lender.
+    assert_eq!(s.node(NodeId(0)).free_mem, 400);
+    assert_eq!(s.node(NodeId(0)).free_gpus, 0b1110);
+    // The borrower takes them; they cannot come back while it holds them.
+    let b = alloc(&[1, 2], 100, 0);
+    s.allocate(&c, &b).unwrap();
+    assert!(s.reclaim_cores(&c, NodeId(0), &lend).is_err());
+    s.release(&c, &b).unwrap();
+    s.reclaim_cores(&c, NodeId(0), &lend).unwrap();
+    assert_eq!(s.alloc_cpus(), 6);
+    // The lender's whole allocation is its own again.
+    s.release(&c, &a).unwrap();
+    assert_eq!(s.node(NodeId(0)).free_core_count(), 8);
+    assert_eq!(s.alloc_cpus(), 0);
+}
+
+#[test]
 fn exclusive_needs_an_empty_node() {
     let c = one_node();
     let mut s = ClusterState::new(&c);

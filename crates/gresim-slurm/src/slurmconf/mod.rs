@@ -99,7 +99,8 @@ pub struct PartitionConf {
     pub min_nodes: u32,
     pub max_nodes: Option<u32>,
     pub state: PartitionState,
-    /// `OverSubscribe=` (upper case); only `NO` is modelled.
+    /// `OverSubscribe=` (upper case); only `NO` and `FORCE:1` (one job per
+    /// core, which SUSPEND,GANG needs) are modelled.
     pub oversubscribe: String,
     /// `QOS=`: the partition QOS (applies with accounting).
     pub qos: Option<String>,

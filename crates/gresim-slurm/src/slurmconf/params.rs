@@ -148,7 +148,7 @@ pub(super) fn global(
             }
             if m.mode == gresim_model::preempt::PreemptMode::Suspend {
                 warn(format!(
-                    "PreemptMode={v}: SUSPEND with gang scheduling is not modelled; jobs that would be suspended are never preempted"
+                    "PreemptMode={v}: SUSPEND,GANG is modelled only under preempt/partition_prio for jobs without GPUs (suspended while a higher-tier job runs on their cores); jobs with GPUs are never suspended, and gang time-slicing (SchedulerTimeSlice) is not modelled"
                 ));
             }
             c.preempt.mode = m;

@@ -87,12 +87,14 @@ pub(super) fn part_fields(
             }
             "oversubscribe" | "shared" => {
                 let up = v.to_ascii_uppercase();
-                if up != "NO" {
+                // FORCE:1 (one job per core, as NO) is what the gang
+                // scheduler needs to suspend for PreemptMode=SUSPEND,GANG.
+                if up != "NO" && up != "FORCE:1" {
                     w.push(Warning::new(
                         &l.file,
                         l.line,
                         format!(
-                            "{k}={v} is not modelled; gresim never shares cores (OverSubscribe=NO)"
+                            "{k}={v} is not modelled; gresim never shares cores (OverSubscribe=NO or FORCE:1)"
                         ),
                     ));
                 }
@@ -106,7 +108,7 @@ pub(super) fn part_fields(
                     w.push(Warning::new(
                         &l.file,
                         l.line,
-                        format!("PreemptMode={v}: SUSPEND (gang scheduling) is not modelled; jobs of this partition are never preempted"),
+                        format!("PreemptMode={v}: SUSPEND is modelled only under preempt/partition_prio for jobs without GPUs; jobs of this partition with GPUs are never suspended"),
                     ));
                 }
                 r.preempt_mode = Some(m.mode);
