@@ -139,8 +139,14 @@ struct EndBlocks {
     /// On a cluster of at most [`FLAT_WORDS`] words of nodes, instead of
     /// the lists: `flat[k * words..(k + 1) * words]`, the nodes of end `k`.
     flat: Vec<u64>,
+    /// Without `flat`: the node of each end on one node ([`MANY`] for an
+    /// end on several), so that most ends are tested with one bit.
+    single: Vec<u32>,
     times: Vec<Time>,
 }
+
+/// [`EndBlocks::single`] of an end on several nodes.
+const MANY: u32 = u32::MAX;
 
 const END_BLOCK: usize = 64;
 
@@ -173,12 +179,23 @@ impl EndBlocks {
                 off.push(nodes.len() as u32);
             }
         }
+        let single = if flat_ends {
+            Vec::new()
+        } else {
+            ends.iter()
+                .map(|r| match &r.alloc.nodes[..] {
+                    [one] => one.node.idx() as u32,
+                    _ => MANY,
+                })
+                .collect()
+        };
         EndBlocks {
             words,
             masks,
             nodes,
             off,
             flat,
+            single,
             times: ends.iter().map(|r| r.end).collect(),
         }
     }
@@ -188,6 +205,10 @@ impl EndBlocks {
     fn touches(&self, ends: &[Running<'_>], k: usize, mask: &[u64]) -> bool {
         if !self.flat.is_empty() {
             return self.flat_touches(k, mask);
+        }
+        let n = self.single[k];
+        if n != MANY {
+            return mask[n as usize / 64] & (1 << (n % 64)) != 0;
         }
         match &ends[k].bits {
             Some(b) => b.iter().zip(mask).any(|(x, y)| x & y != 0),
@@ -628,7 +649,16 @@ pub fn backfill_pass(
             for &id in &nodes {
                 bf_map::set_bit(&mut on, id);
             }
-            if map.overlaps(s, e, &on) {
+            // The nodes were chosen outside `blocked`, which holds every
+            // node reserved in the try's window: only the slots after it
+            // can hold them (`start_res` and `start` share their first slot,
+            // as every boundary is a multiple of `bf_resolution`).
+            debug_assert!(on.iter().zip(&blocked).all(|(o, b)| o & b == 0));
+            debug_assert_eq!(
+                map.overlaps_past(&windows, s, e, &on),
+                map.overlaps(s, e, &on)
+            );
+            if map.overlaps_past(&windows, s, e, &on) {
                 start_res = start;
                 continue;
             }
@@ -835,8 +865,8 @@ fn will_run_release(
         tl.extend_to(cl, part, &memo.fits, sweep, i, |u, id| {
             node_fit(ctx, u, id, req)
         });
-        while applied < tl.changes.len() && tl.changes[applied].0 < i {
-            let (_, id, old, new) = tl.changes[applied];
+        let upto = applied + tl.changes[applied..].partition_point(|c| c.0 < i);
+        for &(_, id, old, new) in &tl.changes[applied..upto] {
             if usable(id) {
                 if let Some(f) = old {
                     counts.sub(f);
@@ -845,8 +875,8 @@ fn will_run_release(
                     counts.add(f);
                 }
             }
-            applied += 1;
         }
+        applied = upto;
         if group > 0 {
             loop {
                 window *= 2;
@@ -874,3 +904,6 @@ fn will_run_release(
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

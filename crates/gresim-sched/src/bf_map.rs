@@ -224,6 +224,28 @@ impl BfMap {
         false
     }
 
+    /// [`BfMap::overlaps`] for nodes `on` of which the last window of `w`
+    /// ([`BfMap::blocked_in`], on this map) blocks none, for an interval
+    /// beginning in or after that window's first slot: the window's slots
+    /// cannot hold them, so only the slots beginning after its end are
+    /// walked.
+    pub(crate) fn overlaps_past(&self, w: &Windows, s: Time, e: Time, on: &[u64]) -> bool {
+        if self.times.is_empty() {
+            return false;
+        }
+        if s >= e && self.times.binary_search(&s).is_ok() {
+            return self.overlaps(s, e, on);
+        }
+        let mut k = self.slot_of(s).max(w.q);
+        while k < self.times.len() && self.times[k] < e {
+            if self.mask(k).iter().zip(on).any(|(m, o)| m & o != 0) {
+                return true;
+            }
+            k += 1;
+        }
+        false
+    }
+
     /// [`BfMap::blocked`] for one of a series of windows `[a, b]` whose
     /// starts and ends never move back, over a map that does not change
     /// meanwhile (one job's tries): `w` keeps the slot searches where the
@@ -257,10 +279,8 @@ impl BfMap {
             let rows = hi - lo + 1;
             if w.suf.len() < rows * words {
                 w.suf.resize(rows * words, 0);
-            } else {
-                w.suf.truncate(rows * words);
             }
-            w.suf[(rows - 1) * words..].fill(0);
+            w.suf[(rows - 1) * words..rows * words].fill(0);
             for k in (lo..hi).rev() {
                 // Row `k` is slot `k` ORed with row `k + 1`.
                 let (head, next) = w.suf.split_at_mut((k - lo + 1) * words);
