@@ -75,6 +75,28 @@ fn a_cancelled_job_that_ignores_sigterm_is_killed_after_max_kill_wait_5() {
     assert_eq!(start(&out, "x"), 23);
 }
 
+/// A suspended job is killed without slurmd's SIGTERM wait: after the
+/// SIGCONT its steps are found suspended and SIGKILLed at once
+/// (`_rpc_terminate_job()`). c, suspended at 5 and cancelled at 10, frees
+/// its GPUs at once (x starts at 10); not suspended, 5 s later (x at 16).
+#[test]
+fn a_suspended_job_that_ignores_sigterm_is_killed_at_once() {
+    let jobs = json!([
+        {"id": "c", "gres": "gpu:4", "time": 10, "run_time": 300, "ignores_sigterm": true},
+        {"id": "x", "submit": 1, "gres": "gpu:4", "time": 10, "run_time": 10},
+    ]);
+    let suspended = json!([
+        {"at": 5, "action": "suspend", "job": "c"},
+        {"at": 10, "action": "cancel", "job": "c"},
+    ]);
+    let out = run(2, jobs.clone(), suspended);
+    let c = job(&out, "c");
+    assert_eq!((c.state, c.runs[0].end), (JobState::Cancelled, Some(10)));
+    assert_eq!(start(&out, "x"), 10);
+    let out = run(2, jobs, json!([{"at": 10, "action": "cancel", "job": "c"}]));
+    assert_eq!(start(&out, "x"), 16);
+}
+
 /// A job ends on its own beside a job being killed: the GPUs it gives back
 /// stay out of reach until the kill is done (the node is COMPLETING).
 #[test]

@@ -387,7 +387,14 @@ impl Engine<'_> {
     /// How long the kill of `job` stays COMPLETING: `base` (the kill's own
     /// time: `kill_completing`, `preempt_completing`), plus slurmd's
     /// `MAX(KillWait, 5)` before SIGKILL when its program ignores SIGTERM.
+    /// A suspended job (`scontrol suspend`, or gang-suspended) is killed
+    /// without that wait: `_rpc_terminate_job()` finds its steps suspended
+    /// (`ESLURMD_STEP_SUSPENDED` after the SIGCONT) and terminates them with
+    /// SIGKILL at once.
     pub(super) fn kill_time(&self, job: JobIdx, base: u64) -> u64 {
+        if !self.live.suspended.is_empty() && self.live.suspended.contains_key(&job) {
+            return base;
+        }
         let spec = &self.specs[self.jobs[job.idx()].sub as usize];
         base + self.params.sigterm_wait(spec.behavior())
     }
