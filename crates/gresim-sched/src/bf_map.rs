@@ -71,6 +71,10 @@ pub(crate) struct BfMap {
     /// The reservations themselves, for the one question slots cannot
     /// answer (see [`BfMap::overlaps`]).
     list: Vec<(Time, Time, Box<[NodeId]>)>,
+    /// Per boundary `k > 0`: whether a node reserved in slot `k - 1` is
+    /// free in slot `k` (of any partition), so that
+    /// [`BfMap::later_start_from`] compares bitmaps only there.
+    frees: Vec<bool>,
 }
 
 /// A node bitmap of `words` words.
@@ -134,7 +138,18 @@ impl BfMap {
             times: Vec::new(),
             masks: Vec::new(),
             list: Vec::new(),
+            frees: Vec::new(),
         }
+    }
+
+    /// Works out [`BfMap::frees`] of boundary `k` again.
+    fn set_frees(&mut self, k: usize) {
+        self.frees[k] = k > 0
+            && self
+                .mask(k - 1)
+                .iter()
+                .zip(self.mask(k))
+                .any(|(before, after)| before & !after != 0);
     }
 
     fn mask(&self, k: usize) -> &[u64] {
@@ -162,6 +177,9 @@ impl BfMap {
         };
         self.times.insert(k, t);
         self.masks.splice(k * w..k * w, copy);
+        // The new slot holds what the one it splits held: nothing is freed
+        // at it, and the next boundary compares with the same bitmap.
+        self.frees.insert(k, false);
         k
     }
 
@@ -177,6 +195,9 @@ impl BfMap {
             for &id in nodes {
                 set_bit(m, id);
             }
+        }
+        for k in a..=b.min(self.times.len() - 1) {
+            self.set_frees(k);
         }
     }
 
@@ -347,12 +368,20 @@ impl BfMap {
                 break;
             }
             if let Some(p) = prev {
-                let freed = self
-                    .mask(p)
-                    .iter()
-                    .zip(self.mask(k))
-                    .zip(part)
-                    .any(|((before, after), inp)| before & !after & inp != 0);
+                debug_assert_eq!(
+                    self.frees[k],
+                    self.mask(p)
+                        .iter()
+                        .zip(self.mask(k))
+                        .any(|(before, after)| before & !after != 0)
+                );
+                let freed = self.frees[k]
+                    && self
+                        .mask(p)
+                        .iter()
+                        .zip(self.mask(k))
+                        .zip(part)
+                        .any(|((before, after), inp)| before & !after & inp != 0);
                 if freed {
                     return Some(t);
                 }
