@@ -188,6 +188,22 @@ pub fn candidates(ctx: &PassCtx<'_>, job: JobIdx, part: PartId) -> Vec<JobIdx> {
     out
 }
 
+/// `avoid` with the nodes of COMPLETING jobs added, when there are any:
+/// such a node takes no job, whatever is preempted or suspended
+/// (`cg_node_bitmap` in `_pick_best_nodes()`).
+fn with_completing(ctx: &PassCtx<'_>, avoid: Option<&[bool]>) -> Option<Vec<bool>> {
+    if ctx.completing.is_empty() {
+        return None;
+    }
+    let mut v = avoid.map_or_else(|| vec![false; ctx.cluster.nodes.len()], <[bool]>::to_vec);
+    for na in ctx.completing.iter().flat_map(|(_, h)| &h.nodes) {
+        if let Some(x) = v.get_mut(na.node.idx()) {
+            *x = true;
+        }
+    }
+    Some(v)
+}
+
 /// What `_run_now()` decides for a job that does not fit on free
 /// resources: the candidates to preempt, with where the job would run
 /// once they are gone, or `None` when preempting does not make room.
@@ -202,21 +218,8 @@ pub fn preemptees(
         return None;
     }
     let (cluster, params) = (ctx.cluster, ctx.params);
-    // Nodes with a COMPLETING job take no job, whatever is preempted
-    // (`cg_node_bitmap` in `_pick_best_nodes()`).
-    let held;
-    let avoid = if ctx.completing.is_empty() {
-        avoid
-    } else {
-        let mut v = avoid.map_or_else(|| vec![false; cluster.nodes.len()], <[bool]>::to_vec);
-        for na in ctx.completing.iter().flat_map(|(_, h)| &h.nodes) {
-            if let Some(x) = v.get_mut(na.node.idx()) {
-                *x = true;
-            }
-        }
-        held = v;
-        Some(&held[..])
-    };
+    let held = with_completing(ctx, avoid);
+    let avoid = held.as_deref().or(avoid);
     let req = &ctx.jobs[job.idx()].request;
     let ends_job = |j: JobIdx| {
         let ee = &ctx.jobs[j.idx()];
@@ -408,14 +411,13 @@ pub fn suspend_start(
     // The candidates' cores, and the cores of everything else allocated
     // (running jobs of other tiers or modes, what this pass started,
     // COMPLETING holds), per node.
-    let mut cand: Vec<JobIdx> = Vec::new();
-    let mut lendable = vec![gresim_model::CoreSet::EMPTY; n_nodes];
-    let mut blocked = vec![gresim_model::CoreSet::EMPTY; n_nodes];
-    for &(_, j) in ctx.running {
+    let suspendable = |j: JobIdx| {
         let ee = &ctx.jobs[j.idx()];
-        let Some(run) = ee.runs.last() else { continue };
+        let Some(run) = ee.runs.last() else {
+            return false;
+        };
         let ee_part = cluster.partition(run.partition);
-        let suspendable = ee.state == gresim_model::JobState::Running
+        ee.state == gresim_model::JobState::Running
             && j != job
             && ee_part.priority_tier < tier
             && ee_part.preempt_mode != Some(PreemptMode::Off)
@@ -426,19 +428,31 @@ pub fn suspend_start(
                 .nodes
                 .iter()
                 .all(|na| na.gpus == 0 && na.share.is_none())
-            && run.alloc.node_ids().any(|n| cluster.in_partition(part, n));
-        let into = if suspendable {
-            cand.push(j);
-            &mut lendable
-        } else {
-            &mut blocked
+            && run.alloc.node_ids().any(|n| cluster.in_partition(part, n))
+    };
+    let mut cand: Vec<JobIdx> = ctx
+        .running
+        .iter()
+        .map(|&(_, j)| j)
+        .filter(|&j| suspendable(j))
+        .collect();
+    if cand.is_empty() {
+        return false;
+    }
+    let mut lendable = vec![gresim_model::CoreSet::EMPTY; n_nodes];
+    let mut blocked = vec![gresim_model::CoreSet::EMPTY; n_nodes];
+    // `cand` is in the order of `running`: a cursor tells its jobs.
+    let mut next = 0;
+    for &(_, j) in ctx.running {
+        let is_cand = cand.get(next) == Some(&j);
+        next += usize::from(is_cand);
+        let Some(run) = ctx.jobs[j.idx()].runs.last() else {
+            continue;
         };
+        let into = if is_cand { &mut lendable } else { &mut blocked };
         for na in &run.alloc.nodes {
             into[na.node.idx()].union_with(&na.cores);
         }
-    }
-    if cand.is_empty() {
-        return false;
     }
     for na in ctx
         .started
@@ -448,20 +462,8 @@ pub fn suspend_start(
     {
         blocked[na.node.idx()].union_with(&na.cores);
     }
-    // Nodes with a COMPLETING job take no job (`cg_node_bitmap`).
-    let held;
-    let avoid = if ctx.completing.is_empty() {
-        avoid
-    } else {
-        let mut v = avoid.map_or_else(|| vec![false; n_nodes], <[bool]>::to_vec);
-        for na in ctx.completing.iter().flat_map(|(_, h)| &h.nodes) {
-            if let Some(x) = v.get_mut(na.node.idx()) {
-                *x = true;
-            }
-        }
-        held = v;
-        Some(&held[..])
-    };
+    let held = with_completing(ctx, avoid);
+    let avoid = held.as_deref().or(avoid);
     let mut trial = ctx.state.clone();
     for (i, c) in lendable.iter_mut().enumerate() {
         if c.is_empty() {
