@@ -100,6 +100,9 @@ pub enum EventKind {
     /// A job's `--switches` wait is over (topology/tree): a pass may now
     /// start it over more leaf switches, though nothing else changed.
     SwitchWaitOver,
+    /// The gang scheduler's timeslicer wakes up (`SchedulerTimeSlice`;
+    /// only while a time-sliced job waits for its turn).
+    GangTick,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -493,6 +493,7 @@ fn build_cluster(g: &ClusterGen) -> Cluster {
         state: PartitionState::Up,
         preempt_mode: None,
         grace_time: 0,
+        oversubscribe: 1,
     }];
     if let Some((mask, tier)) = g.second {
         let mut members: Vec<NodeId> = all
@@ -516,6 +517,7 @@ fn build_cluster(g: &ClusterGen) -> Cluster {
             state: PartitionState::Up,
             preempt_mode: None,
             grace_time: 0,
+            oversubscribe: 1,
         });
     }
     Cluster::new(nodes, partitions, gpu_types)

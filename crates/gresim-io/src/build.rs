@@ -429,6 +429,19 @@ pub fn build_partitions(
                     .map_err(|e| err(format!("{pp}.preempt_mode"), e))
             })
             .transpose()?;
+        let oversubscribe = match p.oversubscribe.as_deref() {
+            None => None,
+            Some(v) => match gresim_slurm::partition::oversubscribe_rows(v) {
+                Ok((n, None)) => Some(n),
+                Ok((_, Some(note))) => {
+                    return Err(err(
+                        format!("{pp}.oversubscribe"),
+                        format!("OverSubscribe={v} {note}: expected NO or FORCE:N"),
+                    ))
+                }
+                Err(e) => return Err(err(format!("{pp}.oversubscribe"), e)),
+            },
+        };
         let fields = gresim_slurm::partition::PartitionFields {
             name: &p.name,
             nodes: p.nodes.as_deref(),
@@ -442,6 +455,7 @@ pub fn build_partitions(
             state,
             preempt_mode,
             grace_time: p.grace_time,
+            oversubscribe,
         };
         let h = p.nodes.as_deref().unwrap_or("");
         partitions.push(

@@ -631,6 +631,18 @@ fn sched_params(
             None => d.preempt.clone(),
             Some(p) => preempt_config(path, p)?,
         },
+        time_slice: match s.time_slice {
+            // read_config.c: SchedulerTimeSlice is a uint16 of at least 5.
+            Some(t) if !(5..=65535).contains(&t) => {
+                return Err(InputError::at(
+                    path,
+                    "scheduler.time_slice",
+                    "expected 5 to 65535 seconds (Slurm's SchedulerTimeSlice)",
+                ))
+            }
+            Some(t) => t,
+            None => d.time_slice,
+        },
     };
     if let Some(k) = s.kill_wait {
         params.set_kill_wait(k, SchedParams::DEFAULT_MESSAGE_TIMEOUT);

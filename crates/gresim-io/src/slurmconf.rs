@@ -63,6 +63,9 @@ pub fn sched_params(conf: &SlurmConf, base: &SchedParams) -> SchedParams {
     p.preempt.ptype = conf.preempt.ptype;
     p.preempt.mode = conf.preempt.mode;
     p.preempt.exempt_time = conf.preempt.exempt_time;
+    if let Some(t) = conf.scheduler_time_slice {
+        p.time_slice = t;
+    }
     p.set_kill_wait(
         conf.kill_wait.unwrap_or(SchedParams::DEFAULT_KILL_WAIT),
         conf.message_timeout

@@ -328,6 +328,10 @@ pub struct PartitionDef {
     /// `GraceTime` in seconds.
     #[serde(default)]
     pub grace_time: Option<u64>,
+    /// `OverSubscribe` (`NO`, `FORCE:N`, ...): with N > 1 and a PreemptMode
+    /// with GANG, up to N jobs share each core, taking turns.
+    #[serde(default)]
+    pub oversubscribe: Option<String>,
 }
 
 /// slurm.conf's preemption settings (docs/preemption.md).
@@ -407,6 +411,11 @@ pub struct SchedulerDef {
     /// Preemption (`PreemptType`, `PreemptMode`, ...); absent: none.
     #[serde(default)]
     pub preempt: Option<PreemptDef>,
+    /// `SchedulerTimeSlice` in seconds (5 to 65535; 30 when absent): the
+    /// gang scheduler's turn for partitions with `"oversubscribe":
+    /// "FORCE:N"` under a PreemptMode with GANG.
+    #[serde(default)]
+    pub time_slice: Option<u64>,
 }
 
 /// PriorityWeight* settings of priority/multifactor.

@@ -219,6 +219,11 @@ pub struct Partition {
     /// `GraceTime` in seconds: how long a preempted job of this partition
     /// may run on after SIGTERM (preempt/partition_prio).
     pub grace_time: u64,
+    /// `OverSubscribe=FORCE:N`'s N: how many of its jobs may share a core,
+    /// taking turns under the gang scheduler (`num_rows` of
+    /// cons_common/part_data.c; docs/preemption.md, "Gang time-slicing").
+    /// 1 for `NO`, `FORCE:1` and every sharing not modelled.
+    pub oversubscribe: u16,
 }
 
 impl Partition {
@@ -239,6 +244,7 @@ impl Partition {
             state: PartitionState::default(),
             preempt_mode: None,
             grace_time: 0,
+            oversubscribe: 1,
         }
     }
 

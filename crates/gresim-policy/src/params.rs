@@ -92,6 +92,11 @@ pub struct SchedParams {
     /// PreemptType, PreemptMode, PreemptExemptTime and the `preempt_*`
     /// SchedulerParameters; the default preempts nothing.
     pub preempt: gresim_model::preempt::PreemptConfig,
+    /// `SchedulerTimeSlice` in seconds: how long the jobs of a partition
+    /// with `OverSubscribe=FORCE:N` (N > 1) run before the gang scheduler
+    /// lets the next ones run on their cores (with PreemptMode GANG;
+    /// docs/preemption.md, "Gang time-slicing"). Slurm's default is 30.
+    pub time_slice: u64,
 }
 
 impl Default for SchedParams {
@@ -124,6 +129,7 @@ impl Default for SchedParams {
             kill_invalid_depend: false,
             priority: crate::priority::PriorityConfig::Basic,
             preempt: gresim_model::preempt::PreemptConfig::new(),
+            time_slice: 30,
         }
     }
 }
@@ -139,6 +145,14 @@ impl SchedParams {
     pub fn set_kill_wait(&mut self, kill_wait: u64, message_timeout: u64) {
         self.kill_wait = kill_wait;
         self.preempt.kill_pending_wait = kill_wait + message_timeout;
+    }
+
+    /// Whether the gang scheduler time-slices the jobs of `part`:
+    /// PreemptMode has GANG and the partition lets more than one job use a
+    /// core (`OverSubscribe=FORCE:N`, N > 1).
+    #[inline]
+    pub fn time_sliced(&self, part: &gresim_model::Partition) -> bool {
+        self.preempt.mode.gang && part.oversubscribe > 1
     }
 
     /// How much longer than the kill of a job that exits on SIGTERM the kill

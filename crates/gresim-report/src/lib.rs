@@ -250,6 +250,7 @@ pub(crate) mod test_support {
                 state: Default::default(),
                 preempt_mode: None,
                 grace_time: 0,
+                oversubscribe: 1,
             }],
             vec![GpuType {
                 name: "a100".into(),

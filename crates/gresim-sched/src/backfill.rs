@@ -446,6 +446,35 @@ pub fn backfill_pass(
                 {
                     continue;
                 }
+                // Gang time-slicing: it starts in a row of its partition.
+                if ctx.params.preempt.mode.gang
+                    && crate::select::select(
+                        cache,
+                        ctx.cluster,
+                        ctx.params,
+                        ctx.state,
+                        &ctx.jobs[job.idx()].request,
+                        part,
+                        None,
+                    )
+                    .is_err()
+                    && crate::gang::row_start(ctx, job, part, None, true)
+                {
+                    started.push(job);
+                    // As for a start below: later jobs plan with it.
+                    if let Some(s) = ctx.started.last() {
+                        let limit = plan_limit(ctx, job, part);
+                        let planned = Running::new(now + limit, Cow::Owned(s.alloc.clone()), words);
+                        for m in &mut fits_memo {
+                            m.started(ctx, &planned.alloc);
+                        }
+                        let at = ends.partition_point(|e| e.end <= planned.end);
+                        sweep.started(ctx.cluster, ctx.state, &planned.alloc, at);
+                        blocks = None;
+                        ends.insert(at, planned);
+                    }
+                    continue;
+                }
                 // Starting needs a selection on nodes no reservation blocks,
                 // which needs the counts of all the nodes to fit.
                 let req = &ctx.jobs[job.idx()].request;

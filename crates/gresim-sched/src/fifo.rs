@@ -560,6 +560,13 @@ impl Policy for Fifo {
                 {
                     started.push(job);
                 }
+                // Gang time-slicing: it starts in a row of its partition.
+                Err(SelectFail::Busy)
+                    if ctx.params.preempt.mode.gang
+                        && crate::gang::row_start(ctx, job, part, job_avoid, false) =>
+                {
+                    started.push(job);
+                }
                 Err(SelectFail::Busy) if req.nodelist.len() >= req.min_nodes.max(1) as usize => {
                     try_preempt(&mut self.preempt_start, ctx, job, part, avoid.as_deref());
                     // `_schedule()`: a job whose required nodes cover its

@@ -22,6 +22,7 @@ pub mod cons_tres;
 pub mod dynamic_mig;
 pub mod external;
 pub mod fifo;
+pub mod gang;
 pub mod placement;
 pub mod preempt;
 pub mod queue;

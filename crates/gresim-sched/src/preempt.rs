@@ -191,7 +191,7 @@ pub fn candidates(ctx: &PassCtx<'_>, job: JobIdx, part: PartId) -> Vec<JobIdx> {
 /// `avoid` with the nodes of COMPLETING jobs added, when there are any:
 /// such a node takes no job, whatever is preempted or suspended
 /// (`cg_node_bitmap` in `_pick_best_nodes()`).
-fn with_completing(ctx: &PassCtx<'_>, avoid: Option<&[bool]>) -> Option<Vec<bool>> {
+pub(crate) fn with_completing(ctx: &PassCtx<'_>, avoid: Option<&[bool]>) -> Option<Vec<bool>> {
     if ctx.completing.is_empty() {
         return None;
     }

@@ -31,6 +31,8 @@ pub struct PartitionFields<'a> {
     pub state: PartitionState,
     pub preempt_mode: Option<PreemptMode>,
     pub grace_time: Option<u64>,
+    /// `OverSubscribe=FORCE:N`'s N ([`oversubscribe_rows`]); `None` is 1.
+    pub oversubscribe: Option<u16>,
 }
 
 /// Why a partition's nodes cannot be resolved.
@@ -103,6 +105,7 @@ pub fn lower(
     p.state = f.state;
     p.preempt_mode = f.preempt_mode;
     p.grace_time = f.grace_time.unwrap_or(p.grace_time);
+    p.oversubscribe = f.oversubscribe.unwrap_or(p.oversubscribe);
     Ok(p)
 }
 
@@ -112,4 +115,48 @@ pub fn default_partition(nodes: &NodeIndex<'_>) -> Partition {
     let mut p = Partition::new("main", nodes.all());
     p.default = true;
     p
+}
+
+/// The largest N of `OverSubscribe=FORCE:N` (read_config.c keeps N in the
+/// low 15 bits of `max_share`, beside its `SHARED_FORCE` flag).
+pub const MAX_OVERSUBSCRIBE: u16 = 0x7fff;
+
+/// An `OverSubscribe=` value (case-insensitive): how many jobs may share a
+/// core, and a note when the setting is read but not modelled. `FORCE:N`
+/// (`FORCE` alone is 4, as in read_config.c) gives N: with PreemptMode
+/// GANG its jobs take turns (docs/preemption.md, "Gang time-slicing");
+/// `NO` gives 1; `YES`, `YES:N` (sharing only for jobs that ask for it
+/// with `--oversubscribe`) and `EXCLUSIVE` give 1 with a note. Refused as
+/// read_config.c refuses or ignores them: a count below 1 (`FORCE:0`),
+/// below 2 for `YES:N`, above [`MAX_OVERSUBSCRIBE`], not a number, or
+/// another word.
+pub fn oversubscribe_rows(v: &str) -> Result<(u16, Option<&'static str>), String> {
+    let up = v.trim().to_ascii_uppercase();
+    let count = |n: &str, min: u16| -> Result<u16, String> {
+        match n.parse::<u16>() {
+            Ok(k) if (min..=MAX_OVERSUBSCRIBE).contains(&k) => Ok(k),
+            _ => Err(format!(
+                "expected a job count from {min} to {MAX_OVERSUBSCRIBE} after the colon"
+            )),
+        }
+    };
+    const YES: &str = "is not modelled (jobs share cores only when they ask for it with --oversubscribe); gresim treats it as NO";
+    match up.as_str() {
+        "NO" => Ok((1, None)),
+        "FORCE" => Ok((4, None)),
+        "YES" => Ok((1, Some(YES))),
+        "EXCLUSIVE" => Ok((
+            1,
+            Some("is not modelled (whole nodes per job); gresim treats it as NO"),
+        )),
+        _ => {
+            if let Some(n) = up.strip_prefix("FORCE:") {
+                Ok((count(n, 1)?, None))
+            } else if let Some(n) = up.strip_prefix("YES:") {
+                count(n, 2).map(|_| (1, Some(YES)))
+            } else {
+                Err("expected NO, EXCLUSIVE, YES, YES:N, FORCE or FORCE:N".into())
+            }
+        }
+    }
 }

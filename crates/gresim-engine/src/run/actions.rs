@@ -129,12 +129,19 @@ impl Engine<'_> {
             }
             Action::Suspend { sub } => {
                 for j in self.sub_jobs(sub) {
-                    self.suspend_job(JobIdx(j));
+                    // An admin suspension takes the job out of gang
+                    // scheduling (`gs_job_fini()`), a resume puts it back
+                    // at the end of its partition's list (`gs_job_start()`).
+                    if self.suspend_job(JobIdx(j)) && self.gang.is_some() {
+                        self.gang_fini(JobIdx(j));
+                    }
                 }
             }
             Action::Resume { sub } => {
                 for j in self.sub_jobs(sub) {
-                    self.resume_job(JobIdx(j));
+                    if self.resume_job(JobIdx(j)) && self.gang.is_some() {
+                        self.gang_start(JobIdx(j));
+                    }
                 }
             }
             Action::Top { subs, owner } => {

@@ -509,6 +509,10 @@ impl Engine<'_> {
         if !self.live.moved_ends.is_empty() {
             self.live.moved_ends.remove(&job);
         }
+        if self.gang.is_some() {
+            // `gs_job_fini()`: the jobs waiting for its cores may run.
+            self.gang_fini(job);
+        }
     }
 
     /// The job ended for good in `state`.

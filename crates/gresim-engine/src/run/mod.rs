@@ -30,6 +30,7 @@ mod accounting;
 mod actions;
 mod admission;
 mod deps;
+mod gang;
 mod lifecycle;
 mod mig;
 mod nodes;
@@ -104,6 +105,9 @@ pub struct Engine<'a> {
     resv: ResvState,
     /// What the run keeps for its output.
     rec: Records,
+    /// The gang scheduler's time-slicing (`gang`), `None` without a
+    /// time-sliced partition.
+    gang: Option<Box<gang::Gang>>,
 
     /// Called every [`PROGRESS_EVERY`] events, for display only.
     progress: Option<ProgressFn<'a>>,
@@ -152,6 +156,7 @@ impl<'a> Engine<'a> {
         let cluster = input.cluster;
         let state = ClusterState::new(&cluster);
         let record_priorities = input.params.preempt.same_qos(cluster.accounting());
+        let gang = gang::Gang::new(&cluster, &input.params);
         let mut e = Engine {
             intake: Intake::new(input.jobs),
             live: Live::new(cluster.nodes.len()),
@@ -186,6 +191,7 @@ impl<'a> Engine<'a> {
             acct: Accounting::new(&cluster),
             special_exit: Default::default(),
             resv: ResvState::new(input.reservations),
+            gang,
             cluster,
         };
         for i in 0..e.cluster.nodes.len() {
@@ -291,6 +297,7 @@ impl<'a> Engine<'a> {
             EventKind::AcctTick => self.on_acct_tick(),
             EventKind::ResvEdge => self.on_resv_edge(ev.time),
             EventKind::SwitchWaitOver => self.mark_dirty(),
+            EventKind::GangTick => self.on_gang_tick(),
             EventKind::PreemptKill { job, run, mode } => {
                 if self.live.signalled.get(&job) == Some(&run) {
                     self.preempt_now(job, mode)?;
@@ -336,6 +343,7 @@ impl<'a> Engine<'a> {
                 j.state != JobState::Running || j.runs.len() as u32 != run + 1
             }
             EventKind::MainPass => self.cadence.main_at != Some(t),
+            EventKind::GangTick => !self.gang.as_deref().is_some_and(|g| g.is_tick(t)),
             EventKind::BackfillPass => self.cadence.bf_at != Some(t),
             EventKind::Begin { job } => {
                 let j = &self.jobs[job.idx()];

@@ -127,7 +127,11 @@ impl Engine<'_> {
             self.apply_suspend(s);
         }
         for s in started {
+            let job = s.job;
             self.start_job(s)?;
+            if self.gang.is_some() {
+                self.gang_start(job);
+            }
         }
         if freed {
             // The end of a preempted job sets off a pass (Slurm's schedule()

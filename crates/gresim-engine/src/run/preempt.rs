@@ -51,24 +51,37 @@ impl Engine<'_> {
         alloc: &Allocation,
     ) -> Result<(), EngineError> {
         let internal = |e: gresim_model::state::AllocError| EngineError::Internal(e.to_string());
-        if self.live.lent.is_empty() {
+        let stacked = self.gang.is_some();
+        if self.live.lent.is_empty() && !stacked {
             return self.state.release(&self.cluster, alloc).map_err(internal);
         }
-        if self.live.lent.iter().any(|l| l.lender == job) {
+        let lends = self.live.lent.iter().any(|l| l.lender == job);
+        if lends || stacked {
             let mut a = alloc.clone();
             let tpc = |n: NodeId| u32::from(self.cluster.node(n).threads_per_core.max(1));
-            for l in self.live.lent.iter().filter(|l| l.lender == job) {
-                if let Some(na) = a.nodes.iter_mut().find(|na| na.node == l.node) {
-                    let mut gone = na.cores;
-                    gone.intersect_with(&l.cores);
-                    na.cores.difference_with(&gone);
-                    na.cpus = na.cpus.saturating_sub(gone.count() * tpc(l.node));
+            for na in a.nodes.iter_mut() {
+                let mut gone = CoreSet::EMPTY;
+                for l in self.live.lent.iter().filter(|l| l.lender == job && l.node == na.node) {
+                    gone.union_with(&l.cores);
                 }
+                if stacked {
+                    // Gang time-slicing: a core another job still holds
+                    // stays allocated (each core counted once).
+                    gone.union_with(&self.held_by_others(job, na.node));
+                }
+                gone.intersect_with(&na.cores);
+                na.cores.difference_with(&gone);
+                na.cpus = na.cpus.saturating_sub(gone.count() * tpc(na.node));
             }
-            self.live.lent.retain(|l| l.lender != job);
+            if lends {
+                self.live.lent.retain(|l| l.lender != job);
+            }
             self.state.release(&self.cluster, &a).map_err(internal)?;
         } else {
             self.state.release(&self.cluster, alloc).map_err(internal)?;
+        }
+        if self.live.lent.is_empty() {
+            return Ok(());
         }
         let mut back: Vec<JobIdx> = Vec::new();
         let mut k = 0;
@@ -92,6 +105,31 @@ impl Engine<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The cores of `node` that jobs other than `job` still hold (running,
+    /// suspended or COMPLETING), less those they lent: with gang
+    /// time-slicing several jobs hold the same cores.
+    fn held_by_others(&self, job: JobIdx, node: NodeId) -> CoreSet {
+        let mut held = CoreSet::EMPTY;
+        let others = self.live.node_jobs[node.idx()]
+            .iter()
+            .copied()
+            .chain(self.live.completing.iter().map(|(j, _)| *j))
+            .filter(|&j| j != job);
+        for j in others {
+            let Some(run) = self.jobs[j.idx()].runs.last() else {
+                continue;
+            };
+            if let Some(na) = run.alloc.nodes.iter().find(|na| na.node == node) {
+                let mut c = na.cores;
+                for l in self.live.lent.iter().filter(|l| l.lender == j && l.node == node) {
+                    c.difference_with(&l.cores);
+                }
+                held.union_with(&c);
+            }
+        }
+        held
     }
 
     /// A policy's preemption: at once, or after the grace time (Slurm's

@@ -113,6 +113,7 @@ impl RunFile {
                         .map(|s| s.mode)
                 }),
                 grace_time: p.grace_time,
+                oversubscribe: p.oversubscribe,
             })
             .collect();
         let mut cluster = Cluster::new(nodes, partitions, types);

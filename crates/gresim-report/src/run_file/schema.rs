@@ -96,10 +96,21 @@ pub struct PartRec {
     /// `GraceTime` in seconds, when not 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub grace_time: u64,
+    /// `OverSubscribe=FORCE:N`'s N, when above 1.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub oversubscribe: u16,
 }
 
 fn is_zero(x: &u64) -> bool {
     *x == 0
+}
+
+fn one() -> u16 {
+    1
+}
+
+fn is_one(x: &u16) -> bool {
+    *x == 1
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

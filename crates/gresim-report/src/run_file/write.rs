@@ -269,6 +269,7 @@ fn cluster_rec(c: &Cluster) -> ClusterRec {
                 state: p.state.as_str().to_string(),
                 preempt_mode: p.preempt_mode.map(|m| m.as_str().to_string()),
                 grace_time: p.grace_time,
+                oversubscribe: p.oversubscribe,
             })
             .collect(),
         gpu_types: c

@@ -202,7 +202,6 @@ pub(super) const UNMODELLED_KEYS: &[&str] = &[
     "prioritysitefactorplugin",
     "requeueexit",
     "requeueexithold",
-    "schedulertimeslice",
     "topologyparam",
     "nodeset",
     "downnodes",

@@ -99,9 +99,12 @@ pub struct PartitionConf {
     pub min_nodes: u32,
     pub max_nodes: Option<u32>,
     pub state: PartitionState,
-    /// `OverSubscribe=` (upper case); only `NO` and `FORCE:1` (one job per
-    /// core, which SUSPEND,GANG needs) are modelled.
+    /// `OverSubscribe=` (upper case); `NO` and `FORCE:N` are modelled
+    /// (N > 1: gang time-slicing with PreemptMode GANG, docs/preemption.md).
     pub oversubscribe: String,
+    /// `FORCE:N`'s N (`FORCE` alone is 4), 1 otherwise: how many jobs may
+    /// share a core (`crate::partition::oversubscribe_rows`).
+    pub oversubscribe_rows: u16,
     /// `QOS=`: the partition QOS (applies with accounting).
     pub qos: Option<String>,
     /// `TRESBillingWeights=` as written (applies with accounting).
@@ -164,6 +167,8 @@ pub struct SlurmConf {
     /// drives node selection), with where it was set.
     pub topology_plugin: gresim_model::switches::TopologyPlugin,
     pub topology_plugin_at: Option<(PathBuf, usize)>,
+    /// `SchedulerTimeSlice` in seconds (5 to 65535; Slurm's default is 30).
+    pub scheduler_time_slice: Option<u64>,
     /// `KillWait` and `MessageTimeout` in seconds.
     pub kill_wait: Option<u64>,
     pub message_timeout: Option<u64>,
@@ -301,6 +306,20 @@ pub fn parse_slurm_conf(path: &Path, text: &str) -> Result<(SlurmConf, Vec<Warni
             0,
             "PriorityWeightAge is ignored: slurmctld uses it only with AccountingStorageType=accounting_storage/slurmdbd",
         ));
+    }
+    // OverSubscribe=FORCE:N without the gang scheduler: jobs share cores
+    // and run at once (no time-slicing), which gresim does not model.
+    if !conf.preempt.mode.gang {
+        for p in conf.partitions.iter().filter(|p| p.oversubscribe_rows > 1) {
+            w.push(Warning::new(
+                &p.file,
+                p.line,
+                format!(
+                    "OverSubscribe={} without PreemptMode GANG (jobs share cores and run at once) is not modelled; gresim treats it as FORCE:1",
+                    p.oversubscribe
+                ),
+            ));
+        }
     }
     let defaults = conf.partitions.iter().filter(|p| p.default).count();
     if defaults > 1 {

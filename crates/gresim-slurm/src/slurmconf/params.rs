@@ -133,6 +133,18 @@ pub(super) fn global(
         }
         "accountingstoragetype" => c.accounting_storage_type = Some(v.to_string()),
         "killwait" => c.kill_wait = Some(num(l, k, v)?),
+        "schedulertimeslice" => {
+            // read_config.c: a uint16; below 5 it logs an error and takes
+            // the default (30), which gresim refuses rather than guess.
+            let t: u16 = num(l, k, v)?;
+            if t < 5 {
+                return Err(line_err(
+                    l,
+                    &format!("SchedulerTimeSlice={v}: expected 5 to 65535 seconds (Slurm: \"SchedulerTimeSlice must be at least 5 seconds\")"),
+                ));
+            }
+            c.scheduler_time_slice = Some(u64::from(t));
+        }
         "messagetimeout" => c.message_timeout = Some(num(l, k, v)?),
         "preempttype" => {
             c.preempt.ptype = v.parse().map_err(|e: String| line_err(l, &e))?;
@@ -148,7 +160,7 @@ pub(super) fn global(
             }
             if m.mode == gresim_model::preempt::PreemptMode::Suspend {
                 warn(format!(
-                    "PreemptMode={v}: SUSPEND,GANG is modelled only under preempt/partition_prio for jobs without GPUs (suspended while a higher-tier job runs on their cores); jobs with GPUs are never suspended, and gang time-slicing (SchedulerTimeSlice) is not modelled"
+                    "PreemptMode={v}: SUSPEND,GANG is modelled only under preempt/partition_prio for jobs without GPUs (suspended while a higher-tier job runs on their cores); jobs with GPUs are never suspended (gang time-slicing of OverSubscribe=FORCE:N partitions is modelled for jobs without GPUs)"
                 ));
             }
             c.preempt.mode = m;

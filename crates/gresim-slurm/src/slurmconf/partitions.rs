@@ -86,19 +86,12 @@ pub(super) fn part_fields(
                 })?)
             }
             "oversubscribe" | "shared" => {
-                let up = v.to_ascii_uppercase();
-                // FORCE:1 (one job per core, as NO) is what the gang
-                // scheduler needs to suspend for PreemptMode=SUSPEND,GANG.
-                if up != "NO" && up != "FORCE:1" {
-                    w.push(Warning::new(
-                        &l.file,
-                        l.line,
-                        format!(
-                            "{k}={v} is not modelled; gresim never shares cores (OverSubscribe=NO or FORCE:1)"
-                        ),
-                    ));
+                let (_, note) = crate::partition::oversubscribe_rows(v)
+                    .map_err(|e| line_err(l, &format!("{k}={v}: {e}")))?;
+                if let Some(note) = note {
+                    w.push(Warning::new(&l.file, l.line, format!("{k}={v}: {note}")));
                 }
-                r.oversubscribe = Some(up);
+                r.oversubscribe = Some(v.to_ascii_uppercase());
             }
             "preemptmode" => {
                 let m: gresim_model::preempt::PreemptModeSpec = v
@@ -162,6 +155,11 @@ pub(super) fn resolve_partition(
         min_nodes: r.min_nodes.unwrap_or(0),
         max_nodes: r.max_nodes.flatten(),
         state: r.state.unwrap_or_default(),
+        oversubscribe_rows: r
+            .oversubscribe
+            .as_deref()
+            .and_then(|v| crate::partition::oversubscribe_rows(v).ok())
+            .map_or(1, |(n, _)| n),
         oversubscribe: r.oversubscribe.unwrap_or_else(|| "NO".into()),
         qos: r.qos,
         tres_billing_weights: r.tres_billing_weights,
@@ -199,6 +197,7 @@ pub(super) fn build_partitions(
             state: p.state,
             preempt_mode: p.preempt_mode,
             grace_time: Some(p.grace_time),
+            oversubscribe: Some(p.oversubscribe_rows),
         };
         let err = |m: String| InputError::new(&p.file, m).with_line(p.line, 0);
         let h = p.nodes.as_deref().unwrap_or("");
