@@ -167,9 +167,7 @@ pub fn row_start(
     let mut cache = SelectCache::new();
     // Each row in turn, then an empty one while there is room for it.
     let empty = Row::default();
-    let tries = rows
-        .iter()
-        .chain((rows.len() < num_rows).then_some(&empty));
+    let tries = rows.iter().chain((rows.len() < num_rows).then_some(&empty));
     let mut chosen = None;
     for row in tries {
         let mut trial = ctx.state.clone();

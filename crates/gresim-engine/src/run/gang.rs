@@ -266,10 +266,14 @@ impl Engine<'_> {
                 ..*x
             })
             .collect();
-        list.extend(old.iter().filter(|x| x.row == RowState::Active).map(|x| GangJob {
-            row: RowState::NoActive,
-            ..*x
-        }));
+        list.extend(
+            old.iter()
+                .filter(|x| x.row == RowState::Active)
+                .map(|x| GangJob {
+                    row: RowState::NoActive,
+                    ..*x
+                }),
+        );
         // `_build_active_row()`: the list in order.
         let mut row = ActiveRow::default();
         for x in list.iter_mut() {
@@ -297,7 +301,13 @@ impl Engine<'_> {
     }
 
     /// Stores `part`'s new list and suspends and resumes as decided.
-    fn gang_apply(&mut self, part: PartId, list: Vec<GangJob>, suspend: &[JobIdx], resume: &[JobIdx]) {
+    fn gang_apply(
+        &mut self,
+        part: PartId,
+        list: Vec<GangJob>,
+        suspend: &[JobIdx],
+        resume: &[JobIdx],
+    ) {
         if let Some(g) = self.gang.as_deref_mut() {
             g.lists[part.idx()] = list;
         }

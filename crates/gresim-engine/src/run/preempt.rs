@@ -61,7 +61,12 @@ impl Engine<'_> {
             let tpc = |n: NodeId| u32::from(self.cluster.node(n).threads_per_core.max(1));
             for na in a.nodes.iter_mut() {
                 let mut gone = CoreSet::EMPTY;
-                for l in self.live.lent.iter().filter(|l| l.lender == job && l.node == na.node) {
+                for l in self
+                    .live
+                    .lent
+                    .iter()
+                    .filter(|l| l.lender == job && l.node == na.node)
+                {
                     gone.union_with(&l.cores);
                 }
                 if stacked {
@@ -123,7 +128,12 @@ impl Engine<'_> {
             };
             if let Some(na) = run.alloc.nodes.iter().find(|na| na.node == node) {
                 let mut c = na.cores;
-                for l in self.live.lent.iter().filter(|l| l.lender == j && l.node == node) {
+                for l in self
+                    .live
+                    .lent
+                    .iter()
+                    .filter(|l| l.lender == j && l.node == node)
+                {
                     c.difference_with(&l.cores);
                 }
                 held.union_with(&c);

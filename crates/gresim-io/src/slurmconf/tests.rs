@@ -65,9 +65,65 @@ fn oversubscribe_force_1_is_accepted_quietly_and_sharing_is_reported() {
          PartitionName=c Nodes=n1 OverSubscribe=YES\n",
     );
     assert_eq!(c.partitions[0].oversubscribe, "FORCE:1");
-    let lines: Vec<usize> = w.iter().map(|x| x.line).collect();
+    assert_eq!(c.partitions[1].oversubscribe_rows, 2);
+    assert_eq!(c.partitions[2].oversubscribe_rows, 1);
+    // YES on its line; FORCE:2 without PreemptMode GANG once every line is read.
+    let mut lines: Vec<usize> = w.iter().map(|x| x.line).collect();
+    lines.sort_unstable();
     assert_eq!(lines, vec![4, 5], "{w:?}");
     assert!(w.iter().all(|x| x.msg.contains("not modelled")), "{w:?}");
+}
+
+#[test]
+fn gang_time_slicing_is_read_quietly_and_bad_values_name_their_line() {
+    let (c, w) = parse(
+        "SelectType=select/cons_tres\nPreemptMode=GANG\nSchedulerTimeSlice=10\n\
+         NodeName=n1 CPUs=4 RealMemory=100\n\
+         PartitionName=a Nodes=n1 OverSubscribe=FORCE:3\n\
+         PartitionName=b Nodes=n1 OverSubscribe=force\n",
+    );
+    assert!(w.is_empty(), "{w:?}");
+    assert_eq!(c.partitions[0].oversubscribe_rows, 3);
+    assert_eq!(
+        c.partitions[1].oversubscribe_rows, 4,
+        "FORCE alone is FORCE:4"
+    );
+    let p = sched_params(&c, &SchedParams::default());
+    assert_eq!(p.time_slice, 10);
+    assert!(p.preempt.mode.gang);
+    assert_eq!(
+        sched_params(&parse("PreemptMode=GANG\n").0, &SchedParams::default()).time_slice,
+        30,
+        "Slurm's default"
+    );
+
+    let bad = |text: &str, needle: &str, line: &str| {
+        let e = parse_slurm_conf(Path::new("slurm.conf"), text).expect_err("refused");
+        let m = e.to_string();
+        assert!(m.contains(needle) && m.contains(line), "{m}");
+    };
+    bad(
+        "NodeName=n1 CPUs=4\nSchedulerTimeSlice=4\n",
+        "SchedulerTimeSlice=4",
+        "slurm.conf:2",
+    );
+    bad(
+        "SchedulerTimeSlice=70000\n",
+        "SchedulerTimeSlice=70000",
+        "slurm.conf:1",
+    );
+    bad(
+        "SchedulerTimeSlice=ten\n",
+        "SchedulerTimeSlice=ten",
+        "slurm.conf:1",
+    );
+    for v in ["FORCE:0", "FORCE:x", "FORCE:40000", "YES:1", "SOMETIMES"] {
+        bad(
+            &format!("NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1 OverSubscribe={v}\n"),
+            &format!("OverSubscribe={v}"),
+            "slurm.conf:2",
+        );
+    }
 }
 
 #[test]

@@ -1,0 +1,163 @@
+//! Gang time-slicing through the library entry point (docs/preemption.md,
+//! "Gang time-slicing"): in a partition with `OverSubscribe=FORCE:N` under
+//! PreemptMode GANG, jobs that find no idle cores start in another row on
+//! cores other jobs hold, are suspended at once, and take turns every
+//! `SchedulerTimeSlice` seconds; a job started as a filler keeps its turn
+//! over the first wake-up; a job that ends lets the waiting ones run at
+//! once; each job's end moves by the time it stood still. Without GANG, or
+//! with FORCE:1, nothing is shared.
+
+use std::path::Path;
+
+use gresim::{Scenario, Simulation};
+
+const GANG: &str = r#", "preempt": {"type": "preempt/none", "mode": "GANG"}, "time_slice": 10"#;
+
+/// One node with 16 cores (2 sockets), one partition `p` with
+/// `oversubscribe`, the scheduler settings `sched` added.
+fn scenario(oversubscribe: &str, sched: &str, jobs: &[String]) -> Scenario {
+    let text = format!(
+        r#"{{"schema_version": 1,
+            "cluster": {{"nodes": [{{"names": "n1", "sockets": 2, "cores_per_socket": 8, "memory": "64G"}}]}},
+            "partitions": [{{"name": "p", "nodes": "ALL", "default": true, "oversubscribe": "{oversubscribe}"}}],
+            "scheduler": {{"sched_interval": 1, "bf_interval": 1, "def_mem_per_cpu": "1G"{sched}}},
+            "workload": {{"jobs": [{}]}}}}"#,
+        jobs.join(",")
+    );
+    gresim_io::parse_scenario(Path::new("timeslice.json"), &text).expect("loads")
+}
+
+/// A job of `cpus` cores submitted at `submit` that runs `run` seconds.
+fn job(id: &str, cpus: u32, submit: u64, run: u64) -> String {
+    format!(
+        r#"{{"id": "{id}", "submit": {submit}, "run_time": {run}, "time": 10, "cpus_per_task": {cpus}}}"#
+    )
+}
+
+/// Each job's (start, end).
+fn runs(sc: &Scenario) -> Vec<(u64, Option<u64>)> {
+    let o = Simulation::new(sc).run().expect("runs");
+    o.output
+        .jobs
+        .iter()
+        .map(|j| (j.runs[0].start, j.runs[0].end))
+        .collect()
+}
+
+fn cores(sc: &Scenario) -> Vec<Vec<u32>> {
+    let o = Simulation::new(sc).run().expect("runs");
+    o.output
+        .jobs
+        .iter()
+        .map(|j| j.runs[0].alloc.nodes[0].cores.iter().collect())
+        .collect()
+}
+
+#[test]
+fn two_jobs_on_the_same_cores_take_turns_and_their_ends_move() {
+    // t1 starts at 0 as a filler: the wake-up at 10 keeps it first, so it
+    // runs 0-20; t2 (started at 1 on the same cores, suspended at once)
+    // runs 20-30; t1 30-35 (25 s of work, ends 10 s late); t2 resumes at
+    // once when t1 ends and runs its last 2 s.
+    let sc = scenario(
+        "FORCE:2",
+        GANG,
+        &[job("t1", 16, 0, 25), job("t2", 16, 1, 12)],
+    );
+    assert_eq!(runs(&sc), vec![(0, Some(35)), (1, Some(37))]);
+    let c = cores(&sc);
+    assert_eq!(c[0], c[1], "both hold every core");
+    assert_eq!(c[0].len(), 16);
+}
+
+#[test]
+fn without_gang_or_with_one_row_nothing_is_shared() {
+    let jobs = [job("t1", 16, 0, 25), job("t2", 16, 1, 12)];
+    let queued = vec![(0, Some(25)), (25, Some(37))];
+    assert_eq!(runs(&scenario("FORCE:1", GANG, &jobs)), queued);
+    assert_eq!(
+        runs(&scenario("FORCE:2", r#", "time_slice": 10"#, &jobs)),
+        queued,
+        "FORCE:2 without PreemptMode GANG is treated as FORCE:1"
+    );
+}
+
+#[test]
+fn a_job_that_ends_mid_slice_lets_the_waiting_one_run_at_once() {
+    // t1 ends at 12, between wake-ups: t2 resumes then, not at 20.
+    let sc = scenario(
+        "FORCE:2",
+        GANG,
+        &[job("t1", 16, 0, 12), job("t2", 16, 1, 30)],
+    );
+    assert_eq!(runs(&sc), vec![(0, Some(12)), (1, Some(42))]);
+}
+
+#[test]
+fn smaller_jobs_share_a_row_and_run_together_in_their_turn() {
+    // t2 (8 cores) and t3 (4 cores) fit beside each other in the second
+    // row: suspended at once, both run 20-28 while t1 waits, and t1
+    // resumes when they end (20 s run before, 10 after: ends at 38).
+    let sc = scenario(
+        "FORCE:2",
+        GANG,
+        &[job("t1", 16, 0, 30), job("t2", 8, 1, 8), job("t3", 4, 2, 8)],
+    );
+    assert_eq!(runs(&sc), vec![(0, Some(38)), (1, Some(28)), (2, Some(28))]);
+    let c = cores(&sc);
+    assert!(c[1].iter().all(|x| !c[2].contains(x)), "{c:?}");
+}
+
+#[test]
+fn a_third_job_waits_when_every_row_is_full() {
+    // FORCE:2: t3 finds no row with 8 free cores until t1 ends (35); it
+    // starts then (the end sets off a pass), in t1's row.
+    let sc = scenario(
+        "FORCE:2",
+        GANG,
+        &[
+            job("t1", 16, 0, 25),
+            job("t2", 16, 1, 25),
+            job("t3", 8, 3, 5),
+        ],
+    );
+    let r = runs(&sc);
+    assert_eq!(r[0], (0, Some(35)));
+    assert_eq!(r[2].0, 35, "t3 waits for a row until t1 ends: {r:?}");
+    // With three rows it starts at once.
+    let sc3 = scenario(
+        "FORCE:3",
+        GANG,
+        &[
+            job("t1", 16, 0, 25),
+            job("t2", 16, 1, 25),
+            job("t3", 8, 3, 5),
+        ],
+    );
+    assert_eq!(runs(&sc3)[2].0, 3);
+}
+
+#[test]
+fn bad_oversubscribe_and_time_slice_are_refused_with_their_path() {
+    let bad = |over: &str, sched: &str, needle: &str| {
+        let text = format!(
+            r#"{{"schema_version": 1,
+                "cluster": {{"nodes": [{{"names": "n1", "sockets": 2, "cores_per_socket": 8, "memory": "64G"}}]}},
+                "partitions": [{{"name": "p", "oversubscribe": "{over}"}}],
+                "scheduler": {{"preempt": {{"type": "preempt/none", "mode": "GANG"}}{sched}}},
+                "workload": {{"jobs": []}}}}"#
+        );
+        let e = gresim_io::parse_scenario(Path::new("timeslice.json"), &text)
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains(needle), "{e}");
+    };
+    bad("FORCE:0", "", "partitions[0].oversubscribe");
+    bad("YES:2", "", "partitions[0].oversubscribe");
+    bad("FORCE:2", r#", "time_slice": 4"#, "scheduler.time_slice");
+    bad(
+        "FORCE:2",
+        r#", "time_slice": 70000"#,
+        "scheduler.time_slice",
+    );
+}
