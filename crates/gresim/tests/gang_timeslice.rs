@@ -71,7 +71,7 @@ fn two_jobs_on_the_same_cores_take_turns_and_their_ends_move() {
 }
 
 #[test]
-fn without_gang_or_with_one_row_nothing_is_shared() {
+fn without_gang_or_with_one_row_the_jobs_queue() {
     let jobs = [job("t1", 16, 0, 25), job("t2", 16, 1, 12)];
     let queued = vec![(0, Some(25)), (25, Some(37))];
     assert_eq!(runs(&scenario("FORCE:1", GANG, &jobs)), queued);
