@@ -70,6 +70,45 @@ impl CoreSet {
             self.0[c / 64] |= 1 << (c % 64);
         }
     }
+    /// The lowest core of the set at or above `c`.
+    #[inline]
+    pub fn next_from(&self, c: u32) -> Option<u32> {
+        let mut w = c as usize / 64;
+        let mut bits = *self.0.get(w)? & (!0u64 << (c % 64));
+        loop {
+            if bits != 0 {
+                return Some((w * 64) as u32 + bits.trailing_zeros());
+            }
+            w += 1;
+            bits = *self.0.get(w)?;
+        }
+    }
+    /// Adds the lowest `n` cores of `src` that are not in the set yet (all
+    /// of them when fewer), as inserting `src`'s cores in index order until
+    /// `n` were new would. Returns how many it added.
+    #[inline]
+    pub fn add_lowest(&mut self, src: &CoreSet, n: u32) -> u32 {
+        let mut left = n;
+        for (w, s) in self.0.iter_mut().zip(src.0.iter()) {
+            if left == 0 {
+                break;
+            }
+            let mut new = *s & !*w;
+            let c = new.count_ones();
+            if c <= left {
+                *w |= new;
+                left -= c;
+            } else {
+                for _ in 0..left {
+                    let low = new & new.wrapping_neg();
+                    *w |= low;
+                    new ^= low;
+                }
+                left = 0;
+            }
+        }
+        n - left
+    }
     #[inline]
     pub fn remove(&mut self, c: u32) {
         let c = c as usize;

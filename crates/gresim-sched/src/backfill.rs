@@ -408,7 +408,8 @@ pub fn backfill_pass(
     // here unplanned: their reservations matter only to a later job that
     // could start now, and are made, in queue order, before it is planned.
     // Jobs still waiting when the pass ends would have changed nothing.
-    let mut deferred: Vec<(JobIdx, PartId)> = Vec::new();
+    let mut deferred: Vec<(JobIdx, PartId)> =
+        Vec::with_capacity(queue.len().min(ctx.params.bf_max_job_test as usize));
     let mut ready: std::collections::VecDeque<(JobIdx, PartId)> = Default::default();
     let mut records = queue.iter();
     loop {

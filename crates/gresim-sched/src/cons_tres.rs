@@ -221,26 +221,34 @@ fn choose(
             && state.fit_index().walkable(cluster, part.idx())
             && state.fit_index().tracked()
         {
-            let cand = |id: NodeId| {
+            // The tree has just evaluated the picked nodes through the
+            // evaluation cache, so their evaluations come from it.
+            let cand = |eval_cache: &mut EvalCache, shape: u32, id: NodeId| {
                 let usage = *state.node(id);
+                let eval =
+                    eval_cache.get_or(shape, id, &usage, true, || eval_node(&j, id, &usage, true));
                 Cand {
                     id,
                     required: false,
                     usage,
-                    eval: eval_node(&j, id, &usage, true),
+                    eval,
                 }
             };
             if fit_tree::applies(&j, min_nodes, req_nodes) {
-                if let Some(id) = fit_tree::pick(&j, state, part, trees, eval_cache) {
-                    return complete(&j, &view, &[cand(id)], &[0], want, fit);
+                if let Some((shape, id)) = fit_tree::pick(&j, state, part, trees, eval_cache) {
+                    let picked = [cand(eval_cache, shape, id)];
+                    return complete(&j, &view, &picked, &[0], want, fit);
                 }
             } else if fit_tree::applies_many(&j) {
                 // Several nodes: the tree's sets, and only the chosen
                 // sets' nodes visited.
-                if let Some(ids) = fit_tree::pick_nodes(
+                if let Some((shape, ids)) = fit_tree::pick_nodes(
                     &j, state, part, min_nodes, max_nodes, req_nodes, trees, eval_cache,
                 ) {
-                    let picked: Vec<Cand> = ids.into_iter().map(cand).collect();
+                    let picked: Vec<Cand> = ids
+                        .into_iter()
+                        .map(|id| cand(eval_cache, shape, id))
+                        .collect();
                     let all: Vec<usize> = (0..picked.len()).collect();
                     return complete(&j, &view, &picked, &all, want, fit);
                 }

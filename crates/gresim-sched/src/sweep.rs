@@ -49,6 +49,7 @@ impl Sweep {
 
     /// Releases the ends up to index `upto` (exclusive) from `now` (the
     /// current state), logging the usage of each node they free.
+    #[inline]
     pub(crate) fn extend_to(
         &mut self,
         cluster: &Cluster,
@@ -146,6 +147,7 @@ impl Sweep {
     /// The state after the first `at` ends (at most the ends released): the
     /// sweep's own state, or a kept copy moved there (jobs ending given back
     /// or released), or a new copy of the nearest kept state.
+    #[inline]
     pub(crate) fn state_at(
         &mut self,
         cluster: &Cluster,
@@ -252,6 +254,7 @@ impl<F: Copy + PartialEq> FitChanges<F> {
     /// Records the changes of the sweep's log up to end index `upto`
     /// (exclusive), the sweep having released that far. `fits0` are the
     /// fits in the current state, `fit` a node's fit in a usage.
+    #[inline]
     pub(crate) fn extend_to(
         &mut self,
         cluster: &Cluster,

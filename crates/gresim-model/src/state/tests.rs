@@ -157,3 +157,45 @@ fn coreset_iterates_in_order() {
     assert_eq!(s.count(), 4);
     assert_eq!(gpu_indices(0b1010_0001).collect::<Vec<_>>(), vec![0, 5, 7]);
 }
+
+fn coreset_of(words: [u64; 4]) -> CoreSet {
+    let mut s = CoreSet::default();
+    for c in 0..256u32 {
+        if words[c as usize / 64] >> (c % 64) & 1 == 1 {
+            s.insert(c);
+        }
+    }
+    s
+}
+
+proptest::proptest! {
+    /// `next_from` and `add_lowest` answer as walking the cores one by one.
+    #[test]
+    fn coreset_bit_scans_agree_with_a_walk(
+        a in proptest::array::uniform4(proptest::num::u64::ANY),
+        b in proptest::array::uniform4(proptest::num::u64::ANY),
+        sparse in 0u32..4,
+        c in 0u32..300,
+        n in 0u32..300,
+    ) {
+        // Sparse sets too: most random words are half full.
+        let thin = |w: [u64; 4]| w.map(|x| (0..sparse).fold(x, |x, k| x & x.rotate_left(7 * k + 3)));
+        let (s, src) = (coreset_of(thin(a)), coreset_of(thin(b)));
+        let walked = (c..256).find(|&x| s.contains(x));
+        proptest::prop_assert_eq!(s.next_from(c), walked);
+        let mut naive = s;
+        let mut added = 0;
+        for x in src.iter() {
+            if added == n {
+                break;
+            }
+            if !naive.contains(x) {
+                naive.insert(x);
+                added += 1;
+            }
+        }
+        let mut fast = s;
+        proptest::prop_assert_eq!(fast.add_lowest(&src, n), added);
+        proptest::prop_assert!(fast == naive);
+    }
+}

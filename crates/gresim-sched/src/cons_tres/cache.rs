@@ -180,6 +180,7 @@ impl EvalCache {
         Some(self.shapes.len() as u32 - 1)
     }
 
+    #[inline]
     pub(super) fn get_or(
         &mut self,
         shape: u32,

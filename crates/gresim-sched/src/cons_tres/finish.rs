@@ -55,18 +55,12 @@ pub(super) fn finish(j: &JobCtx<'_>, cands: &[Cand], picked: &[usize]) -> Option
                     .eval
                     .map_or(cands[ci].usage.free_cores, |e| e.cores);
                 let mut cs = na.cores;
-                // `have` counts `cs` as it grows (a core already in it
-                // adds nothing), instead of a popcount per core tried.
+                // The lowest cores not taken yet, from the evaluated ones
+                // first, then from all free ones.
                 let mut have = cs.count();
-                'fill: for src in [pool, cands[ci].usage.free_cores] {
-                    for core in src.iter() {
-                        if have >= want {
-                            break 'fill;
-                        }
-                        if !cs.contains(core) {
-                            cs.insert(core);
-                            have += 1;
-                        }
+                for src in [pool, cands[ci].usage.free_cores] {
+                    if have < want {
+                        have += cs.add_lowest(&src, want - have);
                     }
                 }
                 if have < want {
@@ -296,15 +290,7 @@ pub(super) fn finish_node(
     let ncores = cpus.div_ceil(tpc).max(1);
     let mut cores = cyclic_cores(node, &e.cores, ncores, j.cpt, tpc);
     let mut left = ncores - cores.count().min(ncores);
-    for c in u.free_cores.iter() {
-        if left == 0 {
-            break;
-        }
-        if !cores.contains(c) {
-            cores.insert(c);
-            left -= 1;
-        }
-    }
+    left -= cores.add_lowest(&u.free_cores, left);
     if left > 0 {
         return None;
     }
@@ -401,8 +387,8 @@ pub(super) fn cyclic_cores(
             if left == 0 {
                 break;
             }
-            while next[s] < end(s) && !avail.contains(next[s]) {
-                next[s] += 1;
+            if next[s] < end(s) {
+                next[s] = avail.next_from(next[s]).map_or(end(s), |c| c.min(end(s)));
             }
             if next[s] < end(s) {
                 out.insert(next[s]);

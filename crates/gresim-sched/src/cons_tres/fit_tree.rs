@@ -19,40 +19,59 @@
 use super::{cannot_fit, eval_node, EvalCache, JobCtx, Quick};
 use gresim_model::{Cluster, ClusterState, NodeId, PartId};
 
-/// A consecutive node set: weight, CPU total, first position, and its
-/// best-fit node (the first with the fewest CPUs). [`Run::NONE`] (no nodes)
-/// stands for no set, which keeps [`Sum`] plain integers, cheap to compare.
+/// Bits of [`Run::key`] that hold a set's CPU total. A partition with as
+/// many CPUs or more gets no tree ([`Tree::new`]), so the total never
+/// reaches the weight's bits.
+const CPU_BITS: u32 = 24;
+
+/// A consecutive node set: its order key (weight, then CPU total), first
+/// and last position, and its best-fit node (the first with the fewest
+/// CPUs). Every position from `start` to `end` holds a usable node.
+/// [`Run::NONE`] (no nodes) stands for no set, which keeps [`Sum`] plain
+/// integers, cheap to compare and to copy (24 bytes).
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Run {
-    weight: u64,
-    cpus: u64,
+    /// `weight << CPU_BITS | cpus`: the order of `eval_nodes`' choice among
+    /// sufficient sets, compared as one integer. The first set wins ties,
+    /// which [`min_run`] keeps by taking its operands in position order.
+    key: u64,
     start: u32,
-    /// Last position and number of usable nodes.
     end: u32,
-    nodes: u32,
     min_avail: u32,
     min_pos: u32,
 }
 
 impl Run {
     const NONE: Run = Run {
-        weight: 0,
-        cpus: 0,
-        start: 0,
+        key: 0,
+        start: u32::MAX,
         end: 0,
-        nodes: 0,
         min_avail: 0,
         min_pos: 0,
     };
     #[inline]
-    fn get(self) -> Option<Run> {
-        (self.nodes > 0).then_some(self)
+    fn is_some(&self) -> bool {
+        self.start != u32::MAX
     }
-    /// The order of `eval_nodes`' choice among sufficient sets; the first
-    /// set wins ties.
     #[inline]
-    fn key(&self) -> (u64, u64, u32) {
-        (self.weight, self.cpus, self.start)
+    fn get(self) -> Option<Run> {
+        self.is_some().then_some(self)
+    }
+    #[inline]
+    fn weight(&self) -> u64 {
+        self.key >> CPU_BITS
+    }
+    #[inline]
+    fn cpus(&self) -> u64 {
+        self.key & ((1 << CPU_BITS) - 1)
+    }
+    #[inline]
+    fn nodes(&self) -> u32 {
+        if self.is_some() {
+            self.end - self.start + 1
+        } else {
+            0
+        }
     }
     /// `self` followed directly by `b`, of the same weight.
     #[inline]
@@ -63,28 +82,24 @@ impl Run {
             (self.min_avail, self.min_pos)
         };
         Run {
-            weight: self.weight,
-            cpus: self.cpus + b.cpus,
+            // Same weight: the CPU totals add up below it.
+            key: self.key + b.cpus(),
             start: self.start,
             end: b.end,
-            nodes: self.nodes + b.nodes,
             min_avail,
             min_pos,
         }
     }
 }
 
+/// The better of two sets (or no set), `a` lying before `b`: the lower key,
+/// `a` on a tie.
 #[inline]
-fn opt(r: Option<Run>) -> Run {
-    r.unwrap_or(Run::NONE)
-}
-
-#[inline]
-fn min_run(a: Option<Run>, b: Option<Run>) -> Option<Run> {
-    match (a, b) {
-        (Some(x), Some(y)) => Some(if y.key() < x.key() { y } else { x }),
-        (x, None) => x,
-        (None, y) => y,
+fn min_run(a: Run, b: Run) -> Run {
+    if !a.is_some() || (b.is_some() && b.key < a.key) {
+        b
+    } else {
+        a
     }
 }
 
@@ -127,33 +142,27 @@ fn merge(l: &Sum, r: &Sum) -> Sum {
     if r.empty {
         return *l;
     }
-    match (l.suf.get(), r.pre.get()) {
-        (Some(ls), Some(rp)) if ls.weight == rp.weight => {
-            let j = ls.join(rp);
-            Sum {
-                empty: false,
-                solid: l.solid && r.solid,
-                pre: if l.solid { j } else { l.pre },
-                suf: if r.solid { j } else { r.suf },
-                best: opt(min_run(
-                    min_run(l.best.get(), r.best.get()),
-                    (!l.solid && !r.solid).then_some(j),
-                )),
-            }
+    // Sets in position order: l.pre, l.best, l.suf, r.pre, r.best, r.suf.
+    if l.suf.is_some() && r.pre.is_some() && l.suf.weight() == r.pre.weight() {
+        let j = l.suf.join(r.pre);
+        let closed = if !l.solid && !r.solid { j } else { Run::NONE };
+        Sum {
+            empty: false,
+            solid: l.solid && r.solid,
+            pre: if l.solid { j } else { l.pre },
+            suf: if r.solid { j } else { r.suf },
+            best: min_run(min_run(l.best, closed), r.best),
         }
-        _ => Sum {
+    } else {
+        let ls = if l.solid { Run::NONE } else { l.suf };
+        let rp = if r.solid { Run::NONE } else { r.pre };
+        Sum {
             empty: false,
             solid: false,
             pre: l.pre,
             suf: r.suf,
-            best: opt(min_run(
-                min_run(l.best.get(), r.best.get()),
-                min_run(
-                    if l.solid { None } else { l.suf.get() },
-                    if r.solid { None } else { r.pre.get() },
-                ),
-            )),
-        },
+            best: min_run(min_run(min_run(l.best, ls), rp), r.best),
+        }
     }
 }
 
@@ -237,6 +246,17 @@ impl Tree {
         }
     }
 
+    /// Whether every set's CPU total fits in [`CPU_BITS`]: the positions'
+    /// CPUs together stay below `1 << CPU_BITS`.
+    fn cpus_fit(&self, cluster: &Cluster) -> bool {
+        let total: u64 = self
+            .nodes
+            .iter()
+            .map(|&id| u64::from(cluster.node(id).cpus()))
+            .sum();
+        total < 1 << CPU_BITS
+    }
+
     fn leaf(
         &self,
         j: &JobCtx<'_>,
@@ -261,11 +281,9 @@ impl Tree {
             None => GAP,
             Some(e) => {
                 let r = Run {
-                    weight: e.weight,
-                    cpus: u64::from(e.cpus),
+                    key: e.weight << CPU_BITS | u64::from(e.cpus),
                     start: k as u32,
                     end: k as u32,
-                    nodes: 1,
                     min_avail: e.cpus,
                     min_pos: k as u32,
                 };
@@ -282,7 +300,8 @@ impl Tree {
 }
 
 /// Runs `f` on the tree of `j`'s shape over `part`, brought up to date with
-/// the live `state`; `None` without a tree (too many shapes).
+/// the live `state`, and returns the shape's id (in the evaluation cache)
+/// with `f`'s answer; `None` without a tree (too many shapes).
 fn with_tree<R>(
     j: &JobCtx<'_>,
     state: &ClusterState,
@@ -290,7 +309,7 @@ fn with_tree<R>(
     trees: &mut Trees,
     cache: &mut EvalCache,
     f: impl FnOnce(&Tree) -> Option<R>,
-) -> Option<R> {
+) -> Option<(u32, R)> {
     let shape = cache.shape_id(j)?;
     let ti = match trees
         .iter()
@@ -299,7 +318,7 @@ fn with_tree<R>(
         Some(ti) => ti,
         None => {
             let new = Tree::new(j.cluster, part, shape);
-            if new.sums.len() > MAX_SUMS {
+            if new.sums.len() > MAX_SUMS || !new.cpus_fit(j.cluster) {
                 return None;
             }
             // Room for it: drop the least recently used trees.
@@ -366,23 +385,23 @@ fn with_tree<R>(
         }
     }
     tree.at = Some(ix.position());
-    f(tree)
+    f(tree).map(|r| (shape, r))
 }
 
 /// The node `eval_nodes`' first call would pick for `j` in `part` on the
-/// live `state` when [`applies`] holds, or `None` when the tree cannot say
-/// (no set at all, or too many shapes): then the caller selects as without
-/// the tree.
+/// live `state` when [`applies`] holds (with `j`'s shape id), or `None` when
+/// the tree cannot say (no set at all, or too many shapes): then the caller
+/// selects as without the tree.
 pub(super) fn pick(
     j: &JobCtx<'_>,
     state: &ClusterState,
     part: PartId,
     trees: &mut Trees,
     cache: &mut EvalCache,
-) -> Option<NodeId> {
+) -> Option<(u32, NodeId)> {
     with_tree(j, state, part, trees, cache, |tree| {
         let root = &tree.sums[1];
-        let best = min_run(min_run(root.pre.get(), root.best.get()), root.suf.get())?;
+        let best = min_run(min_run(root.pre, root.best), root.suf).get()?;
         Some(tree.nodes[best.min_pos as usize])
     })
 }
@@ -410,7 +429,7 @@ impl Tree {
         if s.solid {
             let Some(r) = s.pre.get() else { return };
             match cur {
-                Some(c) if c.weight == r.weight => *c = c.join(r),
+                Some(c) if c.weight() == r.weight() => *c = c.join(r),
                 _ => {
                     out.extend(cur.take());
                     *cur = Some(r);
@@ -418,7 +437,7 @@ impl Tree {
             }
             return;
         }
-        if s.pre.nodes == 0 && s.suf.nodes == 0 && s.best.nodes == 0 {
+        if !s.pre.is_some() && !s.suf.is_some() && !s.best.is_some() {
             // Only nodes that cannot hold the job: the current set ends.
             out.extend(cur.take());
             return;
@@ -436,7 +455,8 @@ impl Tree {
 }
 
 /// The nodes `eval_nodes`' first call would pick for `j` in `part` on the
-/// live `state` when [`applies_many`] holds, in node order, or `None` when
+/// live `state` when [`applies_many`] holds, in node order (with `j`'s shape
+/// id), or `None` when
 /// the tree cannot say or that call finds nothing: then the caller selects
 /// as without the tree. This is `eval_nodes` without required nodes and
 /// per-job GPU counts, run over the tree's sets: only the chosen sets'
@@ -450,11 +470,11 @@ pub(super) fn pick_nodes(
     req_nodes: u32,
     trees: &mut Trees,
     cache: &mut EvalCache,
-) -> Option<Vec<NodeId>> {
+) -> Option<(u32, Vec<NodeId>)> {
     with_tree(j, state, part, trees, cache, |tree| {
         let mut runs = Vec::new();
         tree.sets(&mut runs);
-        let usable_cnt: u64 = runs.iter().map(|r| u64::from(r.nodes)).sum();
+        let usable_cnt: u64 = runs.iter().map(|r| u64::from(r.nodes())).sum();
         if usable_cnt < u64::from(min_nodes) {
             return None;
         }
@@ -473,9 +493,9 @@ pub(super) fn pick_nodes(
                 (
                     r.start as usize,
                     r.end as usize,
-                    r.cpus as i64,
-                    i64::from(r.nodes),
-                    r.weight,
+                    r.cpus() as i64,
+                    i64::from(r.nodes()),
+                    r.weight(),
                 )
             })
             .collect();

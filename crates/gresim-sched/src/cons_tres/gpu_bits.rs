@@ -8,25 +8,28 @@ use gresim_model::Node;
 
 use super::{n_sockets, MAX_SOCK};
 
-/// Devices close to no particular socket (no `Cores=`), and per socket.
-pub(super) fn any_sock_mask(node: &Node) -> u64 {
-    let mut m = 0u64;
-    for (i, d) in node.gpus.iter().enumerate().take(64) {
-        if d.socket.is_none() {
-            m |= 1 << i;
-        }
-    }
-    m
+/// The device masks of a node: devices close to no particular socket (no
+/// `Cores=`), and per socket, from one walk over the node's devices.
+pub(super) struct Masks {
+    pub(super) any: u64,
+    pub(super) sock: [u64; MAX_SOCK],
 }
 
-pub(super) fn sock_mask(node: &Node, s: usize) -> u64 {
-    let mut m = 0u64;
-    for (i, d) in node.gpus.iter().enumerate().take(64) {
-        if d.socket.is_some_and(|x| usize::from(x) == s) {
-            m |= 1 << i;
+impl Masks {
+    pub(super) fn of(node: &Node) -> Masks {
+        let mut mk = Masks {
+            any: 0,
+            sock: [0; MAX_SOCK],
+        };
+        for (i, d) in node.gpus.iter().enumerate().take(64) {
+            match d.socket {
+                None => mk.any |= 1 << i,
+                Some(x) if usize::from(x) < MAX_SOCK => mk.sock[usize::from(x)] |= 1 << i,
+                Some(_) => {}
+            }
         }
+        mk
     }
-    m
 }
 
 /// Links count between devices `a` and `b` (0 when unknown).
@@ -79,7 +82,8 @@ pub(super) fn link_levels(node: &Node, chosen: u64, free: u64, out: &mut [u32; 6
 /// the job's cores, then more on those sockets preferring those best linked
 /// to the chosen ones, then GPUs on other sockets. Lowest index first.
 pub(super) fn node_bits(node: &Node, free: u64, used_sock: u64, nsock: usize, want: u32) -> u64 {
-    let any_m = any_sock_mask(node);
+    let mk = Masks::of(node);
+    let any_m = mk.any;
     let mut sel = 0u64;
     let mut cnt = 0u32;
     // Step 1: s = -1 (any socket), then each used socket: one GPU each.
@@ -89,7 +93,7 @@ pub(super) fn node_bits(node: &Node, free: u64, used_sock: u64, nsock: usize, wa
         }
         let m = match s {
             None => any_m,
-            Some(s) if used_sock & (1 << s) != 0 => sock_mask(node, s),
+            Some(s) if used_sock & (1 << s) != 0 => mk.sock[s],
             Some(_) => continue,
         };
         if let Some(g) = bits(free & m & !sel).next() {
@@ -115,7 +119,7 @@ pub(super) fn node_bits(node: &Node, free: u64, used_sock: u64, nsock: usize, wa
             }
             let m = match s {
                 None => any_m,
-                Some(s) if used_sock & (1 << s) != 0 => sock_mask(node, s),
+                Some(s) if used_sock & (1 << s) != 0 => mk.sock[s],
                 Some(_) => continue,
             };
             for g in bits(free & m & !sel) {
@@ -142,7 +146,7 @@ pub(super) fn node_bits(node: &Node, free: u64, used_sock: u64, nsock: usize, wa
             if used_sock & (1 << s) != 0 {
                 continue;
             }
-            for g in bits(free & sock_mask(node, s) & !sel) {
+            for g in bits(free & mk.sock[s] & !sel) {
                 if known && lv[g] < l {
                     continue;
                 }
@@ -176,7 +180,8 @@ pub(super) fn task_bits(
     nsock: usize,
     per_task: u32,
 ) -> u64 {
-    let any_m = any_sock_mask(node);
+    let mk = Masks::of(node);
+    let any_m = mk.any;
     let mut sel = 0u64;
     let mut cnt = 0u32;
     let mut total_tasks = 0u32;
@@ -187,7 +192,7 @@ pub(super) fn task_bits(
         }
         total_tasks += tasks_sock[s];
         let goal = total_tasks.saturating_mul(per_task);
-        for g in bits(free & sock_mask(node, s) & !sel) {
+        for g in bits(free & mk.sock[s] & !sel) {
             if cnt >= goal {
                 break;
             }
@@ -213,7 +218,7 @@ pub(super) fn task_bits(
             }
             let m = match s {
                 None => any_m,
-                Some(s) => sock_mask(node, s),
+                Some(s) => mk.sock[s],
             };
             for g in bits(free & m & !sel) {
                 if cnt >= goal {
@@ -249,7 +254,8 @@ pub(super) fn job_bits1(
     nsock: usize,
     max_gres: u32,
 ) -> u64 {
-    let any_m = any_sock_mask(node);
+    let mk = Masks::of(node);
+    let any_m = mk.any;
     let trim = max_gres > 1 && links_known(node);
     let pick = if trim { u32::MAX } else { max_gres };
     let mut sel = 0u64;
@@ -260,7 +266,7 @@ pub(super) fn job_bits1(
         }
         let m = match s {
             None => any_m,
-            Some(s) if used_sock & (1 << s) != 0 => sock_mask(node, s),
+            Some(s) if used_sock & (1 << s) != 0 => mk.sock[s],
             Some(_) => continue,
         };
         for g in bits(free & m & !sel) {
@@ -276,7 +282,7 @@ pub(super) fn job_bits1(
             if used_sock & (1 << s) != 0 {
                 continue;
             }
-            if let Some(g) = bits(free & sock_mask(node, s)).next() {
+            if let Some(g) = bits(free & mk.sock[s]).next() {
                 sel |= 1 << g;
                 cnt += 1;
                 break;
@@ -328,7 +334,8 @@ pub(super) fn job_bits2(node: &Node, free: u64, chosen: u64, want: u32) -> u64 {
             best = best.max(link(node, s, a));
         }
     }
-    let any_m = any_sock_mask(node);
+    let mk = Masks::of(node);
+    let any_m = mk.any;
     let nsock = n_sockets(node);
     let mut sel = 0u64;
     let mut cnt = 0u32;
@@ -336,7 +343,7 @@ pub(super) fn job_bits2(node: &Node, free: u64, chosen: u64, want: u32) -> u64 {
         for s in std::iter::once(None).chain((0..nsock).map(Some)) {
             let m = match s {
                 None => any_m,
-                Some(s) => sock_mask(node, s),
+                Some(s) => mk.sock[s],
             };
             for g in bits(free & m & !sel) {
                 if cnt >= want {

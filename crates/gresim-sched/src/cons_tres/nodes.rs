@@ -179,7 +179,9 @@ pub(super) fn eval_nodes(
     let taken = &mut ev.taken;
     taken.clear();
     taken.resize(n, false);
-    let mut picked: Vec<usize> = Vec::new();
+    // Room for the nodes still wanted, so that a wide job's list is not
+    // grown node by node.
+    let mut picked: Vec<usize> = Vec::with_capacity((rem_nodes.max(1) as usize).min(n));
     let add_gres = |i: usize| -> i64 { cands[i].eval.map_or(0, |e| i64::from(e.gpus)) };
     let done = |rem_nodes: i64, rem_cpus: i64, gres_total: i64| {
         rem_nodes <= 0 && rem_cpus <= 0 && (!per_job || gres_total >= gres_goal)
