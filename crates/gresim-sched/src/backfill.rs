@@ -408,18 +408,19 @@ pub fn backfill_pass(
     // here unplanned: their reservations matter only to a later job that
     // could start now, and are made, in queue order, before it is planned.
     // Jobs still waiting when the pass ends would have changed nothing.
-    let mut deferred: Vec<(JobIdx, PartId)> = Vec::new();
-    let mut ready: std::collections::VecDeque<(JobIdx, PartId)> = Default::default();
+    // Each with its record's priority (`bf_job_priority`).
+    let mut deferred: Vec<(JobIdx, PartId, u32)> = Vec::new();
+    let mut ready: std::collections::VecDeque<(JobIdx, PartId, u32)> = Default::default();
     let mut records = queue.iter();
     loop {
-        let (job, part) = match ready.pop_front() {
+        let (job, part, prio) = match ready.pop_front() {
             Some(x) => x,
             None => {
                 let Some(k) = records.next() else { break };
                 if tested >= ctx.params.bf_max_job_test {
                     break;
                 }
-                let (job, part) = (k.job, k.part);
+                let (job, part, prio) = (k.job, k.part, k.priority());
                 if started.contains(&job) {
                     continue;
                 }
@@ -442,7 +443,7 @@ pub fn backfill_pass(
                 // once they are gone starts now, and `select_nodes()`
                 // preempts them for it; it starts in a later pass.
                 if ctx.params.preempt.enabled()
-                    && crate::preempt::backfill_preempt(ctx, cache, job, part, preempt_start)
+                    && crate::preempt::backfill_preempt(ctx, cache, job, part, prio, preempt_start)
                 {
                     continue;
                 }
@@ -454,10 +455,10 @@ pub fn backfill_pass(
                     let m = memo_for(&mut fits_memo, ctx, req, part);
                     !counts_fit(req, fits_memo[m].base)
                 } {
-                    deferred.push((job, part));
+                    deferred.push((job, part, prio));
                 } else {
                     ready.extend(deferred.drain(..));
-                    ready.push_back((job, part));
+                    ready.push_back((job, part, prio));
                 }
                 continue;
             }
@@ -563,7 +564,7 @@ pub fn backfill_pass(
                 ) {
                     let planned = Running::new(now + limit, Cow::Owned(alloc.clone()), words);
                     let whole = alloc.exclusive;
-                    if ctx.start(job, part, alloc, true).is_ok() {
+                    if ctx.start(job, part, alloc, true, prio).is_ok() {
                         started.push(job);
                         for m in &mut fits_memo {
                             m.started(ctx, &planned.alloc);

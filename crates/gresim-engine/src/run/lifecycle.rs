@@ -79,6 +79,7 @@ impl Engine<'_> {
             partition,
             alloc,
             by_backfill,
+            priority,
         } = s;
         let sub = self.jobs[job.idx()].sub as usize;
         // Array tasks take a fresh job id when they start, except the last
@@ -124,6 +125,7 @@ impl Engine<'_> {
             state: JobState::Running,
             partition,
             alloc,
+            priority,
         });
         // When does this run end on its own? (A program that runs out of
         // GPU memory fails shortly after it starts.)
