@@ -119,6 +119,8 @@ impl Engine<'_> {
         j.reason = Reason::None;
         j.reason_desc = None;
         let run = j.runs.len() as u32;
+        self.note_priority(job, priority);
+        let j = &mut self.jobs[job.idx()];
         j.runs.push(Run {
             start: now,
             end: None,
