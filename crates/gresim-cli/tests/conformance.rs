@@ -85,6 +85,10 @@ const FLOORS: &[(&str, u32)] = &[
     // priorities, which scored 1/8 in each; not held out otherwise.
     // `ctld_start` (the decay thread's phase) is the first recording's.
     ("preempt_within_mf", 8),
+    // Backfill reserving the nodes of a preemptor that waits for a grace
+    // time: designed and recorded (three recordings) after the source was
+    // read and before the model reserved them (2/4 decisions in each then).
+    ("preempt_bf_grace", 4),
     // Gang time-slicing (OverSubscribe=FORCE:2, SchedulerTimeSlice) is not
     // modelled: recorded as data for it (docs/preemption.md, "Not modelled").
     ("gang_timeslice", 2),
@@ -131,6 +135,7 @@ const SLOW_KILL_FLOORS: &[(&str, u32)] = &[
     // 5/5 under the fast kill (docs/preemption.md).
     ("preempt_qos_requeue", 3),
     ("preempt_within_mf", 7),
+    ("preempt_bf_grace", 4),
     // No kill in it: the same under either kill.
     ("preempt_suspend_cpu", 5),
     ("preempt_suspend_heldout", 6),

@@ -343,6 +343,14 @@ fn counts_fit(req: &gresim_model::job::JobRequest, c: Counts) -> bool {
                 >= u64::from(req.total_tasks(min_nodes)) * u64::from(req.cpus_per_task.max(1)))
 }
 
+/// A job backfill tested, in queue order, whose plan may wait.
+enum Todo {
+    /// Plan it (with its record's priority, `bf_job_priority`).
+    Plan(JobIdx, PartId, u32),
+    /// A preemptor's reservation: these nodes from the map's start to `end`.
+    Hold { nodes: Vec<NodeId>, end: Time },
+}
+
 /// One backfill pass over `queue`. Returns the jobs it started; adds the
 /// jobs it tested to `tested`.
 pub fn backfill_pass(
@@ -408,13 +416,18 @@ pub fn backfill_pass(
     // here unplanned: their reservations matter only to a later job that
     // could start now, and are made, in queue order, before it is planned.
     // Jobs still waiting when the pass ends would have changed nothing.
-    // Each with its record's priority (`bf_job_priority`).
-    let mut deferred: Vec<(JobIdx, PartId, u32)> = Vec::new();
-    let mut ready: std::collections::VecDeque<(JobIdx, PartId, u32)> = Default::default();
+    // A preemptor's reservation waits there too, in its place.
+    let mut deferred: Vec<Todo> = Vec::new();
+    let mut ready: std::collections::VecDeque<Todo> = Default::default();
     let mut records = queue.iter();
     loop {
         let (job, part, prio) = match ready.pop_front() {
-            Some(x) => x,
+            Some(Todo::Plan(job, part, prio)) => (job, part, prio),
+            Some(Todo::Hold { nodes, end }) => {
+                let e = end / res_q * res_q;
+                map.reserve(map_begin, e.max(map_begin + res_q), &nodes);
+                continue;
+            }
             None => {
                 let Some(k) = records.next() else { break };
                 if tested >= ctx.params.bf_max_job_test {
@@ -442,10 +455,30 @@ pub fn backfill_pass(
                 // `_try_sched()` with preemption candidates: a job that fits
                 // once they are gone starts now, and `select_nodes()`
                 // preempts them for it; it starts in a later pass.
-                if ctx.params.preempt.enabled()
-                    && crate::preempt::backfill_preempt(ctx, cache, job, part, prio, preempt_start)
-                {
-                    continue;
+                if ctx.params.preempt.enabled() {
+                    match crate::preempt::backfill_preempt(
+                        ctx,
+                        cache,
+                        job,
+                        part,
+                        prio,
+                        preempt_start,
+                    ) {
+                        crate::preempt::BfPreempt::No => {}
+                        crate::preempt::BfPreempt::Started => continue,
+                        // It waits for its preemptees: its nodes are
+                        // reserved for it from now for its time limit
+                        // (`_add_reservation()` after `_start_job()`
+                        // failed), in its place among the plans.
+                        crate::preempt::BfPreempt::Waits(alloc) => {
+                            let end = now.saturating_add(plan_limit(ctx, job, part));
+                            deferred.push(Todo::Hold {
+                                nodes: alloc.node_ids().collect(),
+                                end,
+                            });
+                            continue;
+                        }
+                    }
                 }
                 // Starting needs a selection on nodes no reservation blocks,
                 // which needs the counts of all the nodes to fit.
@@ -455,10 +488,10 @@ pub fn backfill_pass(
                     let m = memo_for(&mut fits_memo, ctx, req, part);
                     !counts_fit(req, fits_memo[m].base)
                 } {
-                    deferred.push((job, part, prio));
+                    deferred.push(Todo::Plan(job, part, prio));
                 } else {
                     ready.extend(deferred.drain(..));
-                    ready.push_back((job, part, prio));
+                    ready.push_back(Todo::Plan(job, part, prio));
                 }
                 continue;
             }

@@ -219,7 +219,8 @@ fn try_preempt(
     avoid: Option<&[bool]>,
 ) {
     if ctx.params.preempt.enabled() {
-        crate::preempt::preempt_for(ctx, job, part, prio, avoid, &mut preempt_start[job.idx()]);
+        let _ =
+            crate::preempt::preempt_for(ctx, job, part, prio, avoid, &mut preempt_start[job.idx()]);
     }
 }
 

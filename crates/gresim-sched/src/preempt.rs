@@ -352,9 +352,10 @@ impl Trial<'_> {
 
 /// Preempts for `job` what [`preemptees`] names, as `_preempt_jobs()` does:
 /// nothing more while an earlier preemption for it may still be under way
-/// (`kill_pending`: within KillWait + MessageTimeout of it). Returns
-/// whether any job is being preempted for it (the job then waits, reason
-/// Resources).
+/// (`kill_pending`: within KillWait + MessageTimeout of it). Returns,
+/// when jobs are being preempted for it (the job then waits, reason
+/// Resources: `select_nodes()` answers ESLURM_NODES_BUSY), the nodes it
+/// would run on once they are gone.
 pub fn preempt_for(
     ctx: &mut PassCtx<'_>,
     job: JobIdx,
@@ -362,14 +363,12 @@ pub fn preempt_for(
     prio: u32,
     avoid: Option<&[bool]>,
     last_preempt: &mut Option<Time>,
-) -> bool {
-    let Some((list, _)) = preemptees(ctx, job, part, prio, avoid) else {
-        return false;
-    };
+) -> Option<Allocation> {
+    let (list, alloc) = preemptees(ctx, job, part, prio, avoid)?;
     let kill_pending = last_preempt
         .is_none_or(|t| t.saturating_add(ctx.params.preempt.kill_pending_wait) <= ctx.now);
     if !kill_pending {
-        return true;
+        return Some(alloc);
     }
     for &ee in &list {
         let j = &ctx.jobs[ee.idx()];
@@ -385,7 +384,7 @@ pub fn preempt_for(
         });
     }
     *last_preempt = Some(ctx.now);
-    true
+    Some(alloc)
 }
 
 /// SUSPEND,GANG under `preempt/partition_prio` for a job that does not fit
@@ -560,11 +559,34 @@ pub fn suspend_start(
     true
 }
 
+/// What backfill's preemption did for a job ([`backfill_preempt`]).
+#[derive(Debug)]
+pub enum BfPreempt {
+    /// Nothing: it fits on free resources, or preempting makes no room.
+    No,
+    /// It started over suspended jobs (SUSPEND,GANG).
+    Started,
+    /// It preempts (or waits for its earlier preemptions, or for a
+    /// preemptee's grace time): it would run on these nodes once they are
+    /// gone.
+    Waits(Allocation),
+}
+
 /// Backfill's preemption: a job that does not fit on free resources now
 /// starts over suspended jobs ([`suspend_start`]) or preempts what
-/// [`preemptees`] names. Returns whether it did either (or waits for an
-/// earlier preemption of its own), so that backfill does not plan it.
-/// `prio` is the priority of the job's record in `part`.
+/// [`preemptees`] names. `prio` is the priority of the job's record in
+/// `part`.
+///
+/// In Slurm (`_attempt_backfill()` in src/plugins/sched/backfill/
+/// backfill.c, 22.05) `_try_sched()` tests the job with every preemption
+/// candidate gone (`_will_run_test()`); it would start now, so
+/// `_start_job()` calls `select_nodes()`, which preempts (or, within
+/// KillWait + MessageTimeout of its last preemption or while a preemptee
+/// runs its grace time, preempts nothing more) and answers
+/// ESLURM_NODES_BUSY; backfill then "drops through and reserves these
+/// resources": the nodes it tested are reserved for the job from now for
+/// its time limit (`_add_reservation()`), so no later job of the pass
+/// starts on them. [`BfPreempt::Waits`] names those nodes.
 pub fn backfill_preempt(
     ctx: &mut PassCtx<'_>,
     cache: &mut SelectCache,
@@ -572,16 +594,19 @@ pub fn backfill_preempt(
     part: PartId,
     prio: u32,
     preempt_start: &mut [Option<Time>],
-) -> bool {
+) -> BfPreempt {
     let req = &ctx.jobs[job.idx()].request;
     if crate::select::select(cache, ctx.cluster, ctx.params, ctx.state, req, part, None).is_ok() {
-        return false;
+        return BfPreempt::No;
     }
     if suspend_start(ctx, job, part, prio, None, true) {
-        return true;
+        return BfPreempt::Started;
     }
-    match preempt_start.get_mut(job.idx()) {
-        Some(last) => preempt_for(ctx, job, part, prio, None, last),
-        None => false,
+    match preempt_start
+        .get_mut(job.idx())
+        .and_then(|last| preempt_for(ctx, job, part, prio, None, last))
+    {
+        Some(alloc) => BfPreempt::Waits(alloc),
+        None => BfPreempt::No,
     }
 }

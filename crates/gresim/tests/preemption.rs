@@ -530,3 +530,28 @@ fn same_qos_preemption_under_multifactor_compares_queue_priorities_and_kept_ones
     assert_eq!(j[2].runs[0].start, 200);
     assert!(!o.run_file().preempt.as_ref().is_some_and(|p| p.multifactor));
 }
+
+/// Backfill reserves a waiting preemptor's nodes (`_attempt_backfill()`:
+/// its `select_nodes()` fails while the preemptee runs its grace time, and
+/// backfill "drops through and reserves these resources"): the scavenger
+/// s2 does not take the GPU x1 leaves on the preemptor's node at 15, and
+/// starts with p1, once s1's grace time is over (as in preempt_bf_grace).
+#[test]
+fn backfill_starts_nothing_on_the_nodes_of_a_preemptor_waiting_for_a_grace_time() {
+    let jobs = [
+        job("s1", "scav", 3, 0, 100, ""),
+        job("x1", "owner", 1, 0, 15, ""),
+        job("p1", "owner", 3, 5, 20, ""),
+        job("s2", "scav", 1, 8, 30, ""),
+    ]
+    .join(",");
+    let o = run(&scenario(CANCEL, r#", "grace_time": 20"#, &jobs));
+    let j = &o.output.jobs;
+    assert_eq!(
+        (j[0].runs[0].state, j[0].runs[0].end),
+        (JobState::Preempted, Some(25))
+    );
+    assert_eq!(j[1].runs[0].end, Some(15));
+    assert_eq!(j[2].runs[0].start, 25);
+    assert_eq!(j[3].runs[0].start, 25, "s2 waits for p1's start");
+}
