@@ -155,12 +155,10 @@ impl<'a> Engine<'a> {
             .params
             .preempt
             .same_qos(cluster.accounting())
-            .then(|| {
-                matches!(
-                    input.params.priority,
-                    gresim_policy::priority::PriorityConfig::Multifactor(_)
-                )
-            });
+            .then_some(matches!(
+                input.params.priority,
+                gresim_policy::priority::PriorityConfig::Multifactor(_)
+            ));
         let mut e = Engine {
             intake: Intake::new(input.jobs),
             live: Live::new(cluster.nodes.len()),
