@@ -347,8 +347,10 @@ fn counts_fit(req: &gresim_model::job::JobRequest, c: Counts) -> bool {
 enum Todo {
     /// Plan it (with its record's priority, `bf_job_priority`).
     Plan(JobIdx, PartId, u32),
-    /// A preemptor's reservation: these nodes from the map's start to `end`.
-    Hold { nodes: Vec<NodeId>, end: Time },
+    /// A preemptor's reservation: its index in the pass's holds (nodes,
+    /// and the end of the reservation from the map's start). Kept out of
+    /// line so that a plan stays small.
+    Hold(u32),
 }
 
 /// One backfill pass over `queue`. Returns the jobs it started; adds the
@@ -419,13 +421,16 @@ pub fn backfill_pass(
     // A preemptor's reservation waits there too, in its place.
     let mut deferred: Vec<Todo> = Vec::new();
     let mut ready: std::collections::VecDeque<Todo> = Default::default();
+    let mut holds: Vec<(Vec<NodeId>, Time)> = Vec::new();
     let mut records = queue.iter();
     loop {
         let (job, part, prio) = match ready.pop_front() {
             Some(Todo::Plan(job, part, prio)) => (job, part, prio),
-            Some(Todo::Hold { nodes, end }) => {
-                let e = end / res_q * res_q;
-                map.reserve(map_begin, e.max(map_begin + res_q), &nodes);
+            Some(Todo::Hold(i)) => {
+                if let Some((nodes, end)) = holds.get(i as usize) {
+                    let e = end / res_q * res_q;
+                    map.reserve(map_begin, e.max(map_begin + res_q), nodes);
+                }
                 continue;
             }
             None => {
@@ -472,10 +477,8 @@ pub fn backfill_pass(
                         // failed), in its place among the plans.
                         crate::preempt::BfPreempt::Waits(alloc) => {
                             let end = now.saturating_add(plan_limit(ctx, job, part));
-                            deferred.push(Todo::Hold {
-                                nodes: alloc.node_ids().collect(),
-                                end,
-                            });
+                            deferred.push(Todo::Hold(holds.len() as u32));
+                            holds.push((alloc.node_ids().collect(), end));
                             continue;
                         }
                     }
