@@ -80,6 +80,15 @@ const FLOORS: &[(&str, u32)] = &[
     ("preempt_suspend_cpu", 5),
     // Held out: designed and recorded after the model was committed, unedited.
     ("preempt_suspend_heldout", 6),
+    // Same-QOS preemption (WITHIN) under priority/multifactor: designed
+    // and recorded (three recordings) before the model compared multifactor
+    // priorities, which scored 1/8 in each; not held out otherwise.
+    // `ctld_start` (the decay thread's phase) is the first recording's.
+    ("preempt_within_mf", 8),
+    // Backfill reserving the nodes of a preemptor that waits for a grace
+    // time: designed and recorded (three recordings) after the source was
+    // read and before the model reserved them (2/4 decisions in each then).
+    ("preempt_bf_grace", 4),
     // Gang time-slicing (OverSubscribe=FORCE:2, SchedulerTimeSlice):
     // recorded as data (2/4 then), then modelled from the source with the
     // recordings at hand (not held out): 4/4 decisions in each recording.
@@ -130,6 +139,8 @@ const SLOW_KILL_FLOORS: &[(&str, u32)] = &[
     // (cg_node_bitmap), which raised preempt_grace's first recording to
     // 5/5 under the fast kill (docs/preemption.md).
     ("preempt_qos_requeue", 3),
+    ("preempt_within_mf", 7),
+    ("preempt_bf_grace", 4),
     // No kill in it: the same under either kill.
     ("preempt_suspend_cpu", 5),
     ("preempt_suspend_heldout", 6),

@@ -922,6 +922,12 @@ pub struct Run {
     pub state: JobState,
     pub partition: PartId,
     pub alloc: crate::state::Allocation,
+    /// The priority of the queue record the run started from: Slurm's
+    /// `job_ptr->priority` then, which a running job keeps (priority/
+    /// multifactor recomputes only pending jobs' priorities, without
+    /// `PriorityFlags=CALCULATE_RUNNING`). Same-QOS preemption (`WITHIN`)
+    /// compares it.
+    pub priority: u32,
 }
 
 /// A job's runs, oldest first; reads like a slice (`runs.last()`,

@@ -54,6 +54,10 @@ pub struct Start {
     pub alloc: Allocation,
     /// Which pass started it.
     pub by_backfill: bool,
+    /// The priority of the queue record it started from (Slurm's
+    /// `job_ptr->priority`, which the running job keeps:
+    /// [`gresim_model::job::Run::priority`]).
+    pub priority: u32,
 }
 
 /// A policy's request to repartition a dynamic MIG GPU.

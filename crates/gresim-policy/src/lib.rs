@@ -64,14 +64,16 @@ pub struct PassCtx<'a> {
 }
 
 impl<'a> PassCtx<'a> {
-    /// Starts `job` on `alloc`. Fails, changing nothing, if the allocation
-    /// conflicts with what is already allocated (a policy bug).
+    /// Starts `job` on `alloc`; `priority` is that of the queue record it
+    /// starts from ([`Start::priority`]). Fails, changing nothing, if the
+    /// allocation conflicts with what is already allocated (a policy bug).
     pub fn start(
         &mut self,
         job: JobIdx,
         partition: PartId,
         alloc: Allocation,
         by_backfill: bool,
+        priority: u32,
     ) -> Result<(), gresim_model::state::AllocError> {
         self.state.allocate(self.cluster, &alloc)?;
         if let (Some(a), Some(u)) = (self.cluster.accounting(), self.acct.as_deref_mut()) {
@@ -88,6 +90,7 @@ impl<'a> PassCtx<'a> {
             partition,
             alloc,
             by_backfill,
+            priority,
         });
         Ok(())
     }

@@ -286,6 +286,7 @@ pub(crate) mod test_support {
             state,
             partition: PartId(0),
             alloc: a,
+            priority: 0,
         }
     }
 

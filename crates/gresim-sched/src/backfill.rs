@@ -343,6 +343,16 @@ fn counts_fit(req: &gresim_model::job::JobRequest, c: Counts) -> bool {
                 >= u64::from(req.total_tasks(min_nodes)) * u64::from(req.cpus_per_task.max(1)))
 }
 
+/// A job backfill tested, in queue order, whose plan may wait.
+enum Todo {
+    /// Plan it (with its record's priority, `bf_job_priority`).
+    Plan(JobIdx, PartId, u32),
+    /// A preemptor's reservation: its index in the pass's holds (nodes,
+    /// and the end of the reservation from the map's start). Kept out of
+    /// line so that a plan stays small.
+    Hold(u32),
+}
+
 /// One backfill pass over `queue`. Returns the jobs it started; adds the
 /// jobs it tested to `tested`.
 pub fn backfill_pass(
@@ -408,19 +418,28 @@ pub fn backfill_pass(
     // here unplanned: their reservations matter only to a later job that
     // could start now, and are made, in queue order, before it is planned.
     // Jobs still waiting when the pass ends would have changed nothing.
-    let mut deferred: Vec<(JobIdx, PartId)> =
+    // A preemptor's reservation waits there too, in its place.
+    let mut deferred: Vec<Todo> =
         Vec::with_capacity(queue.len().min(ctx.params.bf_max_job_test as usize));
-    let mut ready: std::collections::VecDeque<(JobIdx, PartId)> = Default::default();
+    let mut ready: std::collections::VecDeque<Todo> = Default::default();
+    let mut holds: Vec<(Vec<NodeId>, Time)> = Vec::new();
     let mut records = queue.iter();
     loop {
-        let (job, part) = match ready.pop_front() {
-            Some(x) => x,
+        let (job, part, prio) = match ready.pop_front() {
+            Some(Todo::Plan(job, part, prio)) => (job, part, prio),
+            Some(Todo::Hold(i)) => {
+                if let Some((nodes, end)) = holds.get(i as usize) {
+                    let e = end / res_q * res_q;
+                    map.reserve(map_begin, e.max(map_begin + res_q), nodes);
+                }
+                continue;
+            }
             None => {
                 let Some(k) = records.next() else { break };
                 if tested >= ctx.params.bf_max_job_test {
                     break;
                 }
-                let (job, part) = (k.job, k.part);
+                let (job, part, prio) = (k.job, k.part, k.priority());
                 if started.contains(&job) {
                     continue;
                 }
@@ -442,10 +461,28 @@ pub fn backfill_pass(
                 // `_try_sched()` with preemption candidates: a job that fits
                 // once they are gone starts now, and `select_nodes()`
                 // preempts them for it; it starts in a later pass.
-                if ctx.params.preempt.enabled()
-                    && crate::preempt::backfill_preempt(ctx, cache, job, part, preempt_start)
-                {
-                    continue;
+                if ctx.params.preempt.enabled() {
+                    match crate::preempt::backfill_preempt(
+                        ctx,
+                        cache,
+                        job,
+                        part,
+                        prio,
+                        preempt_start,
+                    ) {
+                        crate::preempt::BfPreempt::No => {}
+                        crate::preempt::BfPreempt::Started => continue,
+                        // It waits for its preemptees: its nodes are
+                        // reserved for it from now for its time limit
+                        // (`_add_reservation()` after `_start_job()`
+                        // failed), in its place among the plans.
+                        crate::preempt::BfPreempt::Waits(alloc) => {
+                            let end = now.saturating_add(plan_limit(ctx, job, part));
+                            deferred.push(Todo::Hold(holds.len() as u32));
+                            holds.push((alloc.node_ids().collect(), end));
+                            continue;
+                        }
+                    }
                 }
                 // Gang time-slicing: it starts in a row of its partition.
                 if ctx.params.preempt.mode.gang
@@ -459,7 +496,7 @@ pub fn backfill_pass(
                         None,
                     )
                     .is_err()
-                    && crate::gang::row_start(ctx, job, part, None, true)
+                    && crate::gang::row_start(ctx, job, part, prio, None, true)
                 {
                     started.push(job);
                     // As for a start below: later jobs plan with it.
@@ -484,10 +521,10 @@ pub fn backfill_pass(
                     let m = memo_for(&mut fits_memo, ctx, req, part);
                     !counts_fit(req, fits_memo[m].base)
                 } {
-                    deferred.push((job, part));
+                    deferred.push(Todo::Plan(job, part, prio));
                 } else {
                     ready.extend(deferred.drain(..));
-                    ready.push_back((job, part));
+                    ready.push_back(Todo::Plan(job, part, prio));
                 }
                 continue;
             }
@@ -593,7 +630,7 @@ pub fn backfill_pass(
                 ) {
                     let planned = Running::new(now + limit, Cow::Owned(alloc.clone()), words);
                     let whole = alloc.exclusive;
-                    if ctx.start(job, part, alloc, true).is_ok() {
+                    if ctx.start(job, part, alloc, true, prio).is_ok() {
                         started.push(job);
                         for m in &mut fits_memo {
                             m.started(ctx, &planned.alloc);

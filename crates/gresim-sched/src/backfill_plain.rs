@@ -378,7 +378,7 @@ pub fn backfill_pass(
                 ) {
                     let planned = Running::new(now + limit, Cow::Owned(alloc.clone()));
                     let whole = alloc.exclusive;
-                    if ctx.start(job, part, alloc, true).is_ok() {
+                    if ctx.start(job, part, alloc, true, k.priority()).is_ok() {
                         started.push(job);
                         fits_memo.clear();
                         // `_bf_reserve_running()`: a whole-node job started

@@ -330,7 +330,9 @@ impl Classic {
                 None,
             ) {
                 Ok(alloc) => {
-                    if ctx.start(job, part, alloc, false).is_ok() {
+                    // No queue record priority here: the job's own.
+                    let prio = ctx.jobs[job.idx()].priority;
+                    if ctx.start(job, part, alloc, false, prio).is_ok() {
                         self.remove_job(job);
                     }
                 }
@@ -697,7 +699,8 @@ fn start_planned(
     alloc: Allocation,
     w: Time,
 ) -> Option<usize> {
-    ctx.start(job, part, alloc, false).ok()?;
+    let prio = ctx.jobs[job.idx()].priority;
+    ctx.start(job, part, alloc, false, prio).ok()?;
     let e = (ctx.now.saturating_add(w), ctx.started.len() - 1);
     let at = started_ends.partition_point(|x| x.0 <= e.0);
     started_ends.insert(at, e);

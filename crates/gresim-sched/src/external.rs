@@ -247,8 +247,10 @@ fn start_one(
         };
         match alloc {
             Ok(a) => {
+                // An external decider orders the queue itself: the job's own priority.
+                let prio = ctx.jobs[job.idx()].priority;
                 return ctx
-                    .start(job, part, a, false)
+                    .start(job, part, a, false, prio)
                     .map_err(|e| (format!("the allocation conflicts: {e}"), None));
             }
             Err(e) => last = Some(e),

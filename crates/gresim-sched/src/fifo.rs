@@ -209,16 +209,18 @@ fn limit_reason_by(
 
 /// A job that does not fit on free resources may preempt running jobs
 /// (`select_nodes()` with preemption candidates); it waits either way.
-/// `preempt_start` holds when each job last preempted.
+/// `preempt_start` holds when each job last preempted; `prio` is the
+/// priority of the job's record in `part`.
 fn try_preempt(
     preempt_start: &mut [Option<gresim_model::job::Time>],
     ctx: &mut PassCtx<'_>,
     job: JobIdx,
-    part: PartId,
+    (part, prio): (PartId, u32),
     avoid: Option<&[bool]>,
 ) {
     if ctx.params.preempt.enabled() {
-        crate::preempt::preempt_for(ctx, job, part, avoid, &mut preempt_start[job.idx()]);
+        let _ =
+            crate::preempt::preempt_for(ctx, job, part, prio, avoid, &mut preempt_start[job.idx()]);
     }
 }
 
@@ -549,26 +551,46 @@ impl Policy for Fifo {
                 job_avoid,
             ) {
                 Ok(alloc) => {
-                    if ctx.start(job, part, alloc, false).is_ok() {
+                    if ctx.start(job, part, alloc, false, k.priority()).is_ok() {
                         started.push(job);
                     }
                 }
                 // SUSPEND,GANG: it starts at once over lower-tier jobs.
                 Err(SelectFail::Busy)
                     if ctx.params.preempt.enabled()
-                        && crate::preempt::suspend_start(ctx, job, part, job_avoid, false) =>
+                        && crate::preempt::suspend_start(
+                            ctx,
+                            job,
+                            part,
+                            k.priority(),
+                            job_avoid,
+                            false,
+                        ) =>
                 {
                     started.push(job);
                 }
                 // Gang time-slicing: it starts in a row of its partition.
                 Err(SelectFail::Busy)
                     if ctx.params.preempt.mode.gang
-                        && crate::gang::row_start(ctx, job, part, job_avoid, false) =>
+                        && crate::gang::row_start(
+                            ctx,
+                            job,
+                            part,
+                            k.priority(),
+                            job_avoid,
+                            false,
+                        ) =>
                 {
                     started.push(job);
                 }
                 Err(SelectFail::Busy) if req.nodelist.len() >= req.min_nodes.max(1) as usize => {
-                    try_preempt(&mut self.preempt_start, ctx, job, part, avoid.as_deref());
+                    try_preempt(
+                        &mut self.preempt_start,
+                        ctx,
+                        job,
+                        (part, k.priority()),
+                        avoid.as_deref(),
+                    );
                     // `_schedule()`: a job whose required nodes cover its
                     // node count does not block its partition; its nodes
                     // leave `avail_node_bitmap` for the rest of the pass.
@@ -604,7 +626,13 @@ impl Policy for Fifo {
                     );
                 }
                 Err(SelectFail::Busy) => {
-                    try_preempt(&mut self.preempt_start, ctx, job, part, avoid.as_deref());
+                    try_preempt(
+                        &mut self.preempt_start,
+                        ctx,
+                        job,
+                        (part, k.priority()),
+                        avoid.as_deref(),
+                    );
                     ctx.set_reason(job, Reason::Resources, None);
                     resources.push(job);
                     failed[part.idx()] = true;

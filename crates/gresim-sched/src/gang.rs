@@ -109,11 +109,13 @@ fn rows(jobs: &mut [RowJob], num_rows: usize) -> Vec<Row> {
 /// cores: whether it fits in one of the partition's rows (step 4 of
 /// `_job_test()`); if so it starts there now, on cores other jobs of the
 /// partition hold (the engine's gang scheduler then decides whether it
-/// runs or waits its turn). Returns whether it started.
+/// runs or waits its turn); `prio` is its queue record's priority, as for
+/// [`PassCtx::start`]. Returns whether it started.
 pub fn row_start(
     ctx: &mut PassCtx<'_>,
     job: JobIdx,
     part: PartId,
+    prio: u32,
     avoid: Option<&[bool]>,
     by_backfill: bool,
 ) -> bool {
@@ -213,7 +215,7 @@ pub fn row_start(
         }
         lent.push((na.node, c));
     }
-    if ctx.start(job, part, alloc, by_backfill).is_err() {
+    if ctx.start(job, part, alloc, by_backfill, prio).is_err() {
         for (n, c) in &lent {
             let _ = ctx.state.reclaim_cores(cluster, *n, c);
         }

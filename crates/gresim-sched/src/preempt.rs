@@ -87,14 +87,13 @@ fn preempt_prio(cluster: &Cluster, params: &SchedParams, spec: &JobSpec, job: &J
     (high << 16) + nodes
 }
 
-/// Whether `or` (pending, in `or_part`) may preempt the running `ee`
-/// (`preempt_p_preemptable()`).
+/// Whether `or` (pending, in `or_part`, whose record there has priority
+/// `or_prio`) may preempt the running `ee` (`preempt_p_preemptable()`).
 fn may_preempt(
     cluster: &Cluster,
     params: &SchedParams,
     specs: &[JobSpec],
-    or: &Job,
-    or_part: PartId,
+    (or, or_part, or_prio): (&Job, PartId, u32),
     ee: &Job,
 ) -> bool {
     let Some(run) = ee.runs.last() else {
@@ -119,11 +118,25 @@ fn may_preempt(
             if a_or.qos == a_ee.qos {
                 let within =
                     q_or.preempt_mode.is_some_and(|m| m.within) || params.preempt.mode.within;
-                within && or.priority > ee.priority
+                within && or_prio > run_priority(params, ee, run)
             } else {
                 q_or.preempt.contains(&a_ee.qos)
             }
         }
+    }
+}
+
+/// A running job's priority as same-QOS preemption (`WITHIN`) compares it:
+/// `job_ptr->priority`, which `preempt_p_preemptable()` (preempt_qos.c)
+/// reads. Under priority/multifactor it is what the job's queue record had
+/// when it started ([`gresim_model::job::Run::priority`]): the decay thread
+/// (`decay_apply_weighted_factors()`) recomputes pending jobs only, without
+/// `PriorityFlags=CALCULATE_RUNNING`. Under priority/basic it is the job's
+/// own value.
+pub fn run_priority(params: &SchedParams, job: &Job, run: &gresim_model::job::Run) -> u32 {
+    match params.priority {
+        crate::priority::PriorityConfig::Basic => job.priority,
+        crate::priority::PriorityConfig::Multifactor(_) => run.priority,
     }
 }
 
@@ -146,9 +159,13 @@ fn exempt(cluster: &Cluster, params: &SchedParams, spec: &JobSpec, job: &Job, no
     }
 }
 
-/// The running jobs `job` (pending, in `part`) may preempt, in the order
-/// Slurm tries them (`slurm_find_preemptable_jobs()`).
-pub fn candidates(ctx: &PassCtx<'_>, job: JobIdx, part: PartId) -> Vec<JobIdx> {
+/// The running jobs `job` (pending, in `part`, whose record there has
+/// priority `prio`) may preempt, in the order Slurm tries them
+/// (`slurm_find_preemptable_jobs()`). `prio` is what `_schedule()` and
+/// `_attempt_backfill()` set `job_ptr->priority` to before they try the
+/// record (its queue record's priority), so what same-QOS preemption
+/// compares for the preemptor.
+pub fn candidates(ctx: &PassCtx<'_>, job: JobIdx, part: PartId, prio: u32) -> Vec<JobIdx> {
     let (cluster, params) = (ctx.cluster, ctx.params);
     if !params.preempt.enabled() {
         return Vec::new();
@@ -165,7 +182,7 @@ pub fn candidates(ctx: &PassCtx<'_>, job: JobIdx, part: PartId) -> Vec<JobIdx> {
             let ee = &ctx.jobs[j.idx()];
             let spec = &ctx.specs[ee.sub as usize];
             ee.state == gresim_model::JobState::Running
-                && may_preempt(cluster, params, ctx.specs, or, part, ee)
+                && may_preempt(cluster, params, ctx.specs, (or, part, prio), ee)
                 && !exempt(cluster, params, spec, ee, ctx.now)
                 && ee
                     .runs
@@ -211,9 +228,10 @@ pub fn preemptees(
     ctx: &PassCtx<'_>,
     job: JobIdx,
     part: PartId,
+    prio: u32,
     avoid: Option<&[bool]>,
 ) -> Option<(Vec<JobIdx>, Allocation)> {
-    let order = candidates(ctx, job, part);
+    let order = candidates(ctx, job, part, prio);
     if order.is_empty() {
         return None;
     }
@@ -334,23 +352,23 @@ impl Trial<'_> {
 
 /// Preempts for `job` what [`preemptees`] names, as `_preempt_jobs()` does:
 /// nothing more while an earlier preemption for it may still be under way
-/// (`kill_pending`: within KillWait + MessageTimeout of it). Returns
-/// whether any job is being preempted for it (the job then waits, reason
-/// Resources).
+/// (`kill_pending`: within KillWait + MessageTimeout of it). Returns,
+/// when jobs are being preempted for it (the job then waits, reason
+/// Resources: `select_nodes()` answers ESLURM_NODES_BUSY), the nodes it
+/// would run on once they are gone.
 pub fn preempt_for(
     ctx: &mut PassCtx<'_>,
     job: JobIdx,
     part: PartId,
+    prio: u32,
     avoid: Option<&[bool]>,
     last_preempt: &mut Option<Time>,
-) -> bool {
-    let Some((list, _)) = preemptees(ctx, job, part, avoid) else {
-        return false;
-    };
+) -> Option<Allocation> {
+    let (list, alloc) = preemptees(ctx, job, part, prio, avoid)?;
     let kill_pending = last_preempt
         .is_none_or(|t| t.saturating_add(ctx.params.preempt.kill_pending_wait) <= ctx.now);
     if !kill_pending {
-        return true;
+        return Some(alloc);
     }
     for &ee in &list {
         let j = &ctx.jobs[ee.idx()];
@@ -366,7 +384,7 @@ pub fn preempt_for(
         });
     }
     *last_preempt = Some(ctx.now);
-    true
+    Some(alloc)
 }
 
 /// SUSPEND,GANG under `preempt/partition_prio` for a job that does not fit
@@ -392,6 +410,7 @@ pub fn suspend_start(
     ctx: &mut PassCtx<'_>,
     job: JobIdx,
     part: PartId,
+    prio: u32,
     avoid: Option<&[bool]>,
     by_backfill: bool,
 ) -> bool {
@@ -527,7 +546,7 @@ pub fn suspend_start(
             return false;
         }
     }
-    if ctx.start(job, part, alloc, by_backfill).is_err() {
+    if ctx.start(job, part, alloc, by_backfill, prio).is_err() {
         // A policy bug: give the cores back and leave the job waiting.
         let k = ctx.suspended.len() - n_dec;
         for d in ctx.suspended.drain(k..) {
@@ -540,26 +559,54 @@ pub fn suspend_start(
     true
 }
 
+/// What backfill's preemption did for a job ([`backfill_preempt`]).
+#[derive(Debug)]
+pub enum BfPreempt {
+    /// Nothing: it fits on free resources, or preempting makes no room.
+    No,
+    /// It started over suspended jobs (SUSPEND,GANG).
+    Started,
+    /// It preempts (or waits for its earlier preemptions, or for a
+    /// preemptee's grace time): it would run on these nodes once they are
+    /// gone.
+    Waits(Allocation),
+}
+
 /// Backfill's preemption: a job that does not fit on free resources now
 /// starts over suspended jobs ([`suspend_start`]) or preempts what
-/// [`preemptees`] names. Returns whether it did either (or waits for an
-/// earlier preemption of its own), so that backfill does not plan it.
+/// [`preemptees`] names. `prio` is the priority of the job's record in
+/// `part`.
+///
+/// In Slurm (`_attempt_backfill()` in src/plugins/sched/backfill/
+/// backfill.c, 22.05) `_try_sched()` tests the job with every preemption
+/// candidate gone (`_will_run_test()`); it would start now, so
+/// `_start_job()` calls `select_nodes()`, which preempts (or, within
+/// KillWait + MessageTimeout of its last preemption or while a preemptee
+/// runs its grace time, preempts nothing more) and answers
+/// ESLURM_NODES_BUSY; backfill then "drops through and reserves these
+/// resources": the nodes it tested are reserved for the job from now for
+/// its time limit (`_add_reservation()`), so no later job of the pass
+/// starts on them. [`BfPreempt::Waits`] names those nodes.
 pub fn backfill_preempt(
     ctx: &mut PassCtx<'_>,
     cache: &mut SelectCache,
     job: JobIdx,
     part: PartId,
+    prio: u32,
     preempt_start: &mut [Option<Time>],
-) -> bool {
+) -> BfPreempt {
     let req = &ctx.jobs[job.idx()].request;
     if crate::select::select(cache, ctx.cluster, ctx.params, ctx.state, req, part, None).is_ok() {
-        return false;
+        return BfPreempt::No;
     }
-    if suspend_start(ctx, job, part, None, true) {
-        return true;
+    if suspend_start(ctx, job, part, prio, None, true) {
+        return BfPreempt::Started;
     }
-    match preempt_start.get_mut(job.idx()) {
-        Some(last) => preempt_for(ctx, job, part, None, last),
-        None => false,
+    match preempt_start
+        .get_mut(job.idx())
+        .and_then(|last| preempt_for(ctx, job, part, prio, None, last))
+    {
+        Some(alloc) => BfPreempt::Waits(alloc),
+        None => BfPreempt::No,
     }
 }

@@ -443,3 +443,115 @@ fn same_qos_preemption_goes_by_job_priority_and_explain_follows_it() {
         "{text}"
     );
 }
+
+/// One node with 2 GPUs under preempt/qos with priority/multifactor
+/// (or, without `multifactor`, priority/basic): PriorityWeightJobSize and PriorityWeightAge 10000,
+/// PriorityMaxAge 60 s, PriorityCalcPeriod 60 s; QOS `low` is
+/// `cancel,within` with a GraceTime of 20 s. r1 (1 CPU) and r2 (4 CPUs)
+/// start at 0 with job-size priorities 5312 and 6250; b1 (2 CPUs, 5625)
+/// comes at 5, e1 (1 CPU, 5312) at 30. Under priority/basic every later
+/// job has the lower priority.
+fn within_mf_scenario(multifactor: bool) -> Scenario {
+    let text = r#"{"schema_version": 1,
+        "cluster": {"nodes": [{"names": "n1", "sockets": 1, "cores_per_socket": 16, "memory": "64G",
+                                "gpus": [{"model": "A100-SXM4-80GB", "count": 2}]}]},
+        "scheduler": {"sched_interval": 1, "bf_interval": 1, "def_mem_per_cpu": "1G", "cred_expire": 5,
+                      PRIORITY
+                      "preempt": {"type": "preempt/qos", "mode": "REQUEUE"}},
+        "accounting": {"sacctmgr": ["add qos low PreemptMode=cancel,within GraceTime=20",
+                                    "add account a", "add user u Account=a",
+                                    "modify user where name=u set qos+=low"]},
+        "workload": {"jobs": [
+            {"id": "r1", "user": "u", "qos": "low", "submit": 0, "run_time": 200, "time": 10, "gres": "gpu:1", "cpus_per_task": 1},
+            {"id": "r2", "user": "u", "qos": "low", "submit": 0, "run_time": 200, "time": 10, "gres": "gpu:1", "cpus_per_task": 4},
+            {"id": "b1", "user": "u", "qos": "low", "submit": 5, "run_time": 200, "time": 10, "gres": "gpu:1", "cpus_per_task": 2},
+            {"id": "e1", "user": "u", "qos": "low", "submit": 30, "run_time": 20, "time": 10, "gres": "gpu:1", "cpus_per_task": 1}]}}"#
+        .replace(
+            "PRIORITY",
+            if multifactor {
+                r#""priority_type": "multifactor",
+                   "priority_weights": {"job_size": 10000, "age": 10000, "max_age": 60, "calc_period": 60},"#
+            } else {
+                ""
+            },
+        );
+    gresim_io::parse_scenario(Path::new("within_mf.json"), &text).expect("loads")
+}
+
+#[test]
+fn same_qos_preemption_under_multifactor_compares_queue_priorities_and_kept_ones() {
+    let o = run(&within_mf_scenario(true));
+    let j = &o.output.jobs;
+    let end = |i: usize| (j[i].runs[0].state, j[i].runs[0].end);
+    // b1 (5625) is above r1 (5312), not r2 (6250): it preempts r1 at 5,
+    // which runs its grace time.
+    assert_eq!(end(0), (JobState::Preempted, Some(25)));
+    assert_eq!(j[2].runs[0].start, 25);
+    // e1 (5312 at submission, as the jobs' priorities stood) waits; the
+    // decay pass at 60 adds its age (30 s of 60: 5000): 10312 passes r2's
+    // 6250 and b1's 5625, which they keep from their start (the same pass
+    // gives pending jobs only their age). It preempts r2, the older, in
+    // the pass after it (at 61), and starts after r2's grace time.
+    assert_eq!(end(1), (JobState::Preempted, Some(81)));
+    assert_eq!(j[3].runs[0].start, 81);
+    assert_eq!(end(2), (JobState::Completed, Some(225)));
+    // The priorities each run started with.
+    let prios: Vec<u32> = j.iter().map(|x| x.runs[0].priority).collect();
+    assert_eq!(prios, [5312, 6250, 5625, 10312]);
+
+    // The run file carries them, and explain replays the comparison.
+    let rf = o.run_file();
+    assert!(rf
+        .preempt
+        .as_ref()
+        .is_some_and(|p| p.priorities && p.multifactor));
+    assert_eq!(
+        rf.jobs[1].priority_at(70),
+        6250,
+        "r2 keeps its priority while it runs"
+    );
+    assert_eq!(rf.jobs[3].priority_at(45), 5312);
+    assert_eq!(rf.jobs[3].priority_at(70), 10312);
+    let text = gresim_report::explain::explain(&rf, "b1", Some(10)).expect("explains");
+    assert!(text.contains("it would preempt 1 \"r1\" ("), "{text}");
+    let text = gresim_report::explain::explain(&rf, "e1", Some(45)).expect("explains");
+    assert!(
+        text.contains("preempt preempt/qos: no running job it may preempt would make room"),
+        "{text}"
+    );
+    let text = gresim_report::explain::explain(&rf, "e1", Some(70)).expect("explains");
+    assert!(text.contains("it would preempt 2 \"r2\" ("), "{text}");
+
+    // Under priority/basic (submission order) no later job is above an
+    // earlier one: nothing is preempted, and b1 waits for a GPU.
+    let o = run(&within_mf_scenario(false));
+    let j = &o.output.jobs;
+    assert!(j.iter().all(|x| x.runs[0].state != JobState::Preempted));
+    assert_eq!(j[2].runs[0].start, 200);
+    assert!(!o.run_file().preempt.as_ref().is_some_and(|p| p.multifactor));
+}
+
+/// Backfill reserves a waiting preemptor's nodes (`_attempt_backfill()`:
+/// its `select_nodes()` fails while the preemptee runs its grace time, and
+/// backfill "drops through and reserves these resources"): the scavenger
+/// s2 does not take the GPU x1 leaves on the preemptor's node at 15, and
+/// starts with p1, once s1's grace time is over (as in preempt_bf_grace).
+#[test]
+fn backfill_starts_nothing_on_the_nodes_of_a_preemptor_waiting_for_a_grace_time() {
+    let jobs = [
+        job("s1", "scav", 3, 0, 100, ""),
+        job("x1", "owner", 1, 0, 15, ""),
+        job("p1", "owner", 3, 5, 20, ""),
+        job("s2", "scav", 1, 8, 30, ""),
+    ]
+    .join(",");
+    let o = run(&scenario(CANCEL, r#", "grace_time": 20"#, &jobs));
+    let j = &o.output.jobs;
+    assert_eq!(
+        (j[0].runs[0].state, j[0].runs[0].end),
+        (JobState::Preempted, Some(25))
+    );
+    assert_eq!(j[1].runs[0].end, Some(15));
+    assert_eq!(j[2].runs[0].start, 25);
+    assert_eq!(j[3].runs[0].start, 25, "s2 waits for p1's start");
+}

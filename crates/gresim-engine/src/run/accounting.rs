@@ -324,6 +324,14 @@ impl Engine<'_> {
             now: Some(now),
         };
         self.policy.reprioritize(&ectx);
+        if self.rec.multifactor.is_some() {
+            for i in 0..self.jobs.len() {
+                let j = &self.jobs[i];
+                if j.state == gresim_model::JobState::Pending && j.eligible.is_some() {
+                    self.note_queue_priority(JobIdx(i as u32), Some(now));
+                }
+            }
+        }
         // Ticks go on while anything else is left to happen (not for jobs
         // that can never start: a reordered queue alone starts nothing new).
         let more = !self.acct.running.is_empty()

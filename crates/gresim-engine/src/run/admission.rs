@@ -358,7 +358,9 @@ impl Engine<'_> {
             acct: self.acct.usage.as_ref(),
             now: None,
         };
-        self.policy.enqueue(job, &ectx)
+        let top = self.policy.enqueue(job, &ectx);
+        self.note_queue_priority(job, None);
+        top
     }
 
     /// The job records of a submission; empty if it is not submitted yet

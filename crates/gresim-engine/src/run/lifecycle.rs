@@ -79,6 +79,7 @@ impl Engine<'_> {
             partition,
             alloc,
             by_backfill,
+            priority,
         } = s;
         let sub = self.jobs[job.idx()].sub as usize;
         // Array tasks take a fresh job id when they start, except the last
@@ -118,12 +119,15 @@ impl Engine<'_> {
         j.reason = Reason::None;
         j.reason_desc = None;
         let run = j.runs.len() as u32;
+        self.note_priority(job, priority);
+        let j = &mut self.jobs[job.idx()];
         j.runs.push(Run {
             start: now,
             end: None,
             state: JobState::Running,
             partition,
             alloc,
+            priority,
         });
         // When does this run end on its own? (A program that runs out of
         // GPU memory fails shortly after it starts.)

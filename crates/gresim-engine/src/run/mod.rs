@@ -155,7 +155,14 @@ impl<'a> Engine<'a> {
     pub fn new(input: SimInput<'a>, policy: Box<dyn Policy + 'a>) -> Self {
         let cluster = input.cluster;
         let state = ClusterState::new(&cluster);
-        let record_priorities = input.params.preempt.same_qos(cluster.accounting());
+        let record_priorities = input
+            .params
+            .preempt
+            .same_qos(cluster.accounting())
+            .then_some(matches!(
+                input.params.priority,
+                gresim_policy::priority::PriorityConfig::Multifactor(_)
+            ));
         let gang = gang::Gang::new(&cluster, &input.params);
         let mut e = Engine {
             intake: Intake::new(input.jobs),

@@ -17,6 +17,10 @@ pub(super) struct Records {
     /// Every change of a job's priority (when same-QOS preemption can
     /// compare priorities).
     pub(super) priorities: Option<Vec<PriorityChange>>,
+    /// Under priority/multifactor, when priorities are recorded: each job's
+    /// priority as last noted ([`Engine::note_queue_priority`]); the log
+    /// then holds those values, not the engine's own job priority.
+    pub(super) multifactor: Option<Vec<u32>>,
     pub(super) timeline: Vec<Sample>,
     pub(super) usage: Usage,
     /// Every change of a node's admin state, in the order applied.
@@ -29,11 +33,18 @@ pub(super) struct Records {
 }
 
 impl Records {
-    pub(super) fn new(cluster: &Cluster, record_reasons: bool, record_priorities: bool) -> Self {
+    /// `record_priorities`: `None`, or `Some(multifactor)` (whether they are
+    /// priority/multifactor's).
+    pub(super) fn new(
+        cluster: &Cluster,
+        record_reasons: bool,
+        record_priorities: Option<bool>,
+    ) -> Self {
         let ntypes = cluster.gpu_types.len();
         Records {
             reasons: record_reasons.then(Vec::new),
-            priorities: record_priorities.then(Vec::new),
+            priorities: record_priorities.map(|_| Vec::new()),
+            multifactor: record_priorities.and_then(|m| m.then(Vec::new)),
             timeline: Vec::new(),
             usage: Usage {
                 gpu_alloc_secs: vec![0; ntypes],
@@ -138,9 +149,17 @@ impl Records {
 
 impl Engine<'_> {
     /// Sets `job`'s priority, noting the change when priorities are recorded.
+    /// Under priority/multifactor only a hold is noted there (priority 0,
+    /// as Slurm's); the queue priorities are noted as they are computed.
     pub(super) fn set_priority(&mut self, job: JobIdx, to: u32) {
         let j = &mut self.jobs[job.idx()];
         let from = std::mem::replace(&mut j.priority, to);
+        if self.rec.multifactor.is_some() {
+            if to == 0 {
+                self.note_priority(job, 0);
+            }
+            return;
+        }
         if let Some(log) = self.rec.priorities.as_mut() {
             if from != to {
                 log.push(PriorityChange {
@@ -150,6 +169,66 @@ impl Engine<'_> {
                     to,
                 });
             }
+        }
+    }
+
+    /// Under priority/multifactor with priorities recorded: notes `job`'s
+    /// priority as same-QOS preemption (`WITHIN`) compares it, when it
+    /// changed. Nothing otherwise.
+    pub(super) fn note_priority(&mut self, job: JobIdx, to: u32) {
+        let (Some(last), Some(log)) = (self.rec.multifactor.as_mut(), self.rec.priorities.as_mut())
+        else {
+            return;
+        };
+        if last.len() <= job.idx() {
+            last.resize(job.idx() + 1, 0);
+        }
+        let from = std::mem::replace(&mut last[job.idx()], to);
+        if from != to {
+            log.push(PriorityChange {
+                t: self.now,
+                job,
+                from,
+                to,
+            });
+        }
+    }
+
+    /// Under priority/multifactor with priorities recorded: notes the
+    /// priority of `job`'s queue records as the policy computes them
+    /// ([`gresim_policy::record_priority`], at `at`: `None` when it joins the
+    /// queue, the decay pass's time after it), the highest of its partitions'.
+    pub(super) fn note_queue_priority(&mut self, job: JobIdx, at: Option<Time>) {
+        if self.rec.multifactor.is_none() {
+            return;
+        }
+        let j = &self.jobs[job.idx()];
+        let default = j
+            .request
+            .partitions
+            .is_empty()
+            .then(|| self.cluster.default_partition())
+            .flatten();
+        let p = j
+            .request
+            .partitions
+            .iter()
+            .copied()
+            .chain(default)
+            .map(|part| {
+                gresim_policy::record_priority(
+                    &self.cluster,
+                    &self.params,
+                    &self.specs,
+                    j,
+                    part,
+                    at,
+                    self.acct.usage.as_ref(),
+                )
+            })
+            .max();
+        if let Some(p) = p {
+            self.note_priority(job, p);
         }
     }
 

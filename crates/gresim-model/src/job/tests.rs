@@ -9,6 +9,7 @@ fn run(start: Time) -> Run {
         state: JobState::Running,
         partition: PartId(0),
         alloc: Default::default(),
+        priority: 0,
     }
 }
 

@@ -499,6 +499,13 @@ pub struct PreemptRec {
     /// preemption compares job priorities (absent in older run files).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub priorities: bool,
+    /// Whether those are priority/multifactor's: each job's queue priority
+    /// as computed when it joined the queue and at each decay pass (the
+    /// highest of its partitions'), and, from each start, the one it
+    /// started with, which a running job keeps (absent in older run files
+    /// and under priority/basic, whose `priorities` are the job's own).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub multifactor: bool,
 }
 
 /// One QOS's preemption settings (sacctmgr's `Preempt`, `PreemptMode`,
@@ -521,6 +528,7 @@ impl PreemptRec {
         p: &gresim_model::preempt::PreemptConfig,
         cluster: &gresim_model::Cluster,
         priorities: bool,
+        multifactor: bool,
     ) -> Option<PreemptRec> {
         let qos = match (p.ptype, cluster.accounting()) {
             (gresim_model::preempt::PreemptType::Qos, Some(a)) => a
@@ -550,6 +558,7 @@ impl PreemptRec {
             strict_order: p.strict_order,
             qos,
             priorities,
+            multifactor: priorities && multifactor,
         })
     }
 

@@ -600,6 +600,10 @@ pub fn write_run_json<W: Write>(out: &SimOutput, meta: &RunMeta, w: &mut W) -> i
             &out.params.preempt,
             &out.cluster,
             out.priority_log.is_some(),
+            matches!(
+                out.params.priority,
+                gresim_sched::priority::PriorityConfig::Multifactor(_)
+            ),
         ),
         cluster: &parts.cluster,
         actions: &parts.actions,
@@ -655,6 +659,10 @@ impl RunFile {
                 &out.params.preempt,
                 &out.cluster,
                 out.priority_log.is_some(),
+                matches!(
+                    out.params.priority,
+                    gresim_sched::priority::PriorityConfig::Multifactor(_)
+                ),
             ),
             cluster,
             actions,
