@@ -144,16 +144,10 @@ impl BfMap {
 
     /// Works out [`BfMap::frees`] of boundary `k` again.
     fn set_frees(&mut self, k: usize) {
-        // Without an early exit: a loop over the few words that the
-        // compiler keeps vectorized wherever it is inlined.
         self.frees[k] = k > 0 && {
             let w = self.words;
             let (before, after) = self.masks[(k - 1) * w..(k + 1) * w].split_at(w);
-            before
-                .iter()
-                .zip(after)
-                .fold(0u64, |acc, (b, a)| acc | (b & !a))
-                != 0
+            before.iter().zip(after).any(|(b, a)| b & !a != 0)
         };
     }
 
