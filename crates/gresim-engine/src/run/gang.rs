@@ -148,7 +148,9 @@ impl Engine<'_> {
         let cores = self.gang_cores(job);
         let row = self.active_row(part);
         let fits = !self.is_suspended(job) && row.fits(&cores);
-        let g = self.gang.as_deref_mut().expect("gang_part found it");
+        let Some(g) = self.gang.as_deref_mut() else {
+            return;
+        };
         g.lists[part.idx()].push(GangJob {
             job,
             row: if fits {
