@@ -355,6 +355,24 @@ enum Todo {
 
 /// One backfill pass over `queue`. Returns the jobs it started; adds the
 /// jobs it tested to `tested`.
+/// A job this pass started (`planned`, with its planned end): later jobs
+/// plan with it. The fit memos count it, and the sweep goes on in the new
+/// state and order of ends. (The caller drops the ends' blocks.)
+fn plan_with<'a>(
+    ctx: &PassCtx<'_>,
+    planned: Running<'a>,
+    fits_memo: &mut [FitsMemo],
+    sweep: &mut Sweep,
+    ends: &mut Vec<Running<'a>>,
+) {
+    for m in fits_memo.iter_mut() {
+        m.started(ctx, &planned.alloc);
+    }
+    let at = ends.partition_point(|e| e.end <= planned.end);
+    sweep.started(ctx.cluster, ctx.state, &planned.alloc, at);
+    ends.insert(at, planned);
+}
+
 pub fn backfill_pass(
     queue: &BTreeSet<QueueKey>,
     ctx: &mut PassCtx<'_>,
@@ -503,13 +521,8 @@ pub fn backfill_pass(
                     if let Some(s) = ctx.started.last() {
                         let limit = plan_limit(ctx, job, part);
                         let planned = Running::new(now + limit, Cow::Owned(s.alloc.clone()), words);
-                        for m in &mut fits_memo {
-                            m.started(ctx, &planned.alloc);
-                        }
-                        let at = ends.partition_point(|e| e.end <= planned.end);
-                        sweep.started(ctx.cluster, ctx.state, &planned.alloc, at);
+                        plan_with(ctx, planned, &mut fits_memo, &mut sweep, &mut ends);
                         blocks = None;
-                        ends.insert(at, planned);
                     }
                     continue;
                 }
@@ -632,14 +645,6 @@ pub fn backfill_pass(
                     let whole = alloc.exclusive;
                     if ctx.start(job, part, alloc, true, prio).is_ok() {
                         started.push(job);
-                        for m in &mut fits_memo {
-                            m.started(ctx, &planned.alloc);
-                        }
-                        // Later jobs plan with this one's end too: the
-                        // sweep goes on in the new state and order.
-                        let at = ends.partition_point(|e| e.end <= planned.end);
-                        sweep.started(ctx.cluster, ctx.state, &planned.alloc, at);
-                        blocks = None;
                         // `_bf_reserve_running()`: a whole-node job started
                         // here also holds its nodes in the backfill map, from
                         // the map's start to its planned end.
@@ -648,7 +653,8 @@ pub fn backfill_pass(
                             let nodes: Vec<NodeId> = planned.alloc.node_ids().collect();
                             map.reserve(map_begin, e.max(map_begin + res_q), &nodes);
                         }
-                        ends.insert(at, planned);
+                        plan_with(ctx, planned, &mut fits_memo, &mut sweep, &mut ends);
+                        blocks = None;
                     }
                     break;
                 }

@@ -147,6 +147,13 @@ impl Records {
     }
 }
 
+/// Notes a change of `job`'s priority at `t` (nothing when it stays).
+fn log_change(log: &mut Vec<PriorityChange>, t: Time, job: JobIdx, from: u32, to: u32) {
+    if from != to {
+        log.push(PriorityChange { t, job, from, to });
+    }
+}
+
 impl Engine<'_> {
     /// Sets `job`'s priority, noting the change when priorities are recorded.
     /// Under priority/multifactor only a hold is noted there (priority 0,
@@ -161,14 +168,7 @@ impl Engine<'_> {
             return;
         }
         if let Some(log) = self.rec.priorities.as_mut() {
-            if from != to {
-                log.push(PriorityChange {
-                    t: self.now,
-                    job,
-                    from,
-                    to,
-                });
-            }
+            log_change(log, self.now, job, from, to);
         }
     }
 
@@ -184,14 +184,7 @@ impl Engine<'_> {
             last.resize(job.idx() + 1, 0);
         }
         let from = std::mem::replace(&mut last[job.idx()], to);
-        if from != to {
-            log.push(PriorityChange {
-                t: self.now,
-                job,
-                from,
-                to,
-            });
-        }
+        log_change(log, self.now, job, from, to);
     }
 
     /// Under priority/multifactor with priorities recorded: notes the

@@ -524,12 +524,15 @@ pub struct QosPreemptRec {
 }
 
 impl PreemptRec {
-    pub(super) fn of(
-        p: &gresim_model::preempt::PreemptConfig,
-        cluster: &gresim_model::Cluster,
-        priorities: bool,
-        multifactor: bool,
-    ) -> Option<PreemptRec> {
+    /// The run's preemption settings (`None` without preemption), and
+    /// whether its jobs' priority histories are kept, and are multifactor's.
+    pub(super) fn of(out: &SimOutput) -> Option<PreemptRec> {
+        let (p, cluster) = (&out.params.preempt, &out.cluster);
+        let priorities = out.priority_log.is_some();
+        let multifactor = matches!(
+            out.params.priority,
+            gresim_sched::priority::PriorityConfig::Multifactor(_)
+        );
         let qos = match (p.ptype, cluster.accounting()) {
             (gresim_model::preempt::PreemptType::Qos, Some(a)) => a
                 .qos

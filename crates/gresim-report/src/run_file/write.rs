@@ -596,15 +596,7 @@ pub fn write_run_json<W: Write>(out: &SimOutput, meta: &RunMeta, w: &mut W) -> i
         events: out.events,
         reasons_recorded: out.reasons.is_some(),
         def_mem_per_cpu: out.params.def_mem_per_cpu,
-        preempt: PreemptRec::of(
-            &out.params.preempt,
-            &out.cluster,
-            out.priority_log.is_some(),
-            matches!(
-                out.params.priority,
-                gresim_sched::priority::PriorityConfig::Multifactor(_)
-            ),
-        ),
+        preempt: PreemptRec::of(out),
         cluster: &parts.cluster,
         actions: &parts.actions,
         node_states: &parts.node_states,
@@ -655,15 +647,7 @@ impl RunFile {
             events: out.events,
             reasons_recorded: out.reasons.is_some(),
             def_mem_per_cpu: out.params.def_mem_per_cpu,
-            preempt: PreemptRec::of(
-                &out.params.preempt,
-                &out.cluster,
-                out.priority_log.is_some(),
-                matches!(
-                    out.params.priority,
-                    gresim_sched::priority::PriorityConfig::Multifactor(_)
-                ),
-            ),
+            preempt: PreemptRec::of(out),
             cluster,
             actions,
             node_states,

@@ -267,15 +267,10 @@ pub(super) fn eval_node(
     };
     let nsock = n_sockets(node);
     // Device masks, once per node: no socket, and each socket.
-    let mut any_m = 0u64;
-    let mut smask = [0u64; MAX_SOCK];
-    for (i, d) in node.gpus.iter().enumerate().take(64) {
-        match d.socket {
-            None => any_m |= 1 << i,
-            Some(x) if usize::from(x) < MAX_SOCK => smask[usize::from(x)] |= 1 << i,
-            Some(_) => {}
-        }
-    }
+    let super::gpu_bits::Masks {
+        any: any_m,
+        sock: smask,
+    } = super::gpu_bits::Masks::of(node);
     let mut per_sock = [0u32; MAX_SOCK];
     for g in j.gres.iter() {
         let all_of_type = type_mask(node, g.ty);
