@@ -96,14 +96,16 @@ struct Running<'a> {
     /// Its planned end, start + limit (possibly past).
     end: Time,
     alloc: Cow<'a, Allocation>,
-    /// Its nodes as a bitmap, when it has many.
+    /// Its nodes as a bitmap, when it has many on a cluster too wide for
+    /// [`EndBlocks`]' flat bitmaps.
     bits: Option<Box<[u64]>>,
 }
 
 impl<'a> Running<'a> {
     fn new(end: Time, alloc: Cow<'a, Allocation>, words: usize) -> Self {
-        // A wide job is tested against a node mask word by word.
-        let bits = (alloc.nodes.len() > 2 * words).then(|| {
+        // A wide job is tested against a node mask word by word (only
+        // [`EndBlocks`] without `flat` asks).
+        let bits = (words > FLAT_WORDS && alloc.nodes.len() > 2 * words).then(|| {
             let mut m = bf_map::bitmap(words);
             for id in alloc.node_ids() {
                 bf_map::set_bit(&mut m, id);
@@ -373,11 +375,29 @@ fn plan_with<'a>(
     ends.insert(at, planned);
 }
 
+/// The buffers of a backfill pass that a policy keeps from one pass to the
+/// next: each pass empties them and fills them again, so only their memory
+/// is kept (a deep queue's pass would otherwise grow them from nothing).
+#[derive(Default)]
+pub struct Scratch {
+    map: Option<BfMap>,
+    sweep: Sweep,
+    windows: bf_map::Windows,
+}
+
+impl std::fmt::Debug for Scratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scratch").finish_non_exhaustive()
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 pub fn backfill_pass(
     queue: &BTreeSet<QueueKey>,
     ctx: &mut PassCtx<'_>,
     placement: &crate::placement::Placement,
     cache: &mut SelectCache,
+    scratch: &mut Scratch,
     tested_count: &mut u64,
     preempt_start: &mut [Option<gresim_model::job::Time>],
 ) -> Vec<JobIdx> {
@@ -390,7 +410,8 @@ pub fn backfill_pass(
     let group = ctx.params.bf_will_run_window;
     let phase = ctx.params.bf_epoch_phase;
     let nnodes = ctx.cluster.nodes.len();
-    let mut map = BfMap::new(nnodes);
+    let map = scratch.map.get_or_insert_with(|| BfMap::new(nnodes));
+    map.reset(nnodes);
     let words = bf_map::words_for(nnodes);
     let mut started: Vec<JobIdx> = Vec::new();
     let mut tested = 0u32;
@@ -410,14 +431,16 @@ pub fn backfill_pass(
     let mut fits_memo: Vec<FitsMemo> = Vec::new();
     // The running jobs released in planned-end order (valid until the pass
     // starts a job).
-    let mut sweep = Sweep::default();
+    let sweep = &mut scratch.sweep;
+    sweep.reset();
     // The ends' nodes by blocks, for `will_run_release`'s scans (made again
     // with the sweep).
     let mut blocks: Option<EndBlocks> = None;
     // The nodes the reservations block for the current try, and the same
     // as node selection takes them.
     let mut blocked = bf_map::bitmap(words);
-    let mut windows = bf_map::Windows::default();
+    let windows = &mut scratch.windows;
+    windows.restart();
     let mut avoid = Avoid::new(nnodes);
     let mut on = bf_map::bitmap(words);
     let mut usable_bits = bf_map::bitmap(words);
@@ -521,7 +544,7 @@ pub fn backfill_pass(
                     if let Some(s) = ctx.started.last() {
                         let limit = plan_limit(ctx, job, part);
                         let planned = Running::new(now + limit, Cow::Owned(s.alloc.clone()), words);
-                        plan_with(ctx, planned, &mut fits_memo, &mut sweep, &mut ends);
+                        plan_with(ctx, planned, &mut fits_memo, sweep, &mut ends);
                         blocks = None;
                     }
                     continue;
@@ -562,7 +585,7 @@ pub fn backfill_pass(
         windows.restart();
         for _try in 0..64 {
             let end_time = start_res.max(now) + limit;
-            map.blocked_in(&mut windows, start_res, end_time, &mut blocked);
+            map.blocked_in(windows, start_res, end_time, &mut blocked);
             avoid.stale();
             let pm = parts.of(ctx, part);
             let mut later =
@@ -653,7 +676,7 @@ pub fn backfill_pass(
                             let nodes: Vec<NodeId> = planned.alloc.node_ids().collect();
                             map.reserve(map_begin, e.max(map_begin + res_q), &nodes);
                         }
-                        plan_with(ctx, planned, &mut fits_memo, &mut sweep, &mut ends);
+                        plan_with(ctx, planned, &mut fits_memo, sweep, &mut ends);
                         blocks = None;
                     }
                     break;
@@ -688,7 +711,7 @@ pub fn backfill_pass(
                     &req,
                     (part, &mut avoid, &blocked, &ub),
                     &ends,
-                    (&mut sweep, &mut blocks),
+                    (&mut *sweep, &mut blocks),
                     &mut fits_memo[memo],
                     counts,
                     group,
@@ -728,10 +751,10 @@ pub fn backfill_pass(
             // as every boundary is a multiple of `bf_resolution`).
             debug_assert!(on.iter().zip(&blocked).all(|(o, b)| o & b == 0));
             debug_assert_eq!(
-                map.overlaps_past(&windows, s, e, &on),
+                map.overlaps_past(windows, s, e, &on),
                 map.overlaps(s, e, &on)
             );
-            if map.overlaps_past(&windows, s, e, &on) {
+            if map.overlaps_past(windows, s, e, &on) {
                 start_res = start;
                 continue;
             }

@@ -69,8 +69,10 @@ pub(crate) struct BfMap {
     /// `[times[k], times[k + 1])`. The last slot's is empty.
     masks: Vec<u64>,
     /// The reservations themselves, for the one question slots cannot
-    /// answer (see [`BfMap::overlaps`]).
-    list: Vec<(Time, Time, Box<[NodeId]>)>,
+    /// answer (see [`BfMap::overlaps`]): start, end and their nodes,
+    /// `list_nodes[from..to]`.
+    list: Vec<(Time, Time, u32, u32)>,
+    list_nodes: Vec<NodeId>,
     /// Per boundary `k > 0`: whether a node reserved in slot `k - 1` is
     /// free in slot `k` (of any partition), so that
     /// [`BfMap::later_start_from`] compares bitmaps only there.
@@ -138,8 +140,20 @@ impl BfMap {
             times: Vec::new(),
             masks: Vec::new(),
             list: Vec::new(),
+            list_nodes: Vec::new(),
             frees: Vec::new(),
         }
+    }
+
+    /// Empties the map for a cluster of `nodes` nodes, keeping its memory
+    /// (backfill keeps one map from pass to pass).
+    pub(crate) fn reset(&mut self, nodes: usize) {
+        self.words = words_for(nodes);
+        self.times.clear();
+        self.masks.clear();
+        self.list.clear();
+        self.list_nodes.clear();
+        self.frees.clear();
     }
 
     /// Works out [`BfMap::frees`] of boundary `k` again.
@@ -169,13 +183,16 @@ impl BfMap {
             return k;
         }
         let w = self.words;
-        let copy: Vec<u64> = if k == 0 {
-            vec![0; w]
-        } else {
-            self.mask(k - 1).to_vec()
-        };
         self.times.insert(k, t);
-        self.masks.splice(k * w..k * w, copy);
+        // A copy of slot `k - 1` (none before the first) inserted at `k`.
+        let (at, len) = (k * w, self.masks.len());
+        self.masks.resize(len + w, 0);
+        self.masks.copy_within(at..len, at + w);
+        if k == 0 {
+            self.masks[..w].fill(0);
+        } else {
+            self.masks.copy_within(at - w..at, at);
+        }
         // The new slot holds what the one it splits held: nothing is freed
         // at it, and the next boundary compares with the same bitmap.
         self.frees.insert(k, false);
@@ -185,7 +202,10 @@ impl BfMap {
     /// Reserves `nodes` over `[start, end)` (`start < end`).
     pub(crate) fn reserve(&mut self, start: Time, end: Time, nodes: &[NodeId]) {
         debug_assert!(start < end);
-        self.list.push((start, end, nodes.into()));
+        let from = self.list_nodes.len() as u32;
+        self.list_nodes.extend_from_slice(nodes);
+        self.list
+            .push((start, end, from, self.list_nodes.len() as u32));
         let a = self.boundary(start);
         let b = self.boundary(end);
         let w = self.words;
@@ -230,8 +250,12 @@ impl BfMap {
             return false;
         }
         if s >= e && self.times.binary_search(&s).is_ok() {
-            return self.list.iter().any(|(rs, re, nodes)| {
-                *re > s && *rs < e && nodes.iter().any(|&id| has_bit(on, id))
+            return self.list.iter().any(|&(rs, re, from, to)| {
+                re > s
+                    && rs < e
+                    && self.list_nodes[from as usize..to as usize]
+                        .iter()
+                        .any(|&id| has_bit(on, id))
             });
         }
         let mut k = self.slot_of(s);

@@ -45,6 +45,8 @@ pub struct Fifo {
     stats: crate::PassStats,
     /// Node selection's caches, for this policy's passes and admission checks.
     cache: SelectCache,
+    /// Backfill's buffers, kept from pass to pass.
+    bf_scratch: crate::backfill::Scratch,
     /// Backfill through the plain reference pass (`reference` feature only).
     #[cfg(feature = "reference")]
     plain_backfill: bool,
@@ -338,6 +340,7 @@ impl Policy for Fifo {
             ctx,
             &self.placement,
             &mut self.cache,
+            &mut self.bf_scratch,
             &mut tested,
             &mut self.preempt_start,
         ) {
