@@ -1,5 +1,7 @@
 //! Preemption as the engine applies a policy's `Preempt` decisions: at
-//! once, or after the grace time (`slurm_job_preempt()`), the job requeued
+//! once, or after the grace time (`slurm_job_preempt()`: by the next
+//! `Preempt` decision or time-limit check that finds it over, as Slurm's
+//! `_job_check_grace_internal()`; `GraceKill`), the job requeued
 //! (PreemptMode=REQUEUE) or killed, ending PREEMPTED, its work since the
 //! last checkpoint lost (docs/preemption.md); and its `Suspend` decisions
 //! (SUSPEND,GANG): the suspended job lends the cores a higher-tier job
