@@ -81,6 +81,11 @@ struct ConformanceArgs {
     /// once). 4 is slurmstepd's slow path (docs/preemption.md).
     #[arg(long, value_name = "SECONDS")]
     preempt_completing: Option<u64>,
+    /// What kills a preempted job whose grace time is over: `checked`
+    /// (default, Slurm's: the first preemption attempt or 30-s time-limit
+    /// check at or after its end) or `at-end` (exactly at its end).
+    #[arg(long, value_name = "WHEN")]
+    grace_kill: Option<gresim::policy::GraceKill>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -291,6 +296,7 @@ fn cmd_conformance(args: &ConformanceArgs) -> Result<(), Failure> {
     let opts = gresim_conformance::CaseOptions {
         policy: args.policy.clone(),
         preempt_completing: args.preempt_completing,
+        grace_kill: args.grace_kill,
     };
     let run = gresim_conformance::run_case(&args.case, &opts).map_err(|e| match e {
         gresim_conformance::CaseError::Input(m) => Failure::input(m),

@@ -89,6 +89,11 @@ const FLOORS: &[(&str, u32)] = &[
     // time: designed and recorded (three recordings) after the source was
     // read and before the model reserved them (2/4 decisions in each then).
     ("preempt_bf_grace", 4),
+    // When a grace time's end kills the preemptee (a preemption attempt or
+    // the time-limit check): designed and recorded (three recordings)
+    // before the model, scored unedited: 5, 1 and 5 of 6 decisions in each
+    // (the second placed every job on the other node), 6/6 over the three.
+    ("preempt_grace_heldout", 6),
     // Gang time-slicing (OverSubscribe=FORCE:2, SchedulerTimeSlice):
     // recorded as data (2/4 then), then modelled from the source with the
     // recordings at hand (not held out): 4/4 decisions in each recording.
@@ -141,6 +146,7 @@ const SLOW_KILL_FLOORS: &[(&str, u32)] = &[
     ("preempt_qos_requeue", 3),
     ("preempt_within_mf", 7),
     ("preempt_bf_grace", 4),
+    ("preempt_grace_heldout", 6),
     // No kill in it: the same under either kill.
     ("preempt_suspend_cpu", 5),
     ("preempt_suspend_heldout", 6),

@@ -57,6 +57,8 @@ pub struct CaseOptions {
     pub policy: String,
     /// Overrides `SchedParams::preempt_completing` (docs/preemption.md).
     pub preempt_completing: Option<u64>,
+    /// Overrides `SchedParams::grace_kill` (docs/preemption.md).
+    pub grace_kill: Option<gresim::policy::GraceKill>,
 }
 
 impl Default for CaseOptions {
@@ -64,6 +66,7 @@ impl Default for CaseOptions {
         CaseOptions {
             policy: "slurm".into(),
             preempt_completing: None,
+            grace_kill: None,
         }
     }
 }
@@ -75,6 +78,9 @@ pub fn run_case(path: &Path, opts: &CaseOptions) -> Result<CaseRun, CaseError> {
     let mut case = load_case(path).map_err(|e| CaseError::Input(e.to_string()))?;
     if let Some(c) = opts.preempt_completing {
         case.scenario.params.preempt_completing = c;
+    }
+    if let Some(g) = opts.grace_kill {
+        case.scenario.params.grace_kill = g;
     }
     let policy = opts
         .policy

@@ -87,8 +87,10 @@ pub enum EventKind {
     AcctTick,
     /// A reservation's window opens or closes: the passes look again.
     ResvEdge,
-    /// The grace time of run `run` of a preempted `job` is over: it is
-    /// killed and cancelled or requeued as `mode` says.
+    /// The time-limit check after the end of the grace time of run `run`
+    /// of a preempted `job` (or that end itself, with `GraceKill::AtEnd`):
+    /// unless a preemption attempt has killed it, it is killed and
+    /// cancelled or requeued as `mode` says.
     PreemptKill {
         job: JobIdx,
         run: u32,

@@ -600,6 +600,12 @@ fn sched_params(
         kill_completing: d.kill_completing,
         requeue_completing: d.requeue_completing,
         preempt_completing: d.preempt_completing,
+        grace_kill: match &s.grace_kill {
+            None => d.grace_kill,
+            Some(g) => g
+                .parse()
+                .map_err(|e: String| InputError::at(path, "scheduler.grace_kill", e))?,
+        },
         signal_exit_delay: d.signal_exit_delay,
         enable_user_top: s.enable_user_top.unwrap_or(d.enable_user_top),
         main_after_ends_from: d.main_after_ends_from,

@@ -416,6 +416,10 @@ pub struct SchedulerDef {
     /// "FORCE:N"` under a PreemptMode with GANG.
     #[serde(default)]
     pub time_slice: Option<u64>,
+    /// What kills a preempted job whose grace time is over: `checked`
+    /// (default, Slurm's) or `at-end` (see `SchedParams::grace_kill`).
+    #[serde(default)]
+    pub grace_kill: Option<String>,
 }
 
 /// PriorityWeight* settings of priority/multifactor.

@@ -25,7 +25,7 @@ use gresim_model::slurm_time::Seconds;
 use gresim_model::{Allocation, Cluster, ClusterState, JobIdx, NodeId, PartId, Reason};
 
 pub use decision::{MigReconfig, Preempt, Start, Suspend};
-pub use params::SchedParams;
+pub use params::{GraceKill, SchedParams};
 
 /// Everything a pass may read, and the one thing it may change: allocations.
 pub struct PassCtx<'a> {

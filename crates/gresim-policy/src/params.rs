@@ -3,6 +3,37 @@
 
 use gresim_model::job::Time;
 
+/// What kills a preempted job whose grace time is over (docs/preemption.md,
+/// "The end of a grace time").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GraceKill {
+    /// Slurm 22.05: the grace time only lowers the job's end time
+    /// (`_job_check_grace_internal()` in src/slurmctld/preempt.c); the job
+    /// is killed by the first call of `slurm_job_preempt()` that finds that
+    /// time passed: a preemption attempt for it (a waiting preemptor's,
+    /// every KillWait + MessageTimeout) or the time-limit check
+    /// (`job_time_limit()`, every `timelimit_check_interval` s from
+    /// `ctld_phase`).
+    #[default]
+    Checked,
+    /// Exactly at the end of the grace time (gresim before it modelled
+    /// Slurm's checks; not Slurm's behaviour).
+    AtEnd,
+}
+
+impl std::str::FromStr for GraceKill {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "checked" => Ok(GraceKill::Checked),
+            "at-end" | "at_end" => Ok(GraceKill::AtEnd),
+            _ => Err(format!(
+                "unknown grace kill `{s}`: expected checked or at-end"
+            )),
+        }
+    }
+}
+
 /// Slurm settings the schedulers and the engine honour. Defaults are Slurm's.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SchedParams {
@@ -40,6 +71,9 @@ pub struct SchedParams {
     /// A requeued preemptee's begin time counts from then. 0 frees them at
     /// once.
     pub preempt_completing: u64,
+    /// What kills a preempted job once its grace time is over
+    /// ([`GraceKill`]; Slurm's way by default).
+    pub grace_kill: GraceKill,
     /// slurm.conf `KillWait` (30 s by default): slurmd waits `MAX(KillWait,
     /// 5)` seconds between SIGTERM and SIGKILL when it ends a job, so a job
     /// whose program ignores SIGTERM stays COMPLETING that much longer
@@ -114,6 +148,7 @@ impl Default for SchedParams {
             kill_completing: 0,
             requeue_completing: 0,
             preempt_completing: 0,
+            grace_kill: GraceKill::Checked,
             kill_wait: SchedParams::DEFAULT_KILL_WAIT,
             signal_exit_delay: 0,
             enable_user_top: false,

@@ -107,11 +107,20 @@ fn grace_time_lets_the_preemptee_run_on_and_exempt_time_delays_it() {
     ));
     let j = &o.output.jobs;
     assert_eq!(j[0].state, JobState::Preempted);
-    assert_eq!(
-        j[0].runs[0].end,
-        Some(25),
-        "signalled at 10, killed at 10 + 15"
-    );
+    // Signalled at 10, its grace time is over at 10 + 15; o1's next
+    // attempt comes 40 s after its first (KillWait + MessageTimeout by
+    // default), so the time-limit check at 30 kills it.
+    assert_eq!(j[0].runs[0].end, Some(30));
+    assert_eq!(j[2].runs[0].start, 30);
+    // The named option kills it at the end of its grace time.
+    let at_end = CANCEL.replace(r#", "preempt""#, r#", "grace_kill": "at-end", "preempt""#);
+    let o = run(&scenario(
+        &at_end,
+        r#", "grace_time": 15"#,
+        &jobs_two_scav_one_owner(),
+    ));
+    let j = &o.output.jobs;
+    assert_eq!(j[0].runs[0].end, Some(25), "killed at 10 + 15");
     assert_eq!(j[2].runs[0].start, 25);
 
     let exempt =
@@ -211,6 +220,16 @@ fn bad_preemption_settings_are_refused_naming_the_field() {
     let off = text.replace("PAUSE", "OFF");
     let e = gresim_io::parse_scenario(Path::new("p.json"), &off).expect_err("refused");
     assert!(e.to_string().contains("incompatible"), "{e}");
+    let when = text.replace("PAUSE", "CANCEL").replace(
+        r#""sched_interval": 1,"#,
+        r#""sched_interval": 1, "grace_kill": "later","#,
+    );
+    let e = gresim_io::parse_scenario(Path::new("p.json"), &when).expect_err("refused");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("scheduler.grace_kill") && msg.contains("later"),
+        "{msg}"
+    );
     // A QOS that would preempt itself through another one.
     let loop_text = r#"{"schema_version": 1,
         "cluster": {"nodes": [{"names": "n1", "sockets": 1, "cores_per_socket": 4, "memory": "8G"}]},
@@ -228,7 +247,7 @@ fn explain_names_the_jobs_a_pending_job_would_preempt() {
         &jobs_two_scav_one_owner(),
     ));
     let rf = o.run_file();
-    // o1 waits from 10 to 25 while s1 runs through its grace time.
+    // o1 waits from 10 to 30 while s1 runs through its grace time.
     let text = gresim_report::explain::explain(&rf, "o1", Some(15)).expect("explains");
     assert!(
         text.contains("preempt preempt/partition_prio in partition owner: it would preempt 1 \"s1\" (scav, CANCEL) and run on n1"),
@@ -337,9 +356,10 @@ fn explain_names_the_jobs_a_pending_job_would_preempt_under_preempt_qos() {
     );
 }
 
-/// A preempted scavenger whose program ignores SIGTERM is killed at the end
-/// of its grace time, but slurmd waits MAX(KillWait, 5) s before SIGKILL:
-/// the owner starts then, not at the grace time's end (preempt_grace's s1).
+/// A preempted scavenger whose program ignores SIGTERM is killed after its
+/// grace time (by o1's next attempt at 10 + KillWait + MessageTimeout =
+/// 21), but slurmd waits MAX(KillWait, 5) s before SIGKILL: the owner
+/// starts then, not at the kill (preempt_grace's s1).
 #[test]
 fn a_preemptee_that_ignores_sigterm_keeps_its_gpus_for_kill_wait() {
     let preempt =
@@ -359,11 +379,11 @@ fn a_preemptee_that_ignores_sigterm_keeps_its_gpus_for_kill_wait() {
     let j = &o.output.jobs;
     assert_eq!(
         (j[0].state, j[0].runs[0].end),
-        (JobState::Preempted, Some(20))
+        (JobState::Preempted, Some(21))
     );
-    assert_eq!(j[1].runs[0].start, 25, "5 s after the grace time's end");
+    assert_eq!(j[1].runs[0].start, 26, "5 s after the kill");
     let o = run(&scenario(preempt, r#", "grace_time": 10"#, &jobs("")));
-    assert_eq!(o.output.jobs[1].runs[0].start, 20);
+    assert_eq!(o.output.jobs[1].runs[0].start, 21);
 }
 
 /// One node with 2 GPUs under preempt/qos; QOS `low` has PreemptMode
@@ -484,17 +504,19 @@ fn same_qos_preemption_under_multifactor_compares_queue_priorities_and_kept_ones
     let j = &o.output.jobs;
     let end = |i: usize| (j[i].runs[0].state, j[i].runs[0].end);
     // b1 (5625) is above r1 (5312), not r2 (6250): it preempts r1 at 5,
-    // which runs its grace time.
-    assert_eq!(end(0), (JobState::Preempted, Some(25)));
-    assert_eq!(j[2].runs[0].start, 25);
+    // which runs its grace time (over at 25; killed by the time-limit
+    // check at 30, before b1's next attempt at 45).
+    assert_eq!(end(0), (JobState::Preempted, Some(30)));
+    assert_eq!(j[2].runs[0].start, 30);
     // e1 (5312 at submission, as the jobs' priorities stood) waits; the
     // decay pass at 60 adds its age (30 s of 60: 5000): 10312 passes r2's
     // 6250 and b1's 5625, which they keep from their start (the same pass
     // gives pending jobs only their age). It preempts r2, the older, in
-    // the pass after it (at 61), and starts after r2's grace time.
-    assert_eq!(end(1), (JobState::Preempted, Some(81)));
-    assert_eq!(j[3].runs[0].start, 81);
-    assert_eq!(end(2), (JobState::Completed, Some(225)));
+    // the pass after it (at 61), and starts after r2's grace time (over
+    // at 81), at the time-limit check at 90.
+    assert_eq!(end(1), (JobState::Preempted, Some(90)));
+    assert_eq!(j[3].runs[0].start, 90);
+    assert_eq!(end(2), (JobState::Completed, Some(230)));
     // The priorities each run started with.
     let prios: Vec<u32> = j.iter().map(|x| x.runs[0].priority).collect();
     assert_eq!(prios, [5312, 6250, 5625, 10312]);
@@ -547,11 +569,68 @@ fn backfill_starts_nothing_on_the_nodes_of_a_preemptor_waiting_for_a_grace_time(
     .join(",");
     let o = run(&scenario(CANCEL, r#", "grace_time": 20"#, &jobs));
     let j = &o.output.jobs;
+    // The grace time is over at 25; the time-limit check at 30 kills s1
+    // (p1's next attempt would come at 5 + 40).
     assert_eq!(
         (j[0].runs[0].state, j[0].runs[0].end),
-        (JobState::Preempted, Some(25))
+        (JobState::Preempted, Some(30))
     );
     assert_eq!(j[1].runs[0].end, Some(15));
+    assert_eq!(j[2].runs[0].start, 30);
+    assert_eq!(j[3].runs[0].start, 30, "s2 waits for p1's start");
+}
+
+/// The end of a grace time (docs/preemption.md, "The end of a grace time"):
+/// Slurm lowers the preempted job's end time to now + GraceTime and kills
+/// it when `slurm_job_preempt()` next finds that time passed, from a
+/// preemption attempt (a waiting preemptor's, every KillWait +
+/// MessageTimeout = 1 + 10 s here) or the time-limit check (every 30 s,
+/// at 30 and 60 here), not at the end itself. As in preempt_grace_heldout:
+/// o1 preempts a1 at 3 (grace over at 15), its attempts at 14 and 25: a1
+/// is killed at 25; o2 preempts b1 at 26 (over at 38) and is cancelled at
+/// 30: nothing tries again, and the check at 60 kills b1.
+#[test]
+fn a_grace_time_ends_at_the_next_preemption_attempt_or_time_limit_check() {
+    let sc = |grace_kill: &str| {
+        let text = format!(
+            r#"{{"schema_version": 1,
+            "cluster": {{"nodes": [{{"names": "n[1-2]", "sockets": 1, "cores_per_socket": 16, "memory": "64G",
+                                    "gpus": [{{"model": "A100-SXM4-80GB", "count": 4}}]}}]}},
+            "partitions": [{{"name": "owner", "nodes": "ALL", "default": true, "priority_tier": 10}},
+                           {{"name": "scav", "nodes": "ALL", "priority_tier": 1, "grace_time": 12}}],
+            "scheduler": {{"sched_interval": 1, "bf_interval": 1, "def_mem_per_cpu": "1G", "cred_expire": 5,
+                          "kill_wait": 1{grace_kill}{CANCEL}}},
+            "workload": {{"jobs": [{}]}},
+            "events": [{{"at": 30, "action": "cancel", "job": "o2"}}]}}"#,
+            [
+                job("a1", "scav", 4, 0, 300, ""),
+                job("b1", "scav", 4, 0, 300, ""),
+                job("o1", "owner", 4, 3, 10, ""),
+                job("o2", "owner", 4, 26, 10, ""),
+            ]
+            .join(",")
+        );
+        gresim_io::parse_scenario(Path::new("grace_end.json"), &text).expect("loads")
+    };
+    let o = run(&sc(""));
+    let j = &o.output.jobs;
+    let end = |i: usize| (j[i].runs[0].state, j[i].runs[0].end);
+    assert_eq!(
+        end(0),
+        (JobState::Preempted, Some(25)),
+        "o1's attempt at 25"
+    );
     assert_eq!(j[2].runs[0].start, 25);
-    assert_eq!(j[3].runs[0].start, 25, "s2 waits for p1's start");
+    assert_eq!(end(1), (JobState::Preempted, Some(60)), "the check at 60");
+    assert_eq!(j[3].state, JobState::Cancelled);
+    assert!(j[3].runs.is_empty());
+
+    // Killed at the end of the grace time (the named option), a1 is gone
+    // at 15, o1 has ended by 26, and o2 starts on its node: b1 runs on.
+    let o = run(&sc(r#", "grace_kill": "at-end""#));
+    let j = &o.output.jobs;
+    assert_eq!(j[0].runs[0].end, Some(15));
+    assert_eq!(j[2].runs[0].start, 15);
+    assert_eq!(j[3].runs[0].start, 26);
+    assert_eq!(j[1].state, JobState::Completed);
 }

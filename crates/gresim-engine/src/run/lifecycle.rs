@@ -24,8 +24,9 @@ pub(super) struct Live {
     /// Jobs killed while running that are still COMPLETING, with what they
     /// hold beyond their own allocation (the rest of their nodes).
     pub(super) completing: Vec<(JobIdx, Allocation)>,
-    /// Preempted jobs in their grace time, with the run that was signalled.
-    pub(super) signalled: BTreeMap<JobIdx, u32>,
+    /// Preempted jobs in their grace time, with the run that was signalled
+    /// and the end of its grace time.
+    pub(super) signalled: BTreeMap<JobIdx, (u32, Time)>,
     /// Running jobs that were suspended in their current run (see
     /// [`Engine::suspend_job`]).
     pub(super) suspended: BTreeMap<JobIdx, Suspension>,

@@ -1,5 +1,7 @@
 //! Preemption as the engine applies a policy's `Preempt` decisions: at
-//! once, or after the grace time (`slurm_job_preempt()`), the job requeued
+//! once, or after the grace time (`slurm_job_preempt()`: by the next
+//! `Preempt` decision or time-limit check that finds it over, as Slurm's
+//! `_job_check_grace_internal()`; `GraceKill`), the job requeued
 //! (PreemptMode=REQUEUE) or killed, ending PREEMPTED, its work since the
 //! last checkpoint lost (docs/preemption.md); and its `Suspend` decisions
 //! (SUSPEND,GANG): the suspended job lends the cores a higher-tier job
@@ -9,6 +11,7 @@
 
 use gresim_model::preempt::PreemptMode;
 use gresim_model::{Allocation, CoreSet, JobIdx, JobState, NodeId, Reason};
+use gresim_policy::GraceKill;
 
 use super::Engine;
 use crate::event::{EventKind, Phase};
@@ -145,7 +148,9 @@ impl Engine<'_> {
     /// A policy's preemption: at once, or after the grace time (Slurm's
     /// `slurm_job_preempt()`: the job gets SIGTERM and its end time becomes
     /// now + GraceTime; the batch script is not signalled, so it runs on
-    /// until then). A job already in its grace time is left alone.
+    /// until then). A job already in its grace time is killed if that time
+    /// is over ([`GraceKill::Checked`]: `_job_check_grace_internal()` finds
+    /// `now >= end_time`), and left alone otherwise.
     /// Returns whether the job's resources are free now.
     pub(super) fn apply_preempt(&mut self, p: gresim_policy::Preempt) -> Result<bool, EngineError> {
         let j = &self.jobs[p.job.idx()];
@@ -153,16 +158,23 @@ impl Engine<'_> {
             return Ok(false);
         }
         let run = j.runs.len() as u32 - 1;
-        if self.live.signalled.get(&p.job) == Some(&run) {
-            return Ok(false);
+        if let Some(&(r, end)) = self.live.signalled.get(&p.job) {
+            if r == run {
+                if self.params.grace_kill == GraceKill::Checked && self.now >= end {
+                    let completing = self.kill_time(p.job, self.params.preempt_completing);
+                    self.preempt_now(p.job, p.mode)?;
+                    return Ok(completing == 0);
+                }
+                return Ok(false);
+            }
         }
         if p.grace == 0 {
             let completing = self.kill_time(p.job, self.params.preempt_completing);
             self.preempt_now(p.job, p.mode)?;
             return Ok(completing == 0);
         }
-        self.live.signalled.insert(p.job, run);
         let end = self.now.saturating_add(p.grace);
+        self.live.signalled.insert(p.job, (run, end));
         let planned = j.planned_end;
         if end < planned {
             // Backfill plans with the new end time.
@@ -170,8 +182,14 @@ impl Engine<'_> {
             self.live.ends.insert((end, p.job));
             self.jobs[p.job.idx()].planned_end = end;
         }
+        // Slurm: the time-limit check at or after the end kills it, unless
+        // a preemption attempt has done so first (apply_preempt again).
+        let kill_at = match self.params.grace_kill {
+            GraceKill::Checked => self.limit_check_at(end),
+            GraceKill::AtEnd => end,
+        };
         self.queue.push(
-            end,
+            kill_at,
             Phase::Admin,
             EventKind::PreemptKill {
                 job: p.job,
