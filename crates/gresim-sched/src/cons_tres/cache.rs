@@ -66,6 +66,8 @@ pub(super) struct EvalCache {
     /// Per node, a few recent entries.
     pub(super) nodes: Vec<[Option<CacheEntry>; CACHE_WAYS]>,
     pub(super) next: Vec<u8>,
+    /// The shape [`EvalCache::shape_id`] found last.
+    last_shape: u32,
 }
 
 pub(super) const CACHE_WAYS: usize = 8;
@@ -141,12 +143,13 @@ impl ShapeKey {
             segment: _,
         } = j.req;
         let k = &self.req;
-        self.def_mem_per_cpu == j.params.def_mem_per_cpu
-            && self.gres == j.gres
-            && self.cpt == j.cpt
-            && self.min_tasks == j.min_tasks
+        // The counts that tell most shapes apart come first; the GRES list,
+        // compared as a block of memory, last.
+        self.min_tasks == j.min_tasks
             && self.max_tasks == j.max_tasks
             && self.min_cpus_node == j.min_cpus_node
+            && self.cpt == j.cpt
+            && self.def_mem_per_cpu == j.params.def_mem_per_cpu
             && *ntasks == k.ntasks
             && *ntasks_per_node == k.ntasks_per_node
             && *cpus_per_task == k.cpus_per_task
@@ -157,6 +160,7 @@ impl ShapeKey {
             && *cpus_per_gpu == k.cpus_per_gpu
             && *exclusive == k.exclusive
             && *shared == k.shared
+            && self.gres == j.gres
     }
 }
 
@@ -170,7 +174,14 @@ pub(super) struct CacheEntry {
 
 impl EvalCache {
     pub(super) fn shape_id(&mut self, j: &JobCtx<'_>) -> Option<u32> {
+        // Keys are distinct, so the last one found, asked first, is the
+        // only match if it matches.
+        let last = self.last_shape as usize;
+        if self.shapes.get(last).is_some_and(|k| k.matches(j)) {
+            return Some(last as u32);
+        }
         if let Some(i) = self.shapes.iter().position(|k| k.matches(j)) {
+            self.last_shape = i as u32;
             return Some(i as u32);
         }
         if self.shapes.len() >= CACHE_SHAPES {
