@@ -274,6 +274,13 @@ pub(super) fn finish_node(
     let node = j.cluster.node(id);
     let tpc = u32::from(node.threads_per_core.max(1));
     if j.req.exclusive {
+        // A whole node holds all its GPUs, which count towards a per-job
+        // GPU request (`--gpus=N --exclusive`) like GPUs picked one by one.
+        for (k, g) in j.gres.iter().enumerate() {
+            if k < gres_done.len() {
+                gres_done[k] += (u.free_gpus & type_mask(node, g.ty)).count_ones();
+            }
+        }
         return Some(NodeAlloc {
             node: id,
             cores: u.free_cores,

@@ -501,3 +501,43 @@ fn nodes_only_selection_answers_as_the_full_one() {
         "{agree_some} {agree_none}"
     );
 }
+
+/// `--exclusive --gpus=N`: whole nodes hold all their GPUs, which count
+/// towards the per-job request (finishing the allocation failed on every
+/// node before, as the whole node's GPUs were not counted).
+#[test]
+fn exclusive_jobs_with_gpus_per_job_take_whole_nodes() {
+    let c = a100_cluster(2, 4, |_| 1);
+    let p = test_params();
+    let part = PartId::from_idx(0);
+    let s = ClusterState::new(&c);
+    let per_job = |gpus: u32, nodes: u32| JobRequest {
+        min_nodes: nodes,
+        max_nodes: nodes,
+        gpus_per_job: Some(GpuReq {
+            ty: None,
+            count: gpus,
+        }),
+        exclusive: true,
+        ..JobRequest::default()
+    };
+    let alloc = |r: &JobRequest| {
+        job_test(
+            &mut SelectCache::default(),
+            &c,
+            &p,
+            r,
+            part,
+            View::Now(&s, None),
+        )
+    };
+    let a = alloc(&per_job(2, 1)).expect("one idle node holds two GPUs");
+    assert_eq!(a.nodes.len(), 1);
+    assert_eq!(bits(a.nodes[0].gpus).count(), 4, "the whole node's GPUs");
+    assert_eq!(a.nodes[0].cores.count(), 16, "the whole node's cores");
+    let b = alloc(&per_job(6, 2)).expect("two idle nodes hold six GPUs");
+    assert_eq!(b.nodes.len(), 2);
+    assert!(b.nodes.iter().all(|na| bits(na.gpus).count() == 4));
+    // More GPUs than the nodes have still fails.
+    assert!(alloc(&per_job(9, 2)).is_none());
+}
