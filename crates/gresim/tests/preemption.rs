@@ -634,3 +634,54 @@ fn a_grace_time_ends_at_the_next_preemption_attempt_or_time_limit_check() {
     assert_eq!(j[3].runs[0].start, 26);
     assert_eq!(j[1].state, JobState::Completed);
 }
+
+/// A time limit that ends within the grace time ends the grace time
+/// (`_job_check_grace_internal()`: `end_time = MIN(end_time, now +
+/// GraceTime)`), and whatever kills the job then preempts it with its
+/// PreemptMode: a preemptor's attempt (every KillWait + MessageTimeout = 11
+/// s here) or the time-limit check, which takes the preemption branch for a
+/// job in its grace time (`job_time_limit()`), never the TIMEOUT one.
+/// s1 (from 5, 1-minute limit, grace 100 s) is preempted by o1 at 22: the
+/// grace ends at 65, o1's attempt at 66 requeues it (the check would come
+/// at 90). With CANCEL and o1 cancelled at 30, no attempt is left and the
+/// check at 90 kills it, PREEMPTED.
+#[test]
+fn a_time_limit_within_the_grace_time_ends_it_and_the_job_is_preempted_not_timed_out() {
+    let sc = |mode: &str, cancel_at: Option<u64>| {
+        let events = cancel_at.map_or(String::new(), |t| {
+            format!(r#", "events": [{{"at": {t}, "action": "cancel", "job": "o1"}}]"#)
+        });
+        let text = format!(
+            r#"{{"schema_version": 1,
+            "cluster": {{"nodes": [{{"names": "n1", "sockets": 1, "cores_per_socket": 16, "memory": "64G",
+                                    "gpus": [{{"model": "A100-SXM4-80GB", "count": 4}}]}}]}},
+            "partitions": [{{"name": "owner", "nodes": "ALL", "default": true, "priority_tier": 10}},
+                           {{"name": "scav", "nodes": "ALL", "priority_tier": 1, "grace_time": 100}}],
+            "scheduler": {{"sched_interval": 1, "bf_interval": 1, "def_mem_per_cpu": "1G", "cred_expire": 5,
+                          "kill_wait": 1, "preempt": {{"type": "preempt/partition_prio", "mode": "{mode}"}}}},
+            "workload": {{"jobs": [
+                {{"id": "s1", "partition": "scav", "submit": 5, "run_time": 300, "time": 1, "gres": "gpu:4"}},
+                {}]}}{events}}}"#,
+            job("o1", "owner", 4, 22, 10, ""),
+        );
+        gresim_io::parse_scenario(Path::new("grace_limit.json"), &text).expect("loads")
+    };
+    let o = run(&sc("REQUEUE", None));
+    let j = &o.output.jobs;
+    assert_eq!(j[0].runs[0].state, JobState::Preempted);
+    assert_eq!(j[0].runs[0].end, Some(66), "o1's attempt at 66, after 65");
+    assert_eq!(j[0].runs.len(), 2, "requeued, not timed out");
+    assert_eq!(j[1].runs[0].start, 66);
+    // Its second run is not preempted: it times out.
+    assert_eq!(j[0].state, JobState::Timeout);
+
+    let o = run(&sc("CANCEL", Some(30)));
+    let j = &o.output.jobs;
+    assert_eq!(j[1].state, JobState::Cancelled);
+    assert_eq!(j[0].runs.len(), 1);
+    assert_eq!(
+        (j[0].state, j[0].runs[0].end),
+        (JobState::Preempted, Some(90)),
+        "the check at 90 preempts it"
+    );
+}

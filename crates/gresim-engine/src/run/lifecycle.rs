@@ -24,9 +24,9 @@ pub(super) struct Live {
     /// Jobs killed while running that are still COMPLETING, with what they
     /// hold beyond their own allocation (the rest of their nodes).
     pub(super) completing: Vec<(JobIdx, Allocation)>,
-    /// Preempted jobs in their grace time, with the run that was signalled
-    /// and the end of its grace time.
-    pub(super) signalled: BTreeMap<JobIdx, (u32, Time)>,
+    /// Preempted jobs in their grace time: the run that was signalled, the
+    /// end of its grace time and its PreemptMode.
+    pub(super) signalled: BTreeMap<JobIdx, super::preempt::Signalled>,
     /// Running jobs that were suspended in their current run (see
     /// [`Engine::suspend_job`]).
     pub(super) suspended: BTreeMap<JobIdx, Suspension>,
@@ -563,6 +563,16 @@ impl Engine<'_> {
             Some(n) => limit.is_some_and(|l| ran >= l) && n > self.now,
         };
         if timed_out {
+            if let Some(&s) = self.live.signalled.get(&job).filter(|s| s.run == run) {
+                // In its grace time: Slurm's `job_time_limit()` takes the
+                // preemption branch for a job with `preempt_time` set
+                // (`slurm_job_preempt()` with its PreemptMode), never the
+                // TIMEOUT one; its grace is over, since it ends no later
+                // than the time limit (`apply_preempt`).
+                self.preempt_now(job, s.mode)?;
+                self.request_main(self.now);
+                return Ok(());
+            }
             let base = self.params.kill_completing;
             let completing = self.kill_time(job, base);
             if completing > base {

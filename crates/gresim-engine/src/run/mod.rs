@@ -306,7 +306,7 @@ impl<'a> Engine<'a> {
             EventKind::SwitchWaitOver => self.mark_dirty(),
             EventKind::GangTick => self.on_gang_tick(),
             EventKind::PreemptKill { job, run, mode } => {
-                if self.live.signalled.get(&job).is_some_and(|s| s.0 == run) {
+                if self.live.signalled.get(&job).is_some_and(|s| s.run == run) {
                     self.preempt_now(job, mode)?;
                     self.request_main(self.now);
                 }

@@ -10,12 +10,24 @@
 //! jobs to preempt or suspend is the policy's choice.
 
 use gresim_model::preempt::PreemptMode;
-use gresim_model::{Allocation, CoreSet, JobIdx, JobState, NodeId, Reason};
+use gresim_model::{Allocation, CoreSet, JobIdx, JobState, NodeId, Reason, Time};
 use gresim_policy::GraceKill;
 
 use super::Engine;
 use crate::event::{EventKind, Phase};
 use crate::EngineError;
+
+/// A preempted job in its grace time (`preempt_time` set in Slurm).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Signalled {
+    /// The run that was signalled.
+    pub(super) run: u32,
+    /// The end of its grace time: `MIN(end_time, now + GraceTime)`, so no
+    /// later than the end of its time limit.
+    pub(super) end: Time,
+    /// Its PreemptMode, which whatever kills it applies.
+    pub(super) mode: PreemptMode,
+}
 
 /// Cores a gang-suspended job lent to the job that runs on them.
 #[derive(Debug, Clone, Copy)]
@@ -158,9 +170,9 @@ impl Engine<'_> {
             return Ok(false);
         }
         let run = j.runs.len() as u32 - 1;
-        if let Some(&(r, end)) = self.live.signalled.get(&p.job) {
-            if r == run {
-                if self.params.grace_kill == GraceKill::Checked && self.now >= end {
+        if let Some(&s) = self.live.signalled.get(&p.job) {
+            if s.run == run {
+                if self.params.grace_kill == GraceKill::Checked && self.now >= s.end {
                     let completing = self.kill_time(p.job, self.params.preempt_completing);
                     self.preempt_now(p.job, p.mode)?;
                     return Ok(completing == 0);
@@ -173,9 +185,19 @@ impl Engine<'_> {
             self.preempt_now(p.job, p.mode)?;
             return Ok(completing == 0);
         }
-        let end = self.now.saturating_add(p.grace);
-        self.live.signalled.insert(p.job, (run, end));
+        // `_job_check_grace_internal()`: `end_time = MIN(end_time, now +
+        // GraceTime)`: a time limit that ends first ends the grace time
+        // (and the check that kills the job then preempts it: on_run_end).
         let planned = j.planned_end;
+        let end = self.now.saturating_add(p.grace).min(planned);
+        self.live.signalled.insert(
+            p.job,
+            Signalled {
+                run,
+                end,
+                mode: p.mode,
+            },
+        );
         if end < planned {
             // Backfill plans with the new end time.
             self.live.ends.remove(&(planned, p.job));
