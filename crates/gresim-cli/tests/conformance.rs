@@ -94,6 +94,11 @@ const FLOORS: &[(&str, u32)] = &[
     // before the model, scored unedited: 5, 1 and 5 of 6 decisions in each
     // (the second placed every job on the other node), 6/6 over the three.
     ("preempt_grace_heldout", 6),
+    // A time limit that ends within a grace time (the job is preempted,
+    // not timed out): designed from the source and committed before the
+    // model, then recorded three times and scored unedited: 6/6 decisions
+    // in each (3, 3 and 1 before it).
+    ("preempt_grace_limit", 6),
     // Gang time-slicing (OverSubscribe=FORCE:2, SchedulerTimeSlice):
     // recorded as data (2/4 then), then modelled from the source with the
     // recordings at hand (not held out): 4/4 decisions in each recording.
@@ -147,6 +152,7 @@ const SLOW_KILL_FLOORS: &[(&str, u32)] = &[
     ("preempt_within_mf", 7),
     ("preempt_bf_grace", 4),
     ("preempt_grace_heldout", 6),
+    ("preempt_grace_limit", 6),
     // No kill in it: the same under either kill.
     ("preempt_suspend_cpu", 5),
     ("preempt_suspend_heldout", 6),
