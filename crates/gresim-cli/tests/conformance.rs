@@ -107,6 +107,10 @@ const FLOORS: &[(&str, u32)] = &[
     // committed, scored unedited (7/7 over the three recordings; 7, 5, 5
     // in each; docs/preemption.md).
     ("gang_timeslice_heldout", 7),
+    // Jobs with GPUs time-sliced on their cores: designed from the source
+    // and committed before the model placed them in rows, then recorded
+    // three times and scored unedited: 6/6 decisions in each (2/6 before).
+    ("gang_gpu_heldout", 6),
     ("pub_arrays_deps", 32),
     ("pub_failures", 12),
     ("pub_fifo_backfill", 14),
@@ -158,6 +162,7 @@ const SLOW_KILL_FLOORS: &[(&str, u32)] = &[
     ("preempt_suspend_heldout", 6),
     ("gang_timeslice", 4),
     ("gang_timeslice_heldout", 7),
+    ("gang_gpu_heldout", 6),
 ];
 
 fn dir() -> PathBuf {

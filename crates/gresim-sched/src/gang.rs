@@ -18,9 +18,15 @@
 //! into the first row it does not overlap. Memory and GRES are counted once
 //! per job throughout (`select_node_usage`), suspended jobs included.
 //!
+//! A job with GPUs is placed the same way: a row frees only cores, and its
+//! GPUs (like its memory) must be free on the live state, where every job
+//! of the node holds its own, suspended ones too; gang.c never looks at
+//! GRES, so two jobs on different GPUs of a node that share cores take
+//! turns all the same.
+//!
 //! Beyond the source, gresim keeps the cores of other partitions' jobs out
 //! of every row (Slurm's step 4 ignores them; docs/preemption.md, "Not
-//! modelled") and places only jobs without GPUs this way.
+//! modelled").
 
 use gresim_model::{Allocation, CoreSet, JobIdx, NodeId, PartId};
 
@@ -121,10 +127,7 @@ pub fn row_start(
 ) -> bool {
     let (cluster, params) = (ctx.cluster, ctx.params);
     let p = cluster.partition(part);
-    if !params.time_sliced(p)
-        || ctx.jobs[job.idx()].request.wants_gpus()
-        || ctx.started.iter().any(|s| s.job == job)
-    {
+    if !params.time_sliced(p) || ctx.started.iter().any(|s| s.job == job) {
         return false;
     }
     // The partition's jobs (running, suspended, or started in this pass)

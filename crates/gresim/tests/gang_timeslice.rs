@@ -161,3 +161,41 @@ fn bad_oversubscribe_and_time_slice_are_refused_with_their_path() {
         "scheduler.time_slice",
     );
 }
+
+/// Jobs with GPUs take turns too (docs/preemption.md, "Gang time-slicing"):
+/// a row frees only cores, every job keeps its GPUs (suspended ones too),
+/// and the gang scheduler compares cores only. On one node of 16 cores and
+/// 4 GPUs: g1 (16 cores, 2 GPUs) runs; g2 (16 cores, 2 GPUs) starts over it
+/// on the other two GPUs and they alternate as the CPU jobs above do; g3
+/// (1 core, 2 GPUs) finds no free GPU in any row and waits for g1's.
+#[test]
+fn jobs_with_gpus_take_turns_on_their_cores_and_keep_their_gpus() {
+    let gpu_job = |id: &str, cpus: u32, submit: u64, run: u64| {
+        format!(
+            r#"{{"id": "{id}", "submit": {submit}, "run_time": {run}, "time": 10, "cpus_per_task": {cpus}, "gres": "gpu:2"}}"#
+        )
+    };
+    let text = format!(
+        r#"{{"schema_version": 1,
+            "cluster": {{"nodes": [{{"names": "n1", "sockets": 2, "cores_per_socket": 8, "memory": "64G",
+                                    "gpus": [{{"model": "A100-SXM4-80GB", "count": 4}}]}}]}},
+            "partitions": [{{"name": "p", "nodes": "ALL", "default": true, "oversubscribe": "FORCE:3"}}],
+            "scheduler": {{"sched_interval": 1, "bf_interval": 1, "def_mem_per_cpu": "1G"{GANG}}},
+            "workload": {{"jobs": [{}, {}, {}]}}}}"#,
+        gpu_job("g1", 16, 0, 25),
+        gpu_job("g2", 16, 1, 12),
+        gpu_job("g3", 1, 2, 5),
+    );
+    let sc = gresim_io::parse_scenario(Path::new("gpu_timeslice.json"), &text).expect("loads");
+    let o = Simulation::new(&sc).run().expect("runs");
+    let j = &o.output.jobs;
+    let run = |i: usize| (j[i].runs[0].start, j[i].runs[0].end);
+    // As two_jobs_on_the_same_cores_take_turns_and_their_ends_move.
+    assert_eq!(run(0), (0, Some(35)));
+    assert_eq!(run(1), (1, Some(37)));
+    let (a, b) = (&j[0].runs[0].alloc.nodes[0], &j[1].runs[0].alloc.nodes[0]);
+    assert_eq!(a.cores, b.cores, "the same cores");
+    assert_eq!(a.gpus & b.gpus, 0, "GPUs are never shared");
+    // g3 needs 2 free GPUs: none until g1 ends, though a third row has room.
+    assert_eq!(run(2).0, 35, "{:?}", run(2));
+}
