@@ -97,7 +97,7 @@ const FLOORS: &[(&str, u32)] = &[
     // A time limit that ends within a grace time (the job is preempted,
     // not timed out): designed from the source and committed before the
     // model, then recorded three times and scored unedited: 6/6 decisions
-    // in each (3, 3 and 1 before it).
+    // in each (1, 1 and 3 before it).
     ("preempt_grace_limit", 6),
     // Gang time-slicing (OverSubscribe=FORCE:2, SchedulerTimeSlice):
     // recorded as data (2/4 then), then modelled from the source with the
@@ -111,6 +111,11 @@ const FLOORS: &[(&str, u32)] = &[
     // and committed before the model placed them in rows, then recorded
     // three times and scored unedited: 6/6 decisions in each (2/6 before).
     ("gang_gpu_heldout", 6),
+    // OverSubscribe=FORCE:2 without gang scheduling (jobs sharing cores
+    // run at once): designed from the source and committed before the
+    // model, then recorded three times and scored unedited: 7/7 matches in
+    // each (2/7 decisions before).
+    ("oversubscribe_force_heldout", 7),
     ("pub_arrays_deps", 32),
     ("pub_failures", 12),
     ("pub_fifo_backfill", 14),
@@ -163,6 +168,7 @@ const SLOW_KILL_FLOORS: &[(&str, u32)] = &[
     ("gang_timeslice", 4),
     ("gang_timeslice_heldout", 7),
     ("gang_gpu_heldout", 6),
+    ("oversubscribe_force_heldout", 7),
 ];
 
 fn dir() -> PathBuf {

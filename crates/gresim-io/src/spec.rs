@@ -413,7 +413,8 @@ pub struct SchedulerDef {
     pub preempt: Option<PreemptDef>,
     /// `SchedulerTimeSlice` in seconds (5 to 65535; 30 when absent): the
     /// gang scheduler's turn for partitions with `"oversubscribe":
-    /// "FORCE:N"` under a PreemptMode with GANG.
+    /// "FORCE:N"` under a PreemptMode with GANG (without GANG their jobs
+    /// share cores and run at once).
     #[serde(default)]
     pub time_slice: Option<u64>,
     /// What kills a preempted job whose grace time is over: `checked`

@@ -182,6 +182,16 @@ impl SchedParams {
         self.preempt.kill_pending_wait = kill_wait + message_timeout;
     }
 
+    /// Whether the jobs of `part` may share cores: `OverSubscribe=FORCE:N`
+    /// with N > 1 gives the partition N rows (`_get_job_node_req()` makes
+    /// its jobs `NODE_CR_AVAILABLE`, with or without gang scheduling). They
+    /// run at once unless the gang scheduler time-slices them
+    /// ([`SchedParams::time_sliced`]).
+    #[inline]
+    pub fn shares_cores(&self, part: &gresim_model::Partition) -> bool {
+        part.oversubscribe > 1
+    }
+
     /// Whether the gang scheduler time-slices the jobs of `part`:
     /// PreemptMode has GANG and the partition lets more than one job use a
     /// core (`OverSubscribe=FORCE:N`, N > 1).

@@ -525,8 +525,9 @@ pub fn backfill_pass(
                         }
                     }
                 }
-                // Gang time-slicing: it starts in a row of its partition.
-                if ctx.params.preempt.mode.gang
+                // A partition whose jobs share cores (OverSubscribe=FORCE:N):
+                // it starts in a row of its partition.
+                if ctx.params.shares_cores(ctx.cluster.partition(part))
                     && crate::select::select(
                         cache,
                         ctx.cluster,

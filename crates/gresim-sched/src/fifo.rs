@@ -572,9 +572,10 @@ impl Policy for Fifo {
                 {
                     started.push(job);
                 }
-                // Gang time-slicing: it starts in a row of its partition.
+                // A partition whose jobs share cores (OverSubscribe=FORCE:N):
+                // it starts in a row of its partition.
                 Err(SelectFail::Busy)
-                    if ctx.params.preempt.mode.gang
+                    if ctx.params.shares_cores(ctx.cluster.partition(part))
                         && crate::gang::row_start(
                             ctx,
                             job,

@@ -127,7 +127,7 @@ pub fn row_start(
 ) -> bool {
     let (cluster, params) = (ctx.cluster, ctx.params);
     let p = cluster.partition(part);
-    if !params.time_sliced(p) || ctx.started.iter().any(|s| s.job == job) {
+    if !params.shares_cores(p) || ctx.started.iter().any(|s| s.job == job) {
         return false;
     }
     // The partition's jobs (running, suspended, or started in this pass)

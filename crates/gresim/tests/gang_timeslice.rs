@@ -71,15 +71,26 @@ fn two_jobs_on_the_same_cores_take_turns_and_their_ends_move() {
 }
 
 #[test]
-fn without_gang_or_with_one_row_the_jobs_queue() {
+fn with_one_row_the_jobs_queue_and_without_gang_they_share_and_run_at_once() {
     let jobs = [job("t1", 16, 0, 25), job("t2", 16, 1, 12)];
     let queued = vec![(0, Some(25)), (25, Some(37))];
     assert_eq!(runs(&scenario("FORCE:1", GANG, &jobs)), queued);
-    assert_eq!(
-        runs(&scenario("FORCE:2", r#", "time_slice": 10"#, &jobs)),
-        queued,
-        "FORCE:2 without PreemptMode GANG is treated as FORCE:1"
-    );
+    assert_eq!(runs(&scenario("NO", GANG, &jobs)), queued);
+    // FORCE:2 without gang scheduling: t2 starts in the second row on
+    // t1's cores, and nothing suspends either (`_get_job_node_req()` gives
+    // FORCE's jobs NODE_CR_AVAILABLE whether or not GANG is on).
+    let sc = scenario("FORCE:2", r#", "time_slice": 10"#, &jobs);
+    assert_eq!(runs(&sc), vec![(0, Some(25)), (1, Some(13))]);
+    let c = cores(&sc);
+    assert_eq!(c[0], c[1], "both hold every core");
+    // A third job finds both rows full and waits for t2's end.
+    let three = [
+        job("t1", 16, 0, 25),
+        job("t2", 16, 1, 12),
+        job("t3", 4, 2, 5),
+    ];
+    let r = runs(&scenario("FORCE:2", r#", "time_slice": 10"#, &three));
+    assert_eq!(r[2], (13, Some(18)), "{r:?}");
 }
 
 #[test]

@@ -28,8 +28,11 @@
 //! Not modelled: shadows (a higher-tier partition's jobs over this
 //! partition's active row; SUSPEND,GANG preemption has its own mechanism,
 //! `super::preempt`), GS_CPU/GS_SOCKET resources (cores are compared, as
-//! with CR_Core_Memory). With no time-sliced partition `Engine::gang` is
-//! `None` and nothing here runs: no events, no cost.
+//! with CR_Core_Memory). With no partition whose jobs share cores
+//! `Engine::gang` is `None` and nothing here runs: no events, no cost;
+//! with one that shares them without GANG (`OverSubscribe=FORCE:N`, its
+//! jobs running at once) it only marks that a core may have several
+//! holders.
 
 use gresim_model::job::Time;
 use gresim_model::{CoreSet, JobIdx, JobState, NodeId, PartId};
@@ -70,7 +73,10 @@ pub(super) struct Gang {
 
 impl Gang {
     /// The gang state for `cluster` under `params`, or `None` when no
-    /// partition is time-sliced.
+    /// partition's jobs share cores. A partition whose jobs share cores
+    /// without gang scheduling (`OverSubscribe=FORCE:N`, no GANG) is not
+    /// time-sliced: its jobs run at once, and the state only tells
+    /// `release_run` that several jobs may hold a core.
     pub(super) fn new(
         cluster: &gresim_model::Cluster,
         params: &gresim_policy::SchedParams,
@@ -80,7 +86,8 @@ impl Gang {
             .iter()
             .map(|p| params.time_sliced(p))
             .collect();
-        sliced.iter().any(|&s| s).then(|| {
+        let shared = cluster.partitions.iter().any(|p| params.shares_cores(p));
+        shared.then(|| {
             Box::new(Gang {
                 lists: vec![Vec::new(); sliced.len()],
                 sliced,

@@ -106,7 +106,7 @@ pub struct Engine<'a> {
     /// What the run keeps for its output.
     rec: Records,
     /// The gang scheduler's time-slicing (`gang`), `None` without a
-    /// time-sliced partition.
+    /// partition whose jobs share cores (`OverSubscribe=FORCE:N`).
     gang: Option<Box<gang::Gang>>,
 
     /// Called every [`PROGRESS_EVERY`] events, for display only.

@@ -307,20 +307,8 @@ pub fn parse_slurm_conf(path: &Path, text: &str) -> Result<(SlurmConf, Vec<Warni
             "PriorityWeightAge is ignored: slurmctld uses it only with AccountingStorageType=accounting_storage/slurmdbd",
         ));
     }
-    // OverSubscribe=FORCE:N without the gang scheduler: jobs share cores
-    // and run at once (no time-slicing), which gresim does not model.
-    if !conf.preempt.mode.gang {
-        for p in conf.partitions.iter().filter(|p| p.oversubscribe_rows > 1) {
-            w.push(Warning::new(
-                &p.file,
-                p.line,
-                format!(
-                    "OverSubscribe={} without PreemptMode GANG (jobs share cores and run at once) is not modelled; gresim treats it as FORCE:1",
-                    p.oversubscribe
-                ),
-            ));
-        }
-    }
+    // OverSubscribe=FORCE:N without the gang scheduler (jobs share cores
+    // and run at once) is modelled: nothing to say.
     let defaults = conf.partitions.iter().filter(|p| p.default).count();
     if defaults > 1 {
         w.push(Warning::new(
