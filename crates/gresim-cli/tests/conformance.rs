@@ -80,6 +80,11 @@ const FLOORS: &[(&str, u32)] = &[
     ("preempt_suspend_cpu", 5),
     // Held out: designed and recorded after the model was committed, unedited.
     ("preempt_suspend_heldout", 6),
+    // SUSPEND,GANG over jobs that hold GPUs: designed from the source and
+    // committed before the model suspended them, then recorded three
+    // times and scored unedited: 5/5 matches in each (2/5 decisions
+    // before).
+    ("preempt_suspend_gpu_heldout", 5),
     // Same-QOS preemption (WITHIN) under priority/multifactor: designed
     // and recorded (three recordings) before the model compared multifactor
     // priorities, which scored 1/8 in each; not held out otherwise.
@@ -165,6 +170,7 @@ const SLOW_KILL_FLOORS: &[(&str, u32)] = &[
     // No kill in it: the same under either kill.
     ("preempt_suspend_cpu", 5),
     ("preempt_suspend_heldout", 6),
+    ("preempt_suspend_gpu_heldout", 5),
     ("gang_timeslice", 4),
     ("gang_timeslice_heldout", 7),
     ("gang_gpu_heldout", 6),

@@ -28,7 +28,8 @@
 //! through that trial. SUSPEND,GANG under `preempt/partition_prio` is
 //! [`suspend_start`]: a higher-tier job starts at once on the cores of
 //! lower-tier jobs, which the gang scheduler suspends (they keep their
-//! memory and GPUs, so only jobs without GPUs are suspended).
+//! memory and GPUs: a preemptor that needs their GPUs never fits, one that
+//! needs only their cores, or other GPUs of the node, does).
 
 use gresim_model::job::{Job, JobSpec, Time};
 use gresim_model::preempt::{PreemptMode, PreemptType};
@@ -389,9 +390,9 @@ pub fn preempt_for(
 
 /// SUSPEND,GANG under `preempt/partition_prio` for a job that does not fit
 /// on free resources: whether it fits on the cores of running (or already
-/// suspended) jobs without GPUs of lower-tier partitions whose mode is
-/// SUSPEND; if so, it starts there now, and those it overlaps are
-/// suspended. Returns whether it started.
+/// suspended) jobs of lower-tier partitions whose mode is SUSPEND; if so,
+/// it starts there now, and those it overlaps are suspended. Returns
+/// whether it started.
 ///
 /// From the 22.05 source: cons_tres's `_job_test()` (cons_common/job_test.c)
 /// in gang mode, when idle resources do not suffice (step 1), drops from
@@ -403,9 +404,11 @@ pub fn preempt_for(
 /// `gs_job_start()` (src/slurmctld/gang.c) casts its shadow over the lower
 /// tiers, and `_update_active_row()` suspends each of their jobs whose cores
 /// conflict with it. The exempt time is not consulted on that path. A job
-/// with GPUs is not suspended here: a preemptor that needs its GPUs never
-/// fits (they stay allocated), and one that needs only its cores was not
-/// recorded.
+/// with GPUs is suspended the same way (gang.c compares cores only): it
+/// keeps its GPUs, so a preemptor that needs them never fits, while one
+/// that needs only its cores, or other GPUs of the node, does
+/// (`preempt_suspend_gpu_heldout`). Jobs holding GPU shares (gres/shard,
+/// gres/mps) are left out.
 pub fn suspend_start(
     ctx: &mut PassCtx<'_>,
     job: JobIdx,
@@ -442,11 +445,7 @@ pub fn suspend_start(
             && ee_part.preempt_mode != Some(PreemptMode::Off)
             && job_mode(cluster, params, &ctx.specs[ee.sub as usize], run.partition)
                 == PreemptMode::Suspend
-            && run
-                .alloc
-                .nodes
-                .iter()
-                .all(|na| na.gpus == 0 && na.share.is_none())
+            && run.alloc.nodes.iter().all(|na| na.share.is_none())
             && run.alloc.node_ids().any(|n| cluster.in_partition(part, n))
     };
     let mut cand: Vec<JobIdx> = ctx

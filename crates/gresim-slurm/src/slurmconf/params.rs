@@ -160,7 +160,7 @@ pub(super) fn global(
             }
             if m.mode == gresim_model::preempt::PreemptMode::Suspend {
                 warn(format!(
-                    "PreemptMode={v}: SUSPEND,GANG is modelled only under preempt/partition_prio for jobs without GPUs (suspended while a higher-tier job runs on their cores); jobs with GPUs are never suspended (gang time-slicing of OverSubscribe=FORCE:N partitions is modelled for every job, each keeping its GPUs)"
+                    "PreemptMode={v}: SUSPEND,GANG is modelled only under preempt/partition_prio (lower-tier jobs suspended while a higher-tier job runs on their cores, keeping their GPUs); with preempt/qos nothing is suspended"
                 ));
             }
             c.preempt.mode = m;

@@ -101,7 +101,7 @@ pub(super) fn part_fields(
                     w.push(Warning::new(
                         &l.file,
                         l.line,
-                        format!("PreemptMode={v}: SUSPEND is modelled only under preempt/partition_prio for jobs without GPUs; jobs of this partition with GPUs are never suspended"),
+                        format!("PreemptMode={v}: SUSPEND is modelled only under preempt/partition_prio"),
                     ));
                 }
                 r.preempt_mode = Some(m.mode);
