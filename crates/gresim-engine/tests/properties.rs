@@ -494,6 +494,7 @@ fn build_cluster(g: &ClusterGen) -> Cluster {
         preempt_mode: None,
         grace_time: 0,
         oversubscribe: 1,
+        exclusive: false,
     }];
     if let Some((mask, tier)) = g.second {
         let mut members: Vec<NodeId> = all
@@ -518,6 +519,7 @@ fn build_cluster(g: &ClusterGen) -> Cluster {
             preempt_mode: None,
             grace_time: 0,
             oversubscribe: 1,
+            exclusive: false,
         });
     }
     Cluster::new(nodes, partitions, gpu_types)

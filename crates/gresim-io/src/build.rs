@@ -436,7 +436,7 @@ pub fn build_partitions(
                 Ok((_, Some(note))) => {
                     return Err(err(
                         format!("{pp}.oversubscribe"),
-                        format!("OverSubscribe={v} {note}: expected NO or FORCE:N"),
+                        format!("OverSubscribe={v} {note}: expected NO, EXCLUSIVE or FORCE:N"),
                     ))
                 }
                 Err(e) => return Err(err(format!("{pp}.oversubscribe"), e)),

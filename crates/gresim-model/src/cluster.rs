@@ -222,8 +222,12 @@ pub struct Partition {
     /// `OverSubscribe=FORCE:N`'s N: how many of its jobs may share a core,
     /// taking turns under the gang scheduler (`num_rows` of
     /// cons_common/part_data.c; docs/preemption.md, "Gang time-slicing").
-    /// 1 for `NO`, `FORCE:1` and every sharing not modelled.
+    /// 1 for `NO`, `FORCE:1`, `EXCLUSIVE` and every sharing not modelled.
     pub oversubscribe: u16,
+    /// `OverSubscribe=EXCLUSIVE`: every job of the partition takes whole
+    /// nodes, as with `--exclusive` (`_resolve_shared_status()` in
+    /// node_scheduler.c sets its `whole_node`).
+    pub exclusive: bool,
 }
 
 impl Partition {
@@ -245,6 +249,7 @@ impl Partition {
             preempt_mode: None,
             grace_time: 0,
             oversubscribe: 1,
+            exclusive: false,
         }
     }
 

@@ -251,6 +251,7 @@ pub(crate) mod test_support {
                 preempt_mode: None,
                 grace_time: 0,
                 oversubscribe: 1,
+                exclusive: false,
             }],
             vec![GpuType {
                 name: "a100".into(),

@@ -31,7 +31,8 @@ pub struct PartitionFields<'a> {
     pub state: PartitionState,
     pub preempt_mode: Option<PreemptMode>,
     pub grace_time: Option<u64>,
-    /// `OverSubscribe=FORCE:N`'s N ([`oversubscribe_rows`]); `None` is 1.
+    /// `OverSubscribe=FORCE:N`'s N ([`oversubscribe_rows`]); `None` is 1,
+    /// 0 is `EXCLUSIVE` (Slurm's `max_share` 0).
     pub oversubscribe: Option<u16>,
 }
 
@@ -105,7 +106,11 @@ pub fn lower(
     p.state = f.state;
     p.preempt_mode = f.preempt_mode;
     p.grace_time = f.grace_time.unwrap_or(p.grace_time);
-    p.oversubscribe = f.oversubscribe.unwrap_or(p.oversubscribe);
+    match f.oversubscribe {
+        Some(0) => p.exclusive = true,
+        Some(n) => p.oversubscribe = n,
+        None => {}
+    }
     Ok(p)
 }
 
@@ -125,8 +130,9 @@ pub const MAX_OVERSUBSCRIBE: u16 = 0x7fff;
 /// core, and a note when the setting is read but not modelled. `FORCE:N`
 /// (`FORCE` alone is 4, as in read_config.c) gives N: with PreemptMode
 /// GANG its jobs take turns (docs/preemption.md, "Gang time-slicing");
-/// `NO` gives 1; `YES`, `YES:N` (sharing only for jobs that ask for it
-/// with `--oversubscribe`) and `EXCLUSIVE` give 1 with a note. Refused as
+/// `NO` gives 1, `EXCLUSIVE` 0 (whole nodes per job, as Slurm's
+/// `max_share` 0); `YES` and `YES:N` (sharing only for jobs that ask for it
+/// with `--oversubscribe`) give 1 with a note. Refused as
 /// read_config.c refuses or ignores them: a count below 1 (`FORCE:0`),
 /// below 2 for `YES:N`, above [`MAX_OVERSUBSCRIBE`], not a number, or
 /// another word.
@@ -145,10 +151,7 @@ pub fn oversubscribe_rows(v: &str) -> Result<(u16, Option<&'static str>), String
         "NO" => Ok((1, None)),
         "FORCE" => Ok((4, None)),
         "YES" => Ok((1, Some(YES))),
-        "EXCLUSIVE" => Ok((
-            1,
-            Some("is not modelled (whole nodes per job); gresim treats it as NO"),
-        )),
+        "EXCLUSIVE" => Ok((0, None)),
         _ => {
             if let Some(n) = up.strip_prefix("FORCE:") {
                 Ok((count(n, 1)?, None))

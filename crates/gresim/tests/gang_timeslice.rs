@@ -210,3 +210,19 @@ fn jobs_with_gpus_take_turns_on_their_cores_and_keep_their_gpus() {
     // g3 needs 2 free GPUs: none until g1 ends, though a third row has room.
     assert_eq!(run(2).0, 35, "{:?}", run(2));
 }
+
+/// `OverSubscribe=EXCLUSIVE`: every job of the partition takes whole nodes,
+/// as with `--exclusive` (`_resolve_shared_status()` sets `whole_node`):
+/// t1 (4 cores) gets all 16 and the node, so t2 (4 cores) waits for it.
+#[test]
+fn an_exclusive_partition_gives_each_job_whole_nodes() {
+    let jobs = [job("t1", 4, 0, 20), job("t2", 4, 1, 5)];
+    let sc = scenario("EXCLUSIVE", "", &jobs);
+    assert_eq!(runs(&sc), vec![(0, Some(20)), (20, Some(25))]);
+    assert_eq!(cores(&sc)[0].len(), 16, "the whole node");
+    // The same jobs share the node under NO.
+    assert_eq!(
+        runs(&scenario("NO", "", &jobs)),
+        vec![(0, Some(20)), (1, Some(6))]
+    );
+}

@@ -74,11 +74,28 @@ impl Engine<'_> {
     }
 
     pub(super) fn on_submit(&mut self) -> Result<(), EngineError> {
-        let Some(spec) = self.intake.next.take() else {
+        let Some(mut spec) = self.intake.next.take() else {
             return Err(EngineError::Internal(
                 "submit event without a submission".into(),
             ));
         };
+        // OverSubscribe=EXCLUSIVE: `_resolve_shared_status()` gives a job of
+        // the partition `whole_node`, as `--exclusive` does. (Slurm sets it
+        // when the job is tried there and keeps it; a job of several
+        // partitions gets it here from the start.)
+        if !spec.request.exclusive && self.cluster.partitions.iter().any(|p| p.exclusive) {
+            let parts = &spec.request.partitions;
+            let excl = if parts.is_empty() {
+                self.cluster
+                    .default_partition()
+                    .is_some_and(|p| self.cluster.partition(p).exclusive)
+            } else {
+                parts.iter().any(|&p| self.cluster.partition(p).exclusive)
+            };
+            if excl {
+                Arc::make_mut(&mut spec.request).exclusive = true;
+            }
+        }
         let sub = self.specs.len() as u32;
         let first = self.jobs.len() as u32;
         let base_id = JobId(self.next_job_id);

@@ -114,6 +114,7 @@ impl RunFile {
                 }),
                 grace_time: p.grace_time,
                 oversubscribe: p.oversubscribe,
+                exclusive: p.exclusive,
             })
             .collect();
         let mut cluster = Cluster::new(nodes, partitions, types);

@@ -99,6 +99,9 @@ pub struct PartRec {
     /// `OverSubscribe=FORCE:N`'s N, when above 1.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub oversubscribe: u16,
+    /// `OverSubscribe=EXCLUSIVE`, when set.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exclusive: bool,
 }
 
 fn is_zero(x: &u64) -> bool {

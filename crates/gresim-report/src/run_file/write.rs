@@ -270,6 +270,7 @@ fn cluster_rec(c: &Cluster) -> ClusterRec {
                 preempt_mode: p.preempt_mode.map(|m| m.as_str().to_string()),
                 grace_time: p.grace_time,
                 oversubscribe: p.oversubscribe,
+                exclusive: p.exclusive,
             })
             .collect(),
         gpu_types: c
