@@ -8,6 +8,9 @@
 //!   (`bench_peers.rs`; `cargo xtask bench-peers --help`).
 //! - `gen-swf`: writes a synthetic SWF workload (`gen_swf.rs`;
 //!   `cargo xtask gen-swf --help`).
+//! - `hashes`: `bench_run`'s result hashes against
+//!   `benches/reference-hashes.txt` (`hashes.rs`; `--long` adds the long
+//!   rows), the check that an optimisation changed no decision.
 //!
 //! Errors print one line (with its causes) and exit with status 2.
 
@@ -18,6 +21,7 @@ use anyhow::{bail, Context, Result};
 
 mod bench_peers;
 mod gen_swf;
+mod hashes;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -25,9 +29,10 @@ fn main() {
         Some("conformance") => conformance(&args[1..]),
         Some("bench-peers") => bench_peers::run(&root(), &args[1..]),
         Some("gen-swf") => gen_swf::run(&args[1..]),
+        Some("hashes") => hashes::run(&root(), &args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask conformance [--case NAME] | bench-peers [--help] | gen-swf [--help]"
+                "usage: cargo xtask conformance [--case NAME] | bench-peers [--help] | gen-swf [--help] | hashes [--long] [--bench-run PATH]"
             );
             std::process::exit(2);
         }

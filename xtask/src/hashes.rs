@@ -1,0 +1,159 @@
+//! `cargo xtask hashes [--long] [--bench-run PATH]`: runs `bench_run` with
+//! each line of `benches/reference-hashes.txt` and compares its result hash
+//! with the line's (docs/performance.md: an optimisation must not change a
+//! decision). Prints one line per row and exits with status 1 when a hash
+//! differs.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+
+/// One reference row: the expected hash and `bench_run`'s arguments.
+#[derive(Debug, PartialEq)]
+pub struct Row {
+    pub hash: String,
+    pub args: Vec<String>,
+    pub long: bool,
+}
+
+/// The rows of a reference file (`#` comments, blank lines, a `[long]`
+/// marker before the rows that run only with `--long`), or the first bad
+/// line with its number.
+pub fn parse(text: &str) -> Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    let mut long = false;
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if line == "[long]" {
+            long = true;
+            continue;
+        }
+        let mut words = line.split_whitespace();
+        let hash = words.next().unwrap_or_default();
+        if hash.len() != 16 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+            bail!(
+                "line {}: expected a 16-digit hex hash and bench_run's arguments, got {line:?}",
+                i + 1
+            );
+        }
+        let args: Vec<String> = words.map(str::to_string).collect();
+        if args.is_empty() {
+            bail!("line {}: no bench_run arguments after the hash", i + 1);
+        }
+        rows.push(Row {
+            hash: hash.to_string(),
+            args,
+            long,
+        });
+    }
+    Ok(rows)
+}
+
+/// The hash `bench_run` printed (`result hash  0123456789abcdef`).
+fn result_hash(stdout: &str) -> Option<&str> {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("result hash"))
+        .map(str::trim)
+}
+
+pub fn run(root: &Path, args: &[String]) -> Result<()> {
+    let mut long = false;
+    let mut bench: Option<PathBuf> = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--long" => long = true,
+            "--bench-run" => {
+                bench = Some(PathBuf::from(
+                    it.next().context("--bench-run needs a path")?,
+                ))
+            }
+            "-h" | "--help" => {
+                println!("usage: cargo xtask hashes [--long] [--bench-run PATH]");
+                return Ok(());
+            }
+            other => bail!("unknown argument {other:?} (usage: cargo xtask hashes [--long] [--bench-run PATH])"),
+        }
+    }
+    let bench = match bench {
+        Some(b) => b,
+        None => {
+            let status = Command::new("cargo")
+                .args([
+                    "build",
+                    "--release",
+                    "-p",
+                    "gresim-benches",
+                    "--example",
+                    "bench_run",
+                ])
+                .current_dir(root)
+                .status()
+                .context("running cargo build")?;
+            if !status.success() {
+                bail!("cargo build of bench_run failed");
+            }
+            crate::bench_peers::target_dir(root).join("release/examples/bench_run")
+        }
+    };
+    let file = root.join("benches/reference-hashes.txt");
+    let text =
+        std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+    let rows = parse(&text).with_context(|| file.display().to_string())?;
+    let mut differ = 0;
+    for r in rows.iter().filter(|r| long || !r.long) {
+        let out = Command::new(&bench)
+            .args(&r.args)
+            .output()
+            .with_context(|| format!("running {}", bench.display()))?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let got = result_hash(&stdout).unwrap_or("none");
+        if out.status.success() && got == r.hash {
+            println!("ok   {}  {}", r.hash, r.args.join(" "));
+        } else {
+            differ += 1;
+            println!("DIFF want {} got {got}  {}", r.hash, r.args.join(" "));
+        }
+    }
+    if differ > 0 {
+        println!("{differ} hash(es) differ");
+        std::process::exit(1);
+    }
+    println!("all hashes as in benches/reference-hashes.txt");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reference_file_parses_and_has_long_rows() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let text = std::fs::read_to_string(root.join("benches/reference-hashes.txt")).unwrap();
+        let rows = parse(&text).unwrap();
+        assert!(rows.iter().any(|r| !r.long));
+        assert!(rows.iter().any(|r| r.long));
+        assert!(rows.iter().all(|r| r.hash.len() == 16));
+    }
+
+    #[test]
+    fn bad_lines_name_their_number() {
+        let e = parse("# c\n0123456789abcdef 100\nxyz 100\n").unwrap_err();
+        assert!(e.to_string().contains("line 3"), "{e}");
+        let e = parse("0123456789abcdef\n").unwrap_err();
+        assert!(e.to_string().contains("no bench_run arguments"), "{e}");
+    }
+
+    #[test]
+    fn the_hash_is_read_from_bench_runs_output() {
+        let out = "jobs/s  10\nresult hash         0626ddbfabcd068b\n";
+        assert_eq!(result_hash(out), Some("0626ddbfabcd068b"));
+        assert_eq!(result_hash("nothing"), None);
+    }
+}
