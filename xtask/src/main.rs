@@ -3,7 +3,9 @@
 //! - `conformance`: build `sim`, simulate every conformance case in
 //!   `crates/gresim-cli/tests/conformance/cases/` and score it with the
 //!   suite's `score.py` against all recordings; prints one line per case and
-//!   the totals. `--case NAME` runs one case and prints its mismatches.
+//!   the totals. `--case NAME` runs one case and prints its mismatches;
+//!   `--sim PATH` scores that binary instead of building one, and
+//!   arguments after `--` go to each `sim conformance`.
 //! - `bench-peers`: gresim side by side with AccaSim on one SWF workload
 //!   (`bench_peers.rs`; `cargo xtask bench-peers --help`).
 //! - `gen-swf`: writes a synthetic SWF workload (`gen_swf.rs`;
@@ -32,7 +34,7 @@ fn main() {
         Some("hashes") => hashes::run(&root(), &args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask conformance [--case NAME] | bench-peers [--help] | gen-swf [--help] | hashes [--long] [--bench-run PATH]"
+                "usage: cargo xtask conformance [--case NAME] [--sim PATH] [-- SIM_ARGS...] | bench-peers [--help] | gen-swf [--help] | hashes [--long] [--bench-run PATH]"
             );
             std::process::exit(2);
         }
@@ -49,22 +51,41 @@ fn root() -> PathBuf {
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
 }
 
+const CONFORMANCE_USAGE: &str =
+    "usage: cargo xtask conformance [--case NAME] [--sim PATH] [-- SIM_ARGS...]";
+
 fn conformance(args: &[String]) -> Result<()> {
-    let only = match args {
-        [flag, name] if flag == "--case" => Some(name.clone()),
-        [] => None,
-        _ => bail!("usage: cargo xtask conformance [--case NAME]"),
+    // `--sim PATH` scores another build (say, the one before a change)
+    // without building; arguments after `--` go to each `sim conformance`
+    // (e.g. `--preempt-completing 4`).
+    let (ours, sim_args) = match args.iter().position(|a| a == "--") {
+        Some(k) => (&args[..k], &args[k + 1..]),
+        None => (args, &[][..]),
     };
-    let root = root();
-    let status = Command::new("cargo")
-        .args(["build", "--release", "--bin", "sim"])
-        .current_dir(&root)
-        .status()
-        .context("running cargo build")?;
-    if !status.success() {
-        bail!("cargo build failed");
+    let (mut only, mut sim_path) = (None, None);
+    let mut it = ours.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--case" => only = Some(it.next().context(CONFORMANCE_USAGE)?.clone()),
+            "--sim" => sim_path = Some(PathBuf::from(it.next().context(CONFORMANCE_USAGE)?)),
+            _ => bail!(CONFORMANCE_USAGE),
+        }
     }
-    let sim = bench_peers::target_dir(&root).join("release/sim");
+    let root = root();
+    let sim = match sim_path {
+        Some(p) => p,
+        None => {
+            let status = Command::new("cargo")
+                .args(["build", "--release", "--bin", "sim"])
+                .current_dir(&root)
+                .status()
+                .context("running cargo build")?;
+            if !status.success() {
+                bail!("cargo build failed");
+            }
+            bench_peers::target_dir(&root).join("release/sim")
+        }
+    };
     let dir = root.join("crates/gresim-cli/tests/conformance");
     let cases = dir.join("cases");
     let out_dir = std::env::temp_dir().join("gresim-conformance");
@@ -83,6 +104,7 @@ fn conformance(args: &[String]) -> Result<()> {
         let run = Command::new(&sim)
             .arg("conformance")
             .arg(cases.join(format!("{name}.json")))
+            .args(sim_args)
             .arg("-o")
             .arg(&sim_out)
             .output()?;
