@@ -352,14 +352,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
 
     // 2. sim, release.
     eprintln!("== building sim (release)");
-    let status = Command::new("cargo")
-        .args(["build", "--release", "--bin", "sim"])
-        .current_dir(root)
-        .status()
-        .context("running cargo build")?;
-    if !status.success() {
-        bail!("cargo build --release --bin sim failed");
-    }
+    crate::cargo_build_release(root, &["--bin", "sim"])?;
     let sim = target.join("release/sim");
 
     // 3. The AccaSim venv.

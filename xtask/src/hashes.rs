@@ -83,21 +83,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let bench = match bench {
         Some(b) => b,
         None => {
-            let status = Command::new("cargo")
-                .args([
-                    "build",
-                    "--release",
-                    "-p",
-                    "gresim-benches",
-                    "--example",
-                    "bench_run",
-                ])
-                .current_dir(root)
-                .status()
-                .context("running cargo build")?;
-            if !status.success() {
-                bail!("cargo build of bench_run failed");
-            }
+            crate::cargo_build_release(root, &["-p", "gresim-benches", "--example", "bench_run"])?;
             crate::bench_peers::target_dir(root).join("release/examples/bench_run")
         }
     };

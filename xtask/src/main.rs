@@ -45,6 +45,21 @@ fn main() {
     }
 }
 
+/// `cargo build --release ARGS` in the workspace `root`; an error naming the
+/// arguments when it fails.
+pub(crate) fn cargo_build_release(root: &Path, args: &[&str]) -> Result<()> {
+    let status = Command::new("cargo")
+        .args(["build", "--release"])
+        .args(args)
+        .current_dir(root)
+        .status()
+        .context("running cargo build")?;
+    if !status.success() {
+        bail!("cargo build --release {} failed", args.join(" "));
+    }
+    Ok(())
+}
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -75,14 +90,7 @@ fn conformance(args: &[String]) -> Result<()> {
     let sim = match sim_path {
         Some(p) => p,
         None => {
-            let status = Command::new("cargo")
-                .args(["build", "--release", "--bin", "sim"])
-                .current_dir(&root)
-                .status()
-                .context("running cargo build")?;
-            if !status.success() {
-                bail!("cargo build failed");
-            }
+            cargo_build_release(&root, &["--bin", "sim"])?;
             bench_peers::target_dir(&root).join("release/sim")
         }
     };

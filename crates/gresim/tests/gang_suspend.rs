@@ -104,40 +104,33 @@ fn a_scavenger_overlapped_by_two_owner_jobs_resumes_when_both_have_ended() {
 
 #[test]
 fn a_suspended_job_keeps_its_gpus() {
+    // Each workload under SUSPEND,GANG, its jobs' records.
+    let jobs_of = |jobs: &[String]| run(&scenario(SUSPEND, &jobs.join(","), "")).output.jobs;
     // A GPU owner job: the scavengers' GPUs stay allocated, so it waits.
-    let jobs = [
+    let j = jobs_of(&[
         job("s1", "scav", 4, 2, 0, 30),
         job("s2", "scav", 4, 2, 1, 30),
         job("o1", "owner", 4, 2, 5, 10),
-    ]
-    .join(",");
-    let o = run(&scenario(SUSPEND, &jobs, ""));
-    let j = &o.output.jobs;
+    ]);
     assert_eq!(j[0].runs[0].end, Some(30));
     assert_eq!(j[1].runs[0].end, Some(31));
     assert_eq!(j[2].runs[0].start, 30, "o1 waits for s1's GPUs");
     // A CPU-only owner job over a scavenger with a GPU and every core:
     // the scavenger is suspended 5-15 (its GPU stays its own), and an owner
     // job that needs every GPU waits for it all the same.
-    let jobs = [
+    let j = jobs_of(&[
         job("s1", "scav", 16, 1, 0, 30),
         job("o1", "owner", 4, 0, 5, 10),
         job("o2", "owner", 2, 4, 6, 5),
-    ]
-    .join(",");
-    let o = run(&scenario(SUSPEND, &jobs, ""));
-    let j = &o.output.jobs;
+    ]);
     assert_eq!(j[1].runs[0].start, 5, "o1 suspends s1");
     assert_eq!(j[0].runs[0].end, Some(40), "s1 stood still 10 s");
     assert_eq!(j[2].runs[0].start, 40, "o2 waits for s1's GPU");
     // An owner job on the other GPUs suspends it too.
-    let jobs = [
+    let j = jobs_of(&[
         job("s1", "scav", 16, 1, 0, 30),
         job("o1", "owner", 4, 3, 5, 10),
-    ]
-    .join(",");
-    let o = run(&scenario(SUSPEND, &jobs, ""));
-    let j = &o.output.jobs;
+    ]);
     assert_eq!(j[1].runs[0].start, 5);
     let (a, b) = (&j[0].runs[0].alloc.nodes[0], &j[1].runs[0].alloc.nodes[0]);
     assert_eq!(a.gpus & b.gpus, 0, "GPUs are never shared");

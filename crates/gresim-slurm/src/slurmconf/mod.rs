@@ -99,11 +99,12 @@ pub struct PartitionConf {
     pub min_nodes: u32,
     pub max_nodes: Option<u32>,
     pub state: PartitionState,
-    /// `OverSubscribe=` (upper case); `NO` and `FORCE:N` are modelled
-    /// (N > 1: gang time-slicing with PreemptMode GANG, docs/preemption.md).
+    /// `OverSubscribe=` (upper case); `NO`, `EXCLUSIVE` and `FORCE:N` are
+    /// modelled (N > 1: jobs share cores, taking turns with PreemptMode
+    /// GANG, at once without; docs/preemption.md).
     pub oversubscribe: String,
-    /// `FORCE:N`'s N (`FORCE` alone is 4), 1 otherwise: how many jobs may
-    /// share a core (`crate::partition::oversubscribe_rows`).
+    /// `FORCE:N`'s N (`FORCE` alone is 4), 0 for `EXCLUSIVE`, 1 otherwise:
+    /// how many jobs may share a core (`crate::partition::oversubscribe_rows`).
     pub oversubscribe_rows: u16,
     /// `QOS=`: the partition QOS (applies with accounting).
     pub qos: Option<String>,
@@ -307,8 +308,6 @@ pub fn parse_slurm_conf(path: &Path, text: &str) -> Result<(SlurmConf, Vec<Warni
             "PriorityWeightAge is ignored: slurmctld uses it only with AccountingStorageType=accounting_storage/slurmdbd",
         ));
     }
-    // OverSubscribe=FORCE:N without the gang scheduler (jobs share cores
-    // and run at once) is modelled: nothing to say.
     let defaults = conf.partitions.iter().filter(|p| p.default).count();
     if defaults > 1 {
         w.push(Warning::new(
