@@ -516,6 +516,7 @@ fn job_def(j: &CaseJob, cluster: &Cluster) -> (JobDef, Option<String>) {
     let mut name = None;
     let mut reservation = None;
     let mut switches = None;
+    let mut oversubscribe = false;
     let mut it = j.sbatch_args.iter();
     while let Some(a) = it.next() {
         if let Some(v) = a.strip_prefix("--reservation=") {
@@ -530,6 +531,8 @@ fn job_def(j: &CaseJob, cluster: &Cluster) -> (JobDef, Option<String>) {
             switches = Some(v.to_string());
         } else if a == "--switches" {
             switches = it.next().cloned();
+        } else if a == "--oversubscribe" || a == "-s" {
+            oversubscribe = true;
         }
     }
     let mut reject = None;
@@ -573,6 +576,7 @@ fn job_def(j: &CaseJob, cluster: &Cluster) -> (JobDef, Option<String>) {
         exclude: j.exclude.clone(),
         constraint: j.constraint.clone(),
         exclusive: j.exclusive,
+        oversubscribe,
         array: j.array.clone(),
         requeue: j.requeue,
         dependency: j.dependency.clone(),

@@ -494,6 +494,7 @@ fn build_cluster(g: &ClusterGen) -> Cluster {
         preempt_mode: None,
         grace_time: 0,
         oversubscribe: 1,
+        force: false,
         exclusive: false,
     }];
     if let Some((mask, tier)) = g.second {
@@ -519,6 +520,7 @@ fn build_cluster(g: &ClusterGen) -> Cluster {
             preempt_mode: None,
             grace_time: 0,
             oversubscribe: 1,
+            force: false,
             exclusive: false,
         });
     }

@@ -429,19 +429,12 @@ pub fn build_partitions(
                     .map_err(|e| err(format!("{pp}.preempt_mode"), e))
             })
             .transpose()?;
-        let oversubscribe = match p.oversubscribe.as_deref() {
-            None => None,
-            Some(v) => match gresim_slurm::partition::oversubscribe_rows(v) {
-                Ok((n, None)) => Some(n),
-                Ok((_, Some(note))) => {
-                    return Err(err(
-                        format!("{pp}.oversubscribe"),
-                        format!("OverSubscribe={v} {note}: expected NO, EXCLUSIVE or FORCE:N"),
-                    ))
-                }
-                Err(e) => return Err(err(format!("{pp}.oversubscribe"), e)),
-            },
-        };
+        let oversubscribe = p
+            .oversubscribe
+            .as_deref()
+            .map(gresim_slurm::partition::oversubscribe_rows)
+            .transpose()
+            .map_err(|e| err(format!("{pp}.oversubscribe"), e))?;
         let fields = gresim_slurm::partition::PartitionFields {
             name: &p.name,
             nodes: p.nodes.as_deref(),
@@ -455,7 +448,8 @@ pub fn build_partitions(
             state,
             preempt_mode,
             grace_time: p.grace_time,
-            oversubscribe,
+            oversubscribe: oversubscribe.map(|(n, _)| n),
+            oversubscribe_force: oversubscribe.is_some_and(|(_, f)| f),
         };
         let h = p.nodes.as_deref().unwrap_or("");
         partitions.push(
@@ -820,6 +814,7 @@ pub fn build_job(
         }
     }
     r.exclusive = d.exclusive;
+    r.oversubscribe = d.oversubscribe;
     r.switches = d
         .switches
         .as_deref()

@@ -328,8 +328,9 @@ pub struct PartitionDef {
     /// `GraceTime` in seconds.
     #[serde(default)]
     pub grace_time: Option<u64>,
-    /// `OverSubscribe` (`NO`, `FORCE:N`, ...): with N > 1 and a PreemptMode
-    /// with GANG, up to N jobs share each core, taking turns.
+    /// `OverSubscribe` (`NO`, `EXCLUSIVE`, `FORCE:N`, `YES:N`): with N > 1
+    /// up to N jobs share each core (under `YES:N` only jobs with
+    /// `--oversubscribe`), taking turns with a PreemptMode with GANG.
     #[serde(default)]
     pub oversubscribe: Option<String>,
 }
@@ -624,6 +625,10 @@ pub struct JobDef {
     pub constraint: Option<String>,
     #[serde(default)]
     pub exclusive: bool,
+    /// `--oversubscribe` (`-s`): share cores with other jobs where the
+    /// partition allows it (`OverSubscribe=YES:N`).
+    #[serde(default)]
+    pub oversubscribe: bool,
     /// `--switches=count[@max-time]`: the most leaf switches, and how long
     /// to wait for them (topology/tree only).
     #[serde(default)]
@@ -708,6 +713,7 @@ impl From<gresim_slurm::sbatch::SbatchJob> for JobDef {
             exclude,
             constraint,
             exclusive,
+            oversubscribe,
             switches,
             segment,
             array,
@@ -743,6 +749,7 @@ impl From<gresim_slurm::sbatch::SbatchJob> for JobDef {
             exclude,
             constraint,
             exclusive,
+            oversubscribe,
             switches,
             segment,
             array,

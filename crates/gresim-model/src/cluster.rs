@@ -14,6 +14,7 @@ use crate::ids::{GpuModelId, GpuTypeId, NodeId, PartId};
 use crate::job::Time;
 use crate::mig_dynamic::{DynamicMig, MigLayout, SLOTS_PER_GPU};
 use crate::slurm_time::Seconds;
+use crate::state::RowUse;
 use crate::topology::Topology;
 
 /// One GPU device as Slurm's GRES sees it: a whole GPU or one MIG instance.
@@ -219,11 +220,15 @@ pub struct Partition {
     /// `GraceTime` in seconds: how long a preempted job of this partition
     /// may run on after SIGTERM (preempt/partition_prio).
     pub grace_time: u64,
-    /// `OverSubscribe=FORCE:N`'s N: how many of its jobs may share a core,
-    /// taking turns under the gang scheduler (`num_rows` of
+    /// `OverSubscribe=FORCE:N`'s or `YES:N`'s N: how many of its jobs may
+    /// share a core, taking turns under the gang scheduler (`num_rows` of
     /// cons_common/part_data.c; docs/preemption.md, "Gang time-slicing").
-    /// 1 for `NO`, `FORCE:1`, `EXCLUSIVE` and every sharing not modelled.
+    /// 1 for `NO`, `FORCE:1` and `EXCLUSIVE`.
     pub oversubscribe: u16,
+    /// `OverSubscribe=FORCE[:N]`: every job of the partition may share cores
+    /// (`NODE_CR_AVAILABLE`), not only those that ask with `--oversubscribe`
+    /// as under `YES:N`.
+    pub force: bool,
     /// `OverSubscribe=EXCLUSIVE`: every job of the partition takes whole
     /// nodes, as with `--exclusive` (`_resolve_shared_status()` in
     /// node_scheduler.c sets its `whole_node`).
@@ -249,6 +254,7 @@ impl Partition {
             preempt_mode: None,
             grace_time: 0,
             oversubscribe: 1,
+            force: false,
             exclusive: false,
         }
     }
@@ -437,6 +443,31 @@ impl Cluster {
     #[inline]
     pub fn any_shares(&self) -> bool {
         !self.shares.is_empty()
+    }
+
+    /// Whether cons_common's node states matter: some partition shares
+    /// cores (`OverSubscribe=FORCE` or `YES:N`), so that jobs that may share
+    /// and jobs that may not keep off each other's nodes ([`RowUse`]).
+    pub fn tracks_rows(&self) -> bool {
+        self.partitions
+            .iter()
+            .any(|p| !p.exclusive && (p.force || p.oversubscribe > 1))
+    }
+
+    /// How a job of partition `part` that did (`oversubscribe`) or did not
+    /// ask for `--oversubscribe` counts in the node states
+    /// (`_get_job_node_req()`); [`RowUse::NONE`] when no partition shares
+    /// cores.
+    pub fn row_use(&self, part: PartId, oversubscribe: bool) -> RowUse {
+        if !self.tracks_rows() {
+            return RowUse::NONE;
+        }
+        let p = self.partition(part);
+        if p.exclusive {
+            return RowUse::new(false, false);
+        }
+        let sharing = p.oversubscribe > 1;
+        RowUse::new(p.force || (sharing && oversubscribe), sharing)
     }
 
     /// Sets the topology of each node (in node-table order; `None` keeps the

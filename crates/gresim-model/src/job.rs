@@ -66,6 +66,10 @@ pub struct JobRequest {
     /// `-C` as a plain AND of features.
     pub features: Vec<String>,
     pub exclusive: bool,
+    /// `--oversubscribe` (`-s`): the job may share cores with other jobs
+    /// where its partition allows it (`OverSubscribe=YES:N`; Slurm's
+    /// `share_res`).
+    pub oversubscribe: bool,
     /// `--gres=shard:N` / `--gres=mps:N`: shares of one GPU per node
     /// (crate::shares). Never together with a `gpu` request.
     pub shared: Option<crate::shares::SharedReq>,
@@ -109,6 +113,7 @@ impl Default for JobRequest {
             exclude: Vec::new(),
             features: Vec::new(),
             exclusive: false,
+            oversubscribe: false,
             shared: None,
             switches: None,
             segment: None,
@@ -149,6 +154,7 @@ impl JobRequest {
             exclude,
             features,
             exclusive,
+            oversubscribe,
             shared,
             switches,
             segment,
@@ -169,6 +175,7 @@ impl JobRequest {
             && *exclude == other.exclude
             && *features == other.features
             && *exclusive == other.exclusive
+            && *oversubscribe == other.oversubscribe
             && *shared == other.shared
             && *switches == other.switches
             && *segment == other.segment
@@ -196,6 +203,7 @@ impl JobRequest {
             exclude,
             features,
             exclusive,
+            oversubscribe,
             shared,
             switches,
             segment,
@@ -247,6 +255,9 @@ impl JobRequest {
         mix(exclude.len() as u64);
         mix(features.len() as u64);
         mix(u64::from(*exclusive));
+        if *oversubscribe {
+            mix(0x05c);
+        }
         mix(u64::from(*max_nodes_open));
         mix(shared.map_or(u64::MAX, |s| u64::from(s.per_node)));
         if let Some(sw) = switches {

@@ -27,4 +27,4 @@ pub mod units;
 pub use cluster::{Cluster, GpuDevice, GpuType, MigInstance, Node, NodeAdminState, Partition};
 pub use ids::{GpuIndex, GpuModelId, GpuTypeId, JobId, JobIdx, NodeId, PartId};
 pub use job::{JobRequest, JobSpec, JobState, Names, Reason, Time};
-pub use state::{Allocation, ClusterState, CoreSet, NodeAlloc};
+pub use state::{Allocation, ClusterState, CoreSet, NodeAlloc, RowUse};

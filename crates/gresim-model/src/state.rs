@@ -249,6 +249,79 @@ pub struct Allocation {
     pub nodes: Vec<NodeAlloc>,
     /// The job holds its nodes exclusively.
     pub exclusive: bool,
+    /// How the job counts in the node states of cons_common, on a cluster
+    /// where some partition shares cores ([`RowUse::NONE`] elsewhere).
+    pub row_use: RowUse,
+}
+
+/// How a job's allocation counts in cons_common's node states, on a cluster
+/// where some partition shares cores (`OverSubscribe=FORCE` or `YES`), and
+/// which nodes those states keep it off. From the 22.05 source (SchedMD/slurm
+/// `slurm-22-05-8-1`, src/plugins/select/cons_common/job_test.c, read, not
+/// copied): `_get_job_node_req()` makes the job of a `FORCE` partition, or
+/// of a `YES` partition that asked for `--oversubscribe`, `NODE_CR_AVAILABLE`,
+/// and any other job `NODE_CR_ONE_ROW`; each node's `node_state` counts its
+/// ONE_ROW jobs. `_verify_node_state()` keeps an AVAILABLE job off a node
+/// with a ONE_ROW job, and a ONE_ROW job off a node where a partition with
+/// rows (more than one job per core) other than its own has a job
+/// (`_is_node_busy()` with `sharing_only`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub struct RowUse(u8);
+
+impl RowUse {
+    /// Not counted: a cluster on which no partition shares cores (or a
+    /// resource hold, not a job).
+    pub const NONE: RowUse = RowUse(0);
+    const TRACKED: u8 = 1;
+    const AVAILABLE: u8 = 2;
+    const SHARING: u8 = 4;
+
+    /// A job that is `NODE_CR_AVAILABLE` (else `NODE_CR_ONE_ROW`), of a
+    /// partition with `sharing` (more than one row) or not.
+    pub fn new(available: bool, sharing: bool) -> RowUse {
+        let mut b = Self::TRACKED;
+        if available {
+            b |= Self::AVAILABLE;
+        }
+        if sharing {
+            b |= Self::SHARING;
+        }
+        RowUse(b)
+    }
+
+    #[inline]
+    pub fn is_tracked(self) -> bool {
+        self.0 & Self::TRACKED != 0
+    }
+
+    /// `NODE_CR_AVAILABLE`: the job may share cores in its partition's rows.
+    #[inline]
+    pub fn available(self) -> bool {
+        self.0 & Self::AVAILABLE != 0
+    }
+
+    /// The job's partition has rows (more than one job per core).
+    #[inline]
+    pub fn sharing(self) -> bool {
+        self.0 & Self::SHARING != 0
+    }
+
+    /// Whether `_verify_node_state()` keeps a job of this kind off a node
+    /// in usage `u`. A ONE_ROW job of a partition with rows is kept off no
+    /// node here: Slurm keeps it off nodes where *another* partition with
+    /// rows has jobs, which gresim does not tell apart from its own
+    /// (docs/preemption.md, "Not modelled").
+    #[inline]
+    pub fn excluded_by(self, u: &NodeUsage) -> bool {
+        if !self.is_tracked() {
+            return false;
+        }
+        if self.available() {
+            u.one_row > 0
+        } else {
+            !self.sharing() && u.shared > 0
+        }
+    }
 }
 
 impl Allocation {
@@ -269,8 +342,13 @@ pub struct NodeUsage {
     pub free_cores: CoreSet,
     pub free_mem: u64,
     pub free_gpus: u64,
-    /// Running jobs on the node.
-    pub jobs: u32,
+    /// Running jobs on the node (saturating).
+    pub jobs: u16,
+    /// Jobs on the node that are `NODE_CR_ONE_ROW` ([`RowUse`]; counted
+    /// only on a cluster where some partition shares cores).
+    pub one_row: u16,
+    /// Jobs on the node of partitions with rows ([`RowUse::sharing`]).
+    pub shared: u16,
     /// Held by an exclusive job.
     pub exclusive: bool,
     pub admin: NodeAdminState,
@@ -289,6 +367,48 @@ impl NodeUsage {
     #[inline]
     pub fn schedulable(&self) -> bool {
         self.admin == NodeAdminState::Up
+    }
+
+    /// [`ClusterState::allocate`]'s change to this node: `na`, this node's
+    /// part of `alloc`, taken (checked by the caller).
+    #[inline]
+    pub fn take(&mut self, na: &NodeAlloc, alloc: &Allocation) {
+        self.free_cores.difference_with(&na.cores);
+        self.free_mem -= na.mem_mib;
+        self.free_gpus &= !na.gpus;
+        self.jobs = self.jobs.saturating_add(1);
+        self.exclusive |= alloc.exclusive;
+        let r = alloc.row_use;
+        if r.is_tracked() {
+            if !r.available() {
+                self.one_row = self.one_row.saturating_add(1);
+            }
+            if r.sharing() {
+                self.shared = self.shared.saturating_add(1);
+            }
+        }
+    }
+
+    /// [`ClusterState::release`]'s change to this node: `na`, this node's
+    /// part of `alloc`, given back (checked by the caller).
+    #[inline]
+    pub fn give(&mut self, na: &NodeAlloc, alloc: &Allocation) {
+        self.free_cores.union_with(&na.cores);
+        self.free_mem += na.mem_mib;
+        self.free_gpus |= na.gpus;
+        self.jobs = self.jobs.saturating_sub(1);
+        if alloc.exclusive {
+            self.exclusive = false;
+        }
+        let r = alloc.row_use;
+        if r.is_tracked() {
+            if !r.available() {
+                self.one_row = self.one_row.saturating_sub(1);
+            }
+            if r.sharing() {
+                self.shared = self.shared.saturating_sub(1);
+            }
+        }
     }
 }
 
@@ -367,6 +487,8 @@ impl ClusterState {
                 free_mem: n.memory_mib,
                 free_gpus: full_mask(n.gpus.len()),
                 jobs: 0,
+                one_row: 0,
+                shared: 0,
                 exclusive: false,
                 admin: n.state,
             })
@@ -535,11 +657,7 @@ impl ClusterState {
         for na in &alloc.nodes {
             let node = cluster.node(na.node);
             let u = &mut self.nodes[na.node.idx()];
-            u.free_cores.difference_with(&na.cores);
-            u.free_mem -= na.mem_mib;
-            u.free_gpus &= !na.gpus;
-            u.jobs += 1;
-            u.exclusive |= alloc.exclusive;
+            u.take(na, alloc);
             self.index.update(na.node.idx(), u);
             self.alloc_cpus += u64::from(na.cpus);
             self.alloc_gpus += u64::from(na.gpu_count());
@@ -599,13 +717,7 @@ impl ClusterState {
         for na in &alloc.nodes {
             let node = cluster.node(na.node);
             let u = &mut self.nodes[na.node.idx()];
-            u.free_cores.union_with(&na.cores);
-            u.free_mem += na.mem_mib;
-            u.free_gpus |= na.gpus;
-            u.jobs -= 1;
-            if alloc.exclusive {
-                u.exclusive = false;
-            }
+            u.give(na, alloc);
             self.index.update(na.node.idx(), u);
             self.alloc_cpus -= u64::from(na.cpus);
             self.alloc_gpus -= u64::from(na.gpu_count());

@@ -75,6 +75,12 @@ impl<'a> PassCtx<'a> {
         by_backfill: bool,
         priority: u32,
     ) -> Result<(), gresim_model::state::AllocError> {
+        let mut alloc = alloc;
+        // How the job counts in cons_common's node states depends on the
+        // partition it starts in, whatever the policy that chose the nodes.
+        alloc.row_use = self
+            .cluster
+            .row_use(partition, self.jobs[job.idx()].request.oversubscribe);
         self.state.allocate(self.cluster, &alloc)?;
         if let (Some(a), Some(u)) = (self.cluster.accounting(), self.acct.as_deref_mut()) {
             let j = &self.jobs[job.idx()];

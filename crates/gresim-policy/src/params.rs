@@ -182,19 +182,34 @@ impl SchedParams {
         self.preempt.kill_pending_wait = kill_wait + message_timeout;
     }
 
-    /// Whether the jobs of `part` may share cores: `OverSubscribe=FORCE:N`
-    /// with N > 1 gives the partition N rows (`_get_job_node_req()` makes
-    /// its jobs `NODE_CR_AVAILABLE`, with or without gang scheduling). They
-    /// run at once unless the gang scheduler time-slices them
+    /// Whether `part` has rows, so that its jobs may share cores:
+    /// `OverSubscribe=FORCE:N` or `YES:N` with N > 1 (`num_rows` of
+    /// cons_common). Which of its jobs do is [`SchedParams::row_sharing`].
+    /// They run at once unless the gang scheduler time-slices them
     /// ([`SchedParams::time_sliced`]).
     #[inline]
     pub fn shares_cores(&self, part: &gresim_model::Partition) -> bool {
         part.oversubscribe > 1
     }
 
+    /// Whether a job of `part` with request `req` goes on to the
+    /// partition's rows when no idle cores are left (test 4 of
+    /// `_job_test()`): the partition has rows, and the job is
+    /// `NODE_CR_AVAILABLE` (`FORCE`, or `YES` and `--oversubscribe`;
+    /// `_get_job_node_req()`) or PreemptMode has GANG, under which a
+    /// `NODE_CR_ONE_ROW` job tries the rows too.
+    #[inline]
+    pub fn row_sharing(
+        &self,
+        part: &gresim_model::Partition,
+        req: &gresim_model::job::JobRequest,
+    ) -> bool {
+        self.shares_cores(part) && (part.force || req.oversubscribe || self.preempt.mode.gang)
+    }
+
     /// Whether the gang scheduler time-slices the jobs of `part`:
     /// PreemptMode has GANG and the partition lets more than one job use a
-    /// core (`OverSubscribe=FORCE:N`, N > 1).
+    /// core (`OverSubscribe=FORCE:N` or `YES:N`, N > 1).
     #[inline]
     pub fn time_sliced(&self, part: &gresim_model::Partition) -> bool {
         self.preempt.mode.gang && part.oversubscribe > 1

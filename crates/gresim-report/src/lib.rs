@@ -251,6 +251,7 @@ pub(crate) mod test_support {
                 preempt_mode: None,
                 grace_time: 0,
                 oversubscribe: 1,
+                force: false,
                 exclusive: false,
             }],
             vec![GpuType {
@@ -277,6 +278,7 @@ pub(crate) mod test_support {
                 share: None,
             }],
             exclusive: false,
+            row_use: gresim_model::RowUse::NONE,
         }
     }
 

@@ -525,9 +525,12 @@ pub fn backfill_pass(
                         }
                     }
                 }
-                // A partition whose jobs share cores (OverSubscribe=FORCE:N):
+                // A partition whose jobs share cores (OverSubscribe=FORCE:N, or YES:N
+                // for a job with --oversubscribe):
                 // it starts in a row of its partition.
-                if ctx.params.shares_cores(ctx.cluster.partition(part))
+                if ctx
+                    .params
+                    .row_sharing(ctx.cluster.partition(part), &ctx.jobs[job.idx()].request)
                     && crate::select::select(
                         cache,
                         ctx.cluster,

@@ -509,6 +509,7 @@ fn claim(cluster: &Cluster, state: &ClusterState, alloc: &Allocation) -> Cluster
         let part = Allocation {
             nodes: vec![p],
             exclusive: whole,
+            row_use: alloc.row_use,
         };
         // Cannot fail: every part is free in `state`.
         let _ = st.allocate(cluster, &part);

@@ -180,7 +180,8 @@ fn choose(
     if min_nodes as usize > p.nodes.len() {
         return None;
     }
-    let j = JobCtx::new(cluster, params, req);
+    let mut j = JobCtx::new(cluster, params, req);
+    j.row_use = cluster.row_use(part, req.oversubscribe);
     // Candidates in node-index order.
     cands.clear();
     for &id in req.nodelist.iter() {

@@ -572,10 +572,13 @@ impl Policy for Fifo {
                 {
                     started.push(job);
                 }
-                // A partition whose jobs share cores (OverSubscribe=FORCE:N):
+                // A partition whose jobs share cores (OverSubscribe=FORCE:N, or YES:N
+                // for a job with --oversubscribe):
                 // it starts in a row of its partition.
                 Err(SelectFail::Busy)
-                    if ctx.params.shares_cores(ctx.cluster.partition(part))
+                    if ctx
+                        .params
+                        .row_sharing(ctx.cluster.partition(part), &ctx.jobs[job.idx()].request)
                         && crate::gang::row_start(
                             ctx,
                             job,

@@ -127,7 +127,9 @@ pub fn row_start(
 ) -> bool {
     let (cluster, params) = (ctx.cluster, ctx.params);
     let p = cluster.partition(part);
-    if !params.shares_cores(p) || ctx.started.iter().any(|s| s.job == job) {
+    if !params.row_sharing(p, &ctx.jobs[job.idx()].request)
+        || ctx.started.iter().any(|s| s.job == job)
+    {
         return false;
     }
     // The partition's jobs (running, suspended, or started in this pass)

@@ -76,6 +76,8 @@ fn idle_usage(node: &Node) -> NodeUsage {
         free_mem: node.memory_mib,
         free_gpus: gresim_model::state::full_mask(node.gpus.len()),
         jobs: 0,
+        one_row: 0,
+        shared: 0,
         exclusive: false,
         admin: NodeAdminState::Up,
     }

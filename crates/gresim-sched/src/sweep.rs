@@ -11,7 +11,7 @@
 //! releasing jobs on its own copy of the state.
 
 use gresim_model::state::NodeUsage;
-use gresim_model::{Allocation, Cluster, ClusterState, NodeAlloc, NodeId, PartId};
+use gresim_model::{Allocation, Cluster, ClusterState, NodeId, PartId};
 
 /// The planned ends a sweep releases, in order.
 pub(crate) trait Ends {
@@ -107,7 +107,7 @@ impl Sweep {
                         Some(e) => e.2,
                         None => {
                             let mut u = *now.node(na.node);
-                            give(&mut u, na, alloc.exclusive);
+                            u.give(na, alloc);
                             u
                         }
                     };
@@ -119,7 +119,7 @@ impl Sweep {
         };
         for e in &mut self.log[..pos] {
             if let Some(na) = on(e.1) {
-                take(&mut e.2, na, alloc.exclusive);
+                e.2.take(na, alloc);
             }
         }
         for e in &mut self.log[pos..] {
@@ -197,26 +197,6 @@ impl Sweep {
         }
         self.mats.push((k, st));
         &self.mats.last().expect("just pushed").1
-    }
-}
-
-/// `ClusterState::allocate`'s change to one node's usage.
-fn take(u: &mut NodeUsage, na: &NodeAlloc, exclusive: bool) {
-    u.free_cores.difference_with(&na.cores);
-    u.free_mem -= na.mem_mib;
-    u.free_gpus &= !na.gpus;
-    u.jobs += 1;
-    u.exclusive |= exclusive;
-}
-
-/// `ClusterState::release`'s change to one node's usage.
-fn give(u: &mut NodeUsage, na: &NodeAlloc, exclusive: bool) {
-    u.free_cores.union_with(&na.cores);
-    u.free_mem += na.mem_mib;
-    u.free_gpus |= na.gpus;
-    u.jobs -= 1;
-    if exclusive {
-        u.exclusive = false;
     }
 }
 

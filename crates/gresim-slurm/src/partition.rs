@@ -31,9 +31,11 @@ pub struct PartitionFields<'a> {
     pub state: PartitionState,
     pub preempt_mode: Option<PreemptMode>,
     pub grace_time: Option<u64>,
-    /// `OverSubscribe=FORCE:N`'s N ([`oversubscribe_rows`]); `None` is 1,
-    /// 0 is `EXCLUSIVE` (Slurm's `max_share` 0).
+    /// `OverSubscribe=FORCE:N`'s or `YES:N`'s N ([`oversubscribe_rows`]);
+    /// `None` is 1, 0 is `EXCLUSIVE` (Slurm's `max_share` 0).
     pub oversubscribe: Option<u16>,
+    /// `OverSubscribe=FORCE[:N]` (every job may share), not `YES:N`.
+    pub oversubscribe_force: bool,
 }
 
 /// Why a partition's nodes cannot be resolved.
@@ -108,7 +110,10 @@ pub fn lower(
     p.grace_time = f.grace_time.unwrap_or(p.grace_time);
     match f.oversubscribe {
         Some(0) => p.exclusive = true,
-        Some(n) => p.oversubscribe = n,
+        Some(n) => {
+            p.oversubscribe = n;
+            p.force = f.oversubscribe_force;
+        }
         None => {}
     }
     Ok(p)
@@ -127,16 +132,16 @@ pub fn default_partition(nodes: &NodeIndex<'_>) -> Partition {
 pub const MAX_OVERSUBSCRIBE: u16 = 0x7fff;
 
 /// An `OverSubscribe=` value (case-insensitive): how many jobs may share a
-/// core, and a note when the setting is read but not modelled. `FORCE:N`
-/// (`FORCE` alone is 4, as in read_config.c) gives N: with PreemptMode
-/// GANG its jobs take turns (docs/preemption.md, "Gang time-slicing");
-/// `NO` gives 1, `EXCLUSIVE` 0 (whole nodes per job, as Slurm's
-/// `max_share` 0); `YES` and `YES:N` (sharing only for jobs that ask for it
-/// with `--oversubscribe`) give 1 with a note. Refused as
+/// core (Slurm's `num_rows`), and whether every job of the partition may
+/// (`FORCE`) or only one that asks with `--oversubscribe` (`YES`).
+/// `FORCE:N` and `YES:N` give N (`FORCE` and `YES` alone 4, as in
+/// read_config.c): jobs that share cores run at once, or take turns with
+/// PreemptMode GANG (docs/preemption.md, "Gang time-slicing"); `NO` gives 1,
+/// `EXCLUSIVE` 0 (whole nodes per job, as Slurm's `max_share` 0). Refused as
 /// read_config.c refuses or ignores them: a count below 1 (`FORCE:0`),
 /// below 2 for `YES:N`, above [`MAX_OVERSUBSCRIBE`], not a number, or
 /// another word.
-pub fn oversubscribe_rows(v: &str) -> Result<(u16, Option<&'static str>), String> {
+pub fn oversubscribe_rows(v: &str) -> Result<(u16, bool), String> {
     let up = v.trim().to_ascii_uppercase();
     let count = |n: &str, min: u16| -> Result<u16, String> {
         match n.parse::<u16>() {
@@ -146,17 +151,16 @@ pub fn oversubscribe_rows(v: &str) -> Result<(u16, Option<&'static str>), String
             )),
         }
     };
-    const YES: &str = "is not modelled (jobs share cores only when they ask for it with --oversubscribe); gresim treats it as NO";
     match up.as_str() {
-        "NO" => Ok((1, None)),
-        "FORCE" => Ok((4, None)),
-        "YES" => Ok((1, Some(YES))),
-        "EXCLUSIVE" => Ok((0, None)),
+        "NO" => Ok((1, false)),
+        "FORCE" => Ok((4, true)),
+        "YES" => Ok((4, false)),
+        "EXCLUSIVE" => Ok((0, false)),
         _ => {
             if let Some(n) = up.strip_prefix("FORCE:") {
-                Ok((count(n, 1)?, None))
+                Ok((count(n, 1)?, true))
             } else if let Some(n) = up.strip_prefix("YES:") {
-                count(n, 2).map(|_| (1, Some(YES)))
+                Ok((count(n, 2)?, false))
             } else {
                 Err("expected NO, EXCLUSIVE, YES, YES:N, FORCE or FORCE:N".into())
             }

@@ -4,8 +4,9 @@
 //! cores other jobs hold, are suspended at once, and take turns every
 //! `SchedulerTimeSlice` seconds; a job started as a filler keeps its turn
 //! over the first wake-up; a job that ends lets the waiting ones run at
-//! once; each job's end moves by the time it stood still. Without GANG, or
-//! with FORCE:1, nothing is shared.
+//! once; each job's end moves by the time it stood still. With FORCE:1
+//! nothing is shared; without GANG the jobs sharing cores run at once.
+//! `OverSubscribe=YES:N` and the node states are in `oversubscribe.rs`.
 
 use std::path::Path;
 
@@ -164,7 +165,9 @@ fn bad_oversubscribe_and_time_slice_are_refused_with_their_path() {
         assert!(e.contains(needle), "{e}");
     };
     bad("FORCE:0", "", "partitions[0].oversubscribe");
-    bad("YES:2", "", "partitions[0].oversubscribe");
+    // YES:N needs N of at least 2 (read_config.c).
+    bad("YES:1", "", "partitions[0].oversubscribe");
+    bad("SOMETIMES", "", "partitions[0].oversubscribe");
     bad("FORCE:2", r#", "time_slice": 4"#, "scheduler.time_slice");
     bad(
         "FORCE:2",

@@ -437,6 +437,7 @@ impl Engine<'_> {
                     &Allocation {
                         nodes: vec![more.clone()],
                         exclusive: false,
+                        row_use: gresim_model::RowUse::NONE,
                     },
                 )
                 .map_err(|e| EngineError::Internal(e.to_string()))?;

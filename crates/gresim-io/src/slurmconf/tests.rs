@@ -57,22 +57,36 @@ fn preemption_settings_are_read_and_bad_ones_name_their_line() {
 }
 
 #[test]
-fn oversubscribe_force_is_accepted_quietly_and_yes_is_reported() {
+fn oversubscribe_force_and_yes_are_read_quietly() {
     let (c, w) = parse(
         "SelectType=select/cons_tres\nNodeName=n1 CPUs=4 RealMemory=100\n\
          PartitionName=a Nodes=n1 OverSubscribe=FORCE:1\n\
          PartitionName=b Nodes=n1 OverSubscribe=FORCE:2\n\
-         PartitionName=c Nodes=n1 OverSubscribe=YES\n",
+         PartitionName=c Nodes=n1 OverSubscribe=YES\n\
+         PartitionName=d Nodes=n1 OverSubscribe=yes:3\n\
+         PartitionName=e Nodes=n1 OverSubscribe=NO\n",
     );
     assert_eq!(c.partitions[0].oversubscribe, "FORCE:1");
-    assert_eq!(c.partitions[1].oversubscribe_rows, 2);
-    assert_eq!(c.partitions[2].oversubscribe_rows, 1);
-    // YES on its line; FORCE:2 without PreemptMode GANG is modelled (jobs
-    // sharing cores run at once): no warning.
-    let mut lines: Vec<usize> = w.iter().map(|x| x.line).collect();
-    lines.sort_unstable();
-    assert_eq!(lines, vec![5], "{w:?}");
-    assert!(w.iter().all(|x| x.msg.contains("not modelled")), "{w:?}");
+    let rows: Vec<(u16, bool)> = c
+        .partitions
+        .iter()
+        .map(|p| (p.oversubscribe_rows, p.oversubscribe_force))
+        .collect();
+    // YES alone is YES:4, as FORCE alone is FORCE:4 (read_config.c); only
+    // FORCE makes every job share.
+    assert_eq!(
+        rows,
+        vec![(1, true), (2, true), (4, false), (3, false), (1, false)]
+    );
+    // FORCE:2 without PreemptMode GANG (jobs sharing cores run at once) and
+    // YES:N (jobs that ask with --oversubscribe share) are modelled: no
+    // warning.
+    assert!(w.is_empty(), "{w:?}");
+    let cl = gresim_slurm::slurmconf::build_cluster(&c, &Default::default(), &mut Vec::new())
+        .expect("builds");
+    let force: Vec<bool> = cl.partitions.iter().map(|p| p.force).collect();
+    assert_eq!(force, vec![true, true, false, false, false]);
+    assert_eq!(cl.partitions[3].oversubscribe, 3);
 }
 
 #[test]

@@ -90,6 +90,7 @@ fn alloc(node: usize, gpus: u64, share: Option<(u8, u32)>) -> Allocation {
             share: share.map(|(gpu, count)| ShareAlloc { gpu, count }),
         }],
         exclusive: false,
+        row_use: crate::state::RowUse::NONE,
     }
 }
 

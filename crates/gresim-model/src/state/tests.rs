@@ -52,6 +52,7 @@ fn alloc(cores: &[u32], mem: u64, gpus: u64) -> Allocation {
             share: None,
         }],
         exclusive: false,
+        row_use: RowUse::NONE,
     }
 }
 
@@ -198,4 +199,49 @@ proptest::proptest! {
         proptest::prop_assert_eq!(fast.add_lowest(&src, n), added);
         proptest::prop_assert!(fast == naive);
     }
+}
+
+/// cons_common's node states: a ONE_ROW job's node keeps NODE_CR_AVAILABLE
+/// jobs off; a node where a partition with rows has jobs keeps ONE_ROW jobs
+/// of partitions without rows off; releasing gives both back; untracked
+/// allocations count nowhere.
+#[test]
+fn node_states_count_one_row_and_sharing_jobs() {
+    let c = one_node();
+    let mut s = ClusterState::new(&c);
+    let avail = RowUse::new(true, true);
+    let one_row_sharing = RowUse::new(false, true);
+    let one_row = RowUse::new(false, false);
+    let mut a = alloc(&[0], 10, 0);
+    a.row_use = one_row;
+    s.allocate(&c, &a).unwrap();
+    let u = *s.node(NodeId(0));
+    assert_eq!((u.one_row, u.shared), (1, 0));
+    assert!(avail.excluded_by(&u));
+    assert!(!one_row.excluded_by(&u) && !one_row_sharing.excluded_by(&u));
+    s.release(&c, &a).unwrap();
+    let mut b = alloc(&[1], 10, 0);
+    b.row_use = avail;
+    s.allocate(&c, &b).unwrap();
+    let u = *s.node(NodeId(0));
+    assert_eq!((u.one_row, u.shared), (0, 1));
+    assert!(
+        one_row.excluded_by(&u),
+        "a partition with rows holds the node"
+    );
+    assert!(!avail.excluded_by(&u) && !one_row_sharing.excluded_by(&u));
+    s.release(&c, &b).unwrap();
+    let u = *s.node(NodeId(0));
+    assert_eq!((u.one_row, u.shared, u.jobs), (0, 0, 0));
+    s.allocate(&c, &alloc(&[2], 10, 0)).unwrap();
+    let u = *s.node(NodeId(0));
+    assert_eq!((u.one_row, u.shared, u.jobs), (0, 0, 1));
+    assert!(!RowUse::NONE.excluded_by(&u) && !avail.excluded_by(&u));
+}
+
+/// The node states fit in `NodeUsage`'s padding: the struct, copied on the
+/// scheduler's hot path, stays 56 bytes.
+#[test]
+fn node_usage_stays_56_bytes() {
+    assert_eq!(std::mem::size_of::<NodeUsage>(), 56);
 }

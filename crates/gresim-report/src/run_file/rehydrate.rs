@@ -114,6 +114,7 @@ impl RunFile {
                 }),
                 grace_time: p.grace_time,
                 oversubscribe: p.oversubscribe,
+                force: p.force.unwrap_or(p.oversubscribe > 1),
                 exclusive: p.exclusive,
             })
             .collect();
@@ -191,6 +192,7 @@ impl RunFile {
             exclude: nodes(&r.exclude)?,
             features: r.features.clone(),
             exclusive: r.exclusive,
+            oversubscribe: r.oversubscribe,
             shared: match &r.shared {
                 Some((k, n)) => Some(gresim_model::shares::SharedReq {
                     kind: gresim_model::shares::ShareKind::from_name(k)
@@ -236,9 +238,16 @@ impl RunFile {
                 })
             })
             .collect::<Result<_, String>>()?;
+        let row_use = match c.partition_id(&r.partition) {
+            Some(p) if c.tracks_rows() => {
+                gresim_model::RowUse::new(r.node_cr_available, c.partition(p).oversubscribe > 1)
+            }
+            _ => gresim_model::RowUse::NONE,
+        };
         Ok(Allocation {
             nodes,
             exclusive: r.exclusive,
+            row_use,
         })
     }
 

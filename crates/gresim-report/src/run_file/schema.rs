@@ -96,9 +96,14 @@ pub struct PartRec {
     /// `GraceTime` in seconds, when not 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub grace_time: u64,
-    /// `OverSubscribe=FORCE:N`'s N, when above 1.
+    /// `OverSubscribe=FORCE:N`'s or `YES:N`'s N, when above 1.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub oversubscribe: u16,
+    /// `OverSubscribe=FORCE` (every job shares) or not (`YES:N`: only jobs
+    /// with `--oversubscribe`), when it is not what `oversubscribe` above 1
+    /// says alone (files before `YES:N` was modelled have only FORCE).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub force: Option<bool>,
     /// `OverSubscribe=EXCLUSIVE`, when set.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub exclusive: bool,
@@ -164,6 +169,9 @@ pub struct RequestRec {
     pub exclude: Vec<String>,
     pub features: Vec<String>,
     pub exclusive: bool,
+    /// `--oversubscribe`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub oversubscribe: bool,
     /// `--gres=shard:N` / `--gres=mps:N`: the kind and the count per node.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared: Option<(String, u32)>,
@@ -200,6 +208,10 @@ pub struct RunRec {
     pub state: String,
     pub partition: String,
     pub exclusive: bool,
+    /// The run was `NODE_CR_AVAILABLE` (it could share cores in its
+    /// partition's rows; `gresim_model::RowUse`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub node_cr_available: bool,
     pub nodes: Vec<NodeAllocRec>,
 }
 

@@ -90,6 +90,7 @@ fn request_rec(c: &Cluster, r: &JobRequest) -> RequestRec {
         exclude: names(&r.exclude),
         features: r.features.clone(),
         exclusive: r.exclusive,
+        oversubscribe: r.oversubscribe,
         shared: r.shared.map(|s| (s.kind.as_str().to_string(), s.per_node)),
         switches: r.switches.map(|s| (s.count, s.wait)),
         segment: r.segment,
@@ -270,6 +271,7 @@ fn cluster_rec(c: &Cluster) -> ClusterRec {
                 preempt_mode: p.preempt_mode.map(|m| m.as_str().to_string()),
                 grace_time: p.grace_time,
                 oversubscribe: p.oversubscribe,
+                force: (p.force != (p.oversubscribe > 1)).then_some(p.force),
                 exclusive: p.exclusive,
             })
             .collect(),
@@ -408,6 +410,7 @@ fn job_rec(out: &SimOutput, ctx: &JobCtx, i: usize, j: &Job) -> JobRec {
                     .get(r.partition.idx())
                     .map_or_else(String::new, |p| p.name.clone()),
                 exclusive: r.alloc.exclusive,
+                node_cr_available: r.alloc.row_use.available(),
                 nodes: r
                     .alloc
                     .nodes

@@ -23,6 +23,7 @@ fn alloc(nodes: &[usize]) -> Allocation {
             })
             .collect(),
         exclusive: false,
+        row_use: gresim_model::RowUse::NONE,
     }
 }
 

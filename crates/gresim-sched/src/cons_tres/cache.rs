@@ -89,6 +89,7 @@ pub(super) struct ShapeKey {
     pub(super) min_tasks: u32,
     pub(super) max_tasks: u32,
     pub(super) min_cpus_node: u32,
+    pub(super) row_use: gresim_model::RowUse,
 }
 
 impl ShapeKey {
@@ -112,6 +113,7 @@ impl ShapeKey {
             min_tasks: j.min_tasks,
             max_tasks: j.max_tasks,
             min_cpus_node: j.min_cpus_node,
+            row_use: j.row_use,
         }
     }
 
@@ -138,6 +140,7 @@ impl ShapeKey {
             exclude: _,
             features: _,
             exclusive,
+            oversubscribe,
             shared,
             switches: _,
             segment: _,
@@ -159,6 +162,8 @@ impl ShapeKey {
             && *gpus_per_task == k.gpus_per_task
             && *cpus_per_gpu == k.cpus_per_gpu
             && *exclusive == k.exclusive
+            && *oversubscribe == k.oversubscribe
+            && self.row_use == j.row_use
             && *shared == k.shared
             && self.gres == j.gres
     }

@@ -5,7 +5,7 @@
 //! ([`cannot_fit`], [`Quick`]) and [`eval_all`] over the candidates.
 
 use gresim_model::job::{GpuReq, JobRequest, MemReq};
-use gresim_model::state::{CoreSet, NodeUsage};
+use gresim_model::state::{CoreSet, NodeUsage, RowUse};
 use gresim_model::{Cluster, GpuTypeId, Node, NodeId};
 
 use super::{Cand, EvalCache, MAX_SOCK, NO_VAL};
@@ -118,6 +118,10 @@ pub(super) struct JobCtx<'a> {
     pub(super) max_tasks: u32,
     /// CPUs a node must offer at least (`ntasks_per_node × cpus_per_task`).
     pub(super) min_cpus_node: u32,
+    /// How the job counts in the node states, in the partition tried
+    /// (`_verify_node_state()`; [`RowUse::NONE`] unless some partition
+    /// shares cores).
+    pub(super) row_use: RowUse,
 }
 
 impl<'a> JobCtx<'a> {
@@ -146,6 +150,7 @@ impl<'a> JobCtx<'a> {
             min_tasks,
             max_tasks,
             min_cpus_node: tpn.saturating_mul(cpt),
+            row_use: RowUse::NONE,
         }
     }
     pub(super) fn whole_mem(&self) -> bool {
@@ -225,7 +230,7 @@ pub(super) fn eval_node(
 ) -> Option<Eval> {
     let req = j.req;
     let node = j.cluster.node(id);
-    if u.exclusive || (req.exclusive && u.jobs > 0) {
+    if u.exclusive || (req.exclusive && u.jobs > 0) || j.row_use.excluded_by(u) {
         return None;
     }
     let tpc = u32::from(node.threads_per_core.max(1));
@@ -565,12 +570,16 @@ pub(super) fn eval_node(
 
 /// True when [`eval_node`] certainly returns `None` for node `id` in usage
 /// `u`: each test here is one of its own early exits (an exclusive holder,
-/// no free core, memory, too few free GPUs of a requested type), made on
+/// the node states, no free core, memory, too few free GPUs of a requested type), made on
 /// counts alone. On a busy cluster most nodes fail one of them, which is
 /// cheaper than even a cache lookup.
 #[inline(always)]
 pub(super) fn cannot_fit(j: &JobCtx<'_>, q: &Quick, id: NodeId, u: &NodeUsage) -> bool {
-    if u.exclusive || (q.exclusive && u.jobs > 0) || u.free_cores.is_empty() {
+    if u.exclusive
+        || (q.exclusive && u.jobs > 0)
+        || u.free_cores.is_empty()
+        || j.row_use.excluded_by(u)
+    {
         return true;
     }
     if q.whole_mem && u.free_mem < j.cluster.node(id).memory_mib {

@@ -80,6 +80,7 @@ pub(super) fn finish(j: &JobCtx<'_>, cands: &[Cand], picked: &[usize]) -> Option
     Some(Allocation {
         nodes,
         exclusive: j.req.exclusive,
+        row_use: j.row_use,
     })
 }
 

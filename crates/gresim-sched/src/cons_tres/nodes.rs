@@ -16,6 +16,8 @@ pub(super) const GAP_USAGE: NodeUsage = NodeUsage {
     free_mem: 0,
     free_gpus: 0,
     jobs: 0,
+    one_row: 0,
+    shared: 0,
     exclusive: false,
     admin: gresim_model::NodeAdminState::Up,
 };

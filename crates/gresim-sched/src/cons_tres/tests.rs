@@ -307,6 +307,7 @@ fn two_cpu_job_on(c: &Cluster, drain_n3: bool, avoid: Option<&[bool]>) -> String
                 share: None,
             }],
             exclusive: false,
+            row_use: gresim_model::RowUse::NONE,
         },
     )
     .expect("free");

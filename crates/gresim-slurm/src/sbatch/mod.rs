@@ -95,6 +95,7 @@ const OPTIONS: &[OptDef] = &[
     opt("begin", Some('b'), Arg::Required),
     opt("gpu-bind", None, Arg::Required),
     opt("exclusive", None, Arg::Optional),
+    opt("oversubscribe", Some('s'), Arg::None),
     opt("switches", None, Arg::Required),
     opt("segment", None, Arg::Required),
     opt("constraint", Some('C'), Arg::Required),
@@ -160,6 +161,9 @@ pub struct SbatchJob {
     /// `--constraint`.
     pub constraint: Option<String>,
     pub exclusive: bool,
+    /// `--oversubscribe` (`-s`). It and `--exclusive` set the same job
+    /// field (`shared`), so the later of the two wins.
+    pub oversubscribe: bool,
     /// `--switches=count[@max-time]`.
     pub switches: Option<String>,
     /// `--segment=N`.
@@ -909,8 +913,15 @@ fn apply(
             parse_gpu_bind(&v).map_err(err)?;
             job.gpu_bind = Some(v.trim().to_string());
         }
+        "oversubscribe" => {
+            job.oversubscribe = true;
+            job.exclusive = false;
+        }
         "exclusive" => match o.value.as_deref() {
-            None | Some("") => job.exclusive = true,
+            None | Some("") => {
+                job.exclusive = true;
+                job.oversubscribe = false;
+            }
             Some(x @ ("user" | "mcs" | "topo")) => {
                 return Err(err(format!(
                     "--exclusive={x} is not modelled by gresim; use --exclusive (whole nodes)"

@@ -92,6 +92,23 @@ fn flags_and_optional_values() {
 }
 
 #[test]
+fn oversubscribe_and_exclusive_set_one_field_and_the_later_wins() {
+    let s = parse("#SBATCH -s\n", &[]).unwrap().job;
+    assert!(s.oversubscribe && !s.exclusive);
+    let s = parse("#SBATCH --oversubscribe\n", &["--exclusive"])
+        .unwrap()
+        .job;
+    assert!(
+        s.exclusive && !s.oversubscribe,
+        "the command line comes later"
+    );
+    let s = parse("#SBATCH --exclusive\n#SBATCH --oversubscribe\n", &[])
+        .unwrap()
+        .job;
+    assert!(s.oversubscribe && !s.exclusive);
+}
+
+#[test]
 fn gpu_options_and_mig_types() {
     let s = parse(
         "#SBATCH --gres=gpu:a100_1g.5gb:1 --gpus-per-task=1 --gpus-per-node=h100:4 --cpus-per-gpu=8 --mem-per-gpu=32G --gpu-bind=map_gpu:0,1,2,3\n",

@@ -99,13 +99,16 @@ pub struct PartitionConf {
     pub min_nodes: u32,
     pub max_nodes: Option<u32>,
     pub state: PartitionState,
-    /// `OverSubscribe=` (upper case); `NO`, `EXCLUSIVE` and `FORCE:N` are
-    /// modelled (N > 1: jobs share cores, taking turns with PreemptMode
+    /// `OverSubscribe=` (upper case): `NO`, `EXCLUSIVE`, `YES:N` and
+    /// `FORCE:N` (N > 1: jobs share cores, taking turns with PreemptMode
     /// GANG, at once without; docs/preemption.md).
     pub oversubscribe: String,
-    /// `FORCE:N`'s N (`FORCE` alone is 4), 0 for `EXCLUSIVE`, 1 otherwise:
+    /// `FORCE:N`'s or `YES:N`'s N (alone 4), 0 for `EXCLUSIVE`, 1 otherwise:
     /// how many jobs may share a core (`crate::partition::oversubscribe_rows`).
     pub oversubscribe_rows: u16,
+    /// `FORCE[:N]`: every job may share cores, not only those that ask for
+    /// it with `--oversubscribe`.
+    pub oversubscribe_force: bool,
     /// `QOS=`: the partition QOS (applies with accounting).
     pub qos: Option<String>,
     /// `TRESBillingWeights=` as written (applies with accounting).

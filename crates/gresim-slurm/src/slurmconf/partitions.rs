@@ -86,11 +86,8 @@ pub(super) fn part_fields(
                 })?)
             }
             "oversubscribe" | "shared" => {
-                let (_, note) = crate::partition::oversubscribe_rows(v)
+                crate::partition::oversubscribe_rows(v)
                     .map_err(|e| line_err(l, &format!("{k}={v}: {e}")))?;
-                if let Some(note) = note {
-                    w.push(Warning::new(&l.file, l.line, format!("{k}={v}: {note}")));
-                }
                 r.oversubscribe = Some(v.to_ascii_uppercase());
             }
             "preemptmode" => {
@@ -142,6 +139,10 @@ pub(super) fn resolve_partition(
             format!("partition {name} has no Nodes=; it has no nodes, as in Slurm"),
         ));
     }
+    let rows = r
+        .oversubscribe
+        .as_deref()
+        .and_then(|v| crate::partition::oversubscribe_rows(v).ok());
     Ok(PartitionConf {
         file: l.file.clone(),
         line: l.line,
@@ -155,11 +156,8 @@ pub(super) fn resolve_partition(
         min_nodes: r.min_nodes.unwrap_or(0),
         max_nodes: r.max_nodes.flatten(),
         state: r.state.unwrap_or_default(),
-        oversubscribe_rows: r
-            .oversubscribe
-            .as_deref()
-            .and_then(|v| crate::partition::oversubscribe_rows(v).ok())
-            .map_or(1, |(n, _)| n),
+        oversubscribe_rows: rows.map_or(1, |(n, _)| n),
+        oversubscribe_force: rows.is_some_and(|(_, f)| f),
         oversubscribe: r.oversubscribe.unwrap_or_else(|| "NO".into()),
         qos: r.qos,
         tres_billing_weights: r.tres_billing_weights,
@@ -198,6 +196,7 @@ pub(super) fn build_partitions(
             preempt_mode: p.preempt_mode,
             grace_time: Some(p.grace_time),
             oversubscribe: Some(p.oversubscribe_rows),
+            oversubscribe_force: p.oversubscribe_force,
         };
         let err = |m: String| InputError::new(&p.file, m).with_line(p.line, 0);
         let h = p.nodes.as_deref().unwrap_or("");
