@@ -297,6 +297,11 @@ impl BfMap {
     /// window (each slot is ORed in a few times over the whole series
     /// instead of once per window). Afterwards [`Windows::first_after`] is
     /// the index of the first boundary after `a`.
+    // Out of line, as the compiler had it until the node states grew
+    // `eval_node`: inlined into `backfill_pass` it cost 1.6 % more
+    // instructions on `bench_run 10000 --load 1.2 --policy slurm`
+    // (docs/performance.md, "2026-12-03").
+    #[inline(never)]
     pub(crate) fn blocked_in(&self, w: &mut Windows, a: Time, b: Time, out: &mut [u64]) {
         let n = self.times.len();
         let words = self.words;
