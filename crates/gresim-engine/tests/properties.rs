@@ -55,8 +55,14 @@ struct ClusterGen {
     mig: Option<usize>,
     max_time: Option<u64>,
     default_time: Option<u64>,
-    /// A second partition over a subset of the nodes (bit mask), and its tier.
-    second: Option<(u8, u16)>,
+    /// A second partition over a subset of the nodes (bit mask), its tier,
+    /// and its OverSubscribe: 0 `NO`, 1 `YES:2` (which no job asks to use,
+    /// so nothing shares a core), 2 `FORCE:1` (one row). The last two make
+    /// cons_common's node states matter (jobs of `main` keep off nodes
+    /// with jobs of a `YES:2` partition; `FORCE:1`'s jobs keep off nodes
+    /// with jobs of `main`) without row sharing, which the plain passes
+    /// compared below do not have.
+    second: Option<(u8, u16, u8)>,
 }
 
 /// One submission, as drawn.
@@ -158,7 +164,7 @@ fn cluster_gen() -> impl Strategy<Value = ClusterGen> {
         proptest::option::weighted(0.6, 0..MIG_PROFILES.len()),
         proptest::option::weighted(0.3, 1_800u64..=14_400),
         proptest::option::weighted(0.5, 300u64..=3_600),
-        proptest::option::weighted(0.5, (1u8..=63, 1u16..=2)),
+        proptest::option::weighted(0.5, (1u8..=63, 1u16..=2, 0u8..=2)),
     )
         .prop_map(
             |(nodes, whole_model, mig, max_time, default_time, second)| ClusterGen {
@@ -497,7 +503,7 @@ fn build_cluster(g: &ClusterGen) -> Cluster {
         force: false,
         exclusive: false,
     }];
-    if let Some((mask, tier)) = g.second {
+    if let Some((mask, tier, over)) = g.second {
         let mut members: Vec<NodeId> = all
             .iter()
             .copied()
@@ -519,8 +525,8 @@ fn build_cluster(g: &ClusterGen) -> Cluster {
             state: PartitionState::Up,
             preempt_mode: None,
             grace_time: 0,
-            oversubscribe: 1,
-            force: false,
+            oversubscribe: if over == 1 { 2 } else { 1 },
+            force: over == 2,
             exclusive: false,
         });
     }
