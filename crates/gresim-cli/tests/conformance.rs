@@ -152,6 +152,10 @@ const FLOORS: &[(&str, u32)] = &[
     // `StartTime=now+N`, read off the recordings' `scontrol show reservation`.
     ("resv_maint_backfill", 9),
     ("resv_user", 10),
+    // Held out: designed from the source and committed before the end of a
+    // reservation was modelled, recorded three times, scored unedited:
+    // 3/4 decisions in each (2/4 before).
+    ("resv_end_heldout", 3),
     ("rnd_a101", 70),
     ("rnd_b202", 54),
     ("rnd_c5", 61),

@@ -597,6 +597,7 @@ fn sched_params(
         job_requeue: s.job_requeue.unwrap_or(d.job_requeue),
         cred_expire: s.cred_expire.unwrap_or(d.cred_expire),
         kill_wait: s.kill_wait.unwrap_or(d.kill_wait),
+        resv_over_run: s.resv_over_run.unwrap_or(d.resv_over_run),
         kill_completing: d.kill_completing,
         requeue_completing: d.requeue_completing,
         preempt_completing: d.preempt_completing,

@@ -66,6 +66,9 @@ pub fn sched_params(conf: &SlurmConf, base: &SchedParams) -> SchedParams {
     if let Some(t) = conf.scheduler_time_slice {
         p.time_slice = t;
     }
+    if let Some(r) = conf.resv_over_run {
+        p.resv_over_run = r;
+    }
     p.set_kill_wait(
         conf.kill_wait.unwrap_or(SchedParams::DEFAULT_KILL_WAIT),
         conf.message_timeout

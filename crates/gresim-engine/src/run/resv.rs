@@ -81,6 +81,49 @@ impl Engine<'_> {
         });
     }
 
+    /// When the time-limit check ends the running `job` because its
+    /// reservation has ended: `job_time_limit()` (job_mgr.c) times out a
+    /// job whose reservation is not `FLEX` once the reservation's end plus
+    /// `ResvOverRun` has passed (`end + over_run < now`), at the first
+    /// periodic check after it, whatever the job's own limit
+    /// (`_purge_expired_resv()` keeps the reservation while a job runs in
+    /// it). `None` for a job in no reservation, in a `FLEX` one, or in a
+    /// recurring one (which slurmctld moves on to its next occurrence;
+    /// docs/reservations.md, "Not modelled").
+    pub(super) fn resv_kill_at(&self, job: gresim_model::JobIdx) -> Option<Time> {
+        use gresim_model::reservation::ResvFlags;
+        if self.resv.live.is_empty() {
+            return None;
+        }
+        let name = self.specs[self.jobs[job.idx()].sub as usize].reservation()?;
+        let r = self.resv.live.get(name)?;
+        if r.flags.has(ResvFlags::FLEX) || r.period().is_some() {
+            return None;
+        }
+        let past = r
+            .end
+            .saturating_add(self.params.resv_over_run)
+            .saturating_add(1);
+        Some(self.limit_check_at(past))
+    }
+
+    /// A reservation's window changed: its running jobs' ends move with it.
+    fn resv_jobs_reschedule(&mut self, name: &str) {
+        let running: Vec<gresim_model::JobIdx> = self
+            .live
+            .ends
+            .iter()
+            .map(|&(_, j)| j)
+            .filter(|&j| {
+                self.jobs[j.idx()].state == JobState::Running
+                    && self.specs[self.jobs[j.idx()].sub as usize].reservation() == Some(name)
+            })
+            .collect();
+        for j in running {
+            self.reschedule_end(j);
+        }
+    }
+
     /// Whether a running job holds `node` past `start` (`_job_overlap()`:
     /// its planned end, start + time limit, is after it), outside the
     /// reservation `name`.
@@ -202,8 +245,10 @@ impl Engine<'_> {
         if let Some(e) = self.resv_refusal(&r, Some(i)) {
             return self.resv_refuse(&c.name, &e);
         }
+        let name = r.name.clone();
         self.resv.live.list[i] = r;
         self.resv_changed();
+        self.resv_jobs_reschedule(&name);
     }
 
     pub(super) fn resv_delete(&mut self, name: &str) {

@@ -196,3 +196,24 @@ fn partition_qos_billing_weights_and_usage_reset_are_read() {
     };
     assert_eq!(m.usage_reset, gresim_sched::fairshare::UsageReset::Weekly);
 }
+
+#[test]
+fn resv_over_run_is_read_in_minutes() {
+    let over = |v: &str| {
+        sched_params(
+            &parse(&format!("ResvOverRun={v}\n")).0,
+            &SchedParams::default(),
+        )
+        .resv_over_run
+    };
+    assert_eq!(over("2"), 120);
+    assert_eq!(over("UNLIMITED"), 365 * 86_400);
+    assert_eq!(SchedParams::default().resv_over_run, 0, "Slurm's default");
+    let e = parse_slurm_conf(Path::new("slurm.conf"), "NodeName=n1\nResvOverRun=soon\n")
+        .expect_err("refused")
+        .to_string();
+    assert!(
+        e.contains("slurm.conf:2") && e.contains("ResvOverRun"),
+        "{e}"
+    );
+}

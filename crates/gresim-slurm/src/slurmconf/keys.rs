@@ -119,7 +119,6 @@ pub(super) const QUIET_KEYS: &[&str] = &[
     "resumerate",
     "resumetimeout",
     "resvepilog",
-    "resvoverrun",
     "resvprolog",
     "returntoservice",
     "routeplugin",

@@ -175,6 +175,9 @@ pub struct SlurmConf {
     pub scheduler_time_slice: Option<u64>,
     /// `KillWait` and `MessageTimeout` in seconds.
     pub kill_wait: Option<u64>,
+    /// `ResvOverRun` in seconds (the file gives minutes; `UNLIMITED` is
+    /// taken as a year, as `job_time_limit()` does).
+    pub resv_over_run: Option<u64>,
     pub message_timeout: Option<u64>,
 }
 

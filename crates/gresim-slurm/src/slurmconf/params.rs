@@ -133,6 +133,21 @@ pub(super) fn global(
         }
         "accountingstoragetype" => c.accounting_storage_type = Some(v.to_string()),
         "killwait" => c.kill_wait = Some(num(l, k, v)?),
+        "resvoverrun" => {
+            c.resv_over_run = Some(match v.trim().to_ascii_uppercase().as_str() {
+                "UNLIMITED" | "INFINITE" => 365 * 86_400,
+                _ => {
+                    // A uint16 of minutes (read_config.c).
+                    let m: u16 = v.trim().parse().map_err(|_| {
+                        line_err(
+                            l,
+                            &format!("{k}={v}: expected minutes (0 to 65534) or UNLIMITED"),
+                        )
+                    })?;
+                    u64::from(m) * 60
+                }
+            })
+        }
         "schedulertimeslice" => {
             // read_config.c: a uint16; below 5 it logs an error and takes
             // the default (30), which gresim refuses rather than guess.
