@@ -590,6 +590,28 @@ impl Policy for Fifo {
                 {
                     started.push(job);
                 }
+                Err(SelectFail::Busy) if resv_name.is_some() => {
+                    // `_schedule()`: a reservation's job that does not fit
+                    // fails its reservation, not its partition.
+                    ctx.set_reason(job, Reason::Resources, None);
+                    resources.push(job);
+                    failed_resv.extend(resv_name.map(str::to_string));
+                }
+                Err(SelectFail::Busy)
+                    if resv_overlap && resv_blocks_only(ctx, req, part, &resv_avoid) =>
+                {
+                    // A reservation took nodes of its partition (or the
+                    // nodes the job requires), and only the nodes taken
+                    // keep it from running: Slurm's
+                    // `_pick_best_nodes()` finds it runnable on the
+                    // partition but not on the nodes left (no node busy):
+                    // ESLURM_NODE_NOT_AVAIL, which does not fail the partition.
+                    ctx.set_reason(
+                        job,
+                        Reason::ReqNodeNotAvail,
+                        Some("May be reserved for other job".into()),
+                    );
+                }
                 Err(SelectFail::Busy) if req.nodelist.len() >= req.min_nodes.max(1) as usize => {
                     try_preempt(
                         &mut self.preempt_start,
@@ -610,27 +632,6 @@ impl Policy for Fifo {
                         h[n.idx()] = true;
                         a[n.idx()] = true;
                     }
-                }
-                Err(SelectFail::Busy) if resv_name.is_some() => {
-                    // `_schedule()`: a reservation's job that does not fit
-                    // fails its reservation, not its partition.
-                    ctx.set_reason(job, Reason::Resources, None);
-                    resources.push(job);
-                    failed_resv.extend(resv_name.map(str::to_string));
-                }
-                Err(SelectFail::Busy)
-                    if resv_overlap && resv_blocks_only(ctx, req, part, &resv_avoid) =>
-                {
-                    // A reservation took nodes of its partition, and only
-                    // the nodes taken keep it from running: Slurm's
-                    // `_pick_best_nodes()` finds it runnable on the
-                    // partition but not on the nodes left (no node busy):
-                    // ESLURM_NODE_NOT_AVAIL, which does not fail the partition.
-                    ctx.set_reason(
-                        job,
-                        Reason::ReqNodeNotAvail,
-                        Some("May be reserved for other job".into()),
-                    );
                 }
                 Err(SelectFail::Busy) => {
                     try_preempt(

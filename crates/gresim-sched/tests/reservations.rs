@@ -238,3 +238,47 @@ fn a_job_in_a_reservation_is_timed_out_when_the_reservation_ends() {
                           "reservation": {"name": "team", "duration": 2}}]);
     assert_eq!(end("", None, update), (JobState::Timeout, 0, Some(121)));
 }
+
+/// A job that requires (`-w`) a node another reservation holds waits with
+/// `ReqNodeNotAvail, May be reserved for other job`, not `Resources`:
+/// `_pick_best_nodes()` answers ESLURM_NODE_NOT_AVAIL (not runnable on the
+/// available nodes, none busy in its sense) before it looks at the
+/// required nodes being busy; once the reservation has ended and only the
+/// job holding the node keeps it, `Resources` (the recording of
+/// `resv_end_heldout` showed both).
+#[test]
+fn a_job_that_requires_a_reserved_node_waits_with_req_node_not_avail() {
+    let out = run(scenario(
+        json!([
+            {"id": "x", "user": "u1", "gres": "gpu:2", "time": 10, "run_time": 200,
+             "reservation": "team"},
+            {"id": "y", "user": "u2", "submit": 1, "gres": "gpu:2", "time": 1, "run_time": 10,
+             "nodelist": "gpu02"},
+        ]),
+        json!([{"name": "team", "nodes": "gpu02", "users": "u1", "start": 0, "duration": 1}]),
+        json!([]),
+    ));
+    let y = index(&out, "y");
+    let changes = &out.reasons.as_ref().expect("reasons recorded")[y];
+    let first = changes
+        .iter()
+        .find(|c| c.reason != Reason::None)
+        .expect("y waits");
+    assert_eq!(
+        (first.reason, first.desc.as_deref()),
+        (
+            Reason::ReqNodeNotAvail,
+            Some("May be reserved for other job")
+        )
+    );
+    assert_eq!(
+        reasons(&out, "y").last(),
+        Some(&Reason::Resources),
+        "{changes:?}"
+    );
+    assert_eq!(
+        start(&out, "y"),
+        (61, "gpu02".into()),
+        "after x's kill at 61"
+    );
+}
