@@ -157,6 +157,9 @@ const FLOORS: &[(&str, u32)] = &[
     // 3/4 decisions in each (2/4 before); 4/4 after the ReqNodeNotAvail
     // order found on it (in-sample; docs/reservations.md).
     ("resv_end_heldout", 4),
+    // PURGE_COMP: designed from the source and committed before the model,
+    // recorded three times, scored unedited: 4/4 in each (2/4 before).
+    ("resv_purge_heldout", 4),
     ("rnd_a101", 70),
     ("rnd_b202", 54),
     ("rnd_c5", 61),

@@ -87,6 +87,9 @@ pub enum EventKind {
     AcctTick,
     /// A reservation's window opens or closes: the passes look again.
     ResvEdge,
+    /// `job_resv_check()`, with the time-limit check: `PURGE_COMP`
+    /// reservations that have been idle long enough end.
+    ResvPurgeCheck,
     /// The time-limit check after the end of the grace time of run `run`
     /// of a preempted `job` (or that end itself, with `GraceKill::AtEnd`):
     /// unless a preemption attempt has killed it, it is killed and

@@ -282,3 +282,34 @@ fn a_job_that_requires_a_reserved_node_waits_with_req_node_not_avail() {
         "after x's kill at 61"
     );
 }
+
+/// `PURGE_COMP=1:00`: team (gpu02, [0, 600)) is idle once x, its only job,
+/// ends at 20; `job_resv_check()` (every second here) ends it a minute
+/// later, so y, kept off gpu02 by it, starts there then instead of on
+/// gpu01 when z ends at 300, and sbatch refuses w, which names team after
+/// that. Without the flag team holds gpu02 to its end.
+#[test]
+fn an_idle_purge_comp_reservation_ends() {
+    let run_with = |flags: &str| {
+        run(scenario(
+            json!([
+                {"id": "x", "user": "u1", "gres": "gpu:2", "time": 10, "run_time": 20,
+                 "reservation": "team"},
+                {"id": "z", "user": "u2", "gres": "gpu:2", "time": 10, "run_time": 300},
+                {"id": "y", "user": "u2", "submit": 1, "gres": "gpu:2", "time": 1, "run_time": 10},
+                {"id": "w", "user": "u1", "submit": 150, "gres": "gpu:1", "time": 1, "run_time": 10,
+                 "reservation": "team"},
+            ]),
+            json!([{"name": "team", "nodes": "gpu02", "users": "u1", "start": 0,
+                    "duration": 10, "flags": flags}]),
+            json!([]),
+        ))
+    };
+    let out = run_with("PURGE_COMP=1:00");
+    let (t, node) = start(&out, "y");
+    assert!((80..=81).contains(&t) && node == "gpu02", "{t} {node}");
+    assert_eq!(job(&out, "w").state, gresim_model::JobState::Rejected);
+    let out = run_with("");
+    assert_eq!(start(&out, "y"), (300, "gpu01".into()));
+    assert_eq!(start(&out, "w").1, "gpu02");
+}

@@ -231,6 +231,7 @@ impl<'a> Engine<'a> {
         if !self.resv.live.is_empty() {
             self.resv.history.push((0, self.resv.live.clone()));
             self.queue_resv_edges();
+            self.queue_purge_check();
         }
         self.pull_next_submission()?;
         self.pull_next_failure();
@@ -303,6 +304,7 @@ impl<'a> Engine<'a> {
             EventKind::Completed { job } => self.on_completed(job)?,
             EventKind::AcctTick => self.on_acct_tick(),
             EventKind::ResvEdge => self.on_resv_edge(ev.time),
+            EventKind::ResvPurgeCheck => self.on_resv_purge_check(ev.time),
             EventKind::SwitchWaitOver => self.mark_dirty(),
             EventKind::GangTick => self.on_gang_tick(),
             EventKind::PreemptKill { job, run, mode } => {
@@ -352,6 +354,7 @@ impl<'a> Engine<'a> {
             EventKind::MainPass => self.cadence.main_at != Some(t),
             EventKind::GangTick => !self.gang.as_deref().is_some_and(|g| g.is_tick(t)),
             EventKind::BackfillPass => self.cadence.bf_at != Some(t),
+            EventKind::ResvPurgeCheck => self.resv.purge_at != Some(t),
             EventKind::Begin { job } => {
                 let j = &self.jobs[job.idx()];
                 j.state != JobState::Pending || j.begin.is_none_or(|b| b > t)

@@ -10,6 +10,9 @@ use gresim_model::reservation::Reservations;
 use gresim_model::{JobState, NodeId};
 
 use super::Engine;
+
+/// `PURGE_COMP` without a time: 5 minutes (scontrol's default).
+const DEFAULT_PURGE_COMP: u64 = 300;
 use crate::event::{EventKind, Phase};
 use crate::ResvRefusal;
 
@@ -22,6 +25,11 @@ pub(super) struct ResvState {
     pub(super) refused: Vec<ResvRefusal>,
     /// Reservation edges with an event queued.
     pub(super) edges: std::collections::BTreeSet<Time>,
+    /// `PURGE_COMP` reservations found idle by a check, since when
+    /// (`idle_start_time`).
+    pub(super) idle_since: std::collections::BTreeMap<std::sync::Arc<str>, Time>,
+    /// The `job_resv_check()` queued, if any.
+    pub(super) purge_at: Option<Time>,
 }
 
 impl ResvState {
@@ -31,6 +39,8 @@ impl ResvState {
             history: Vec::new(),
             refused: Vec::new(),
             edges: Default::default(),
+            idle_since: Default::default(),
+            purge_at: None,
         }
     }
 }
@@ -70,7 +80,86 @@ impl Engine<'_> {
     pub(super) fn resv_changed(&mut self) {
         self.resv.history.push((self.now, self.resv.live.clone()));
         self.queue_resv_edges();
+        self.queue_purge_check();
         self.mark_dirty();
+    }
+
+    /// Whether `job_resv_check()` looks at `r`: a `PURGE_COMP` reservation
+    /// that does not recur (a recurring one moves on to its next
+    /// occurrence instead, docs/reservations.md, "Not modelled") and has
+    /// not ended.
+    fn purge_watched(r: &gresim_model::reservation::Reservation, now: Time) -> bool {
+        use gresim_model::reservation::ResvFlags;
+        r.flags.has(ResvFlags::PURGE_COMP) && r.period().is_none() && r.end > now
+    }
+
+    /// Queues the next `job_resv_check()` (the next periodic time-limit
+    /// check) while a `PURGE_COMP` reservation is in force or to come.
+    pub(super) fn queue_purge_check(&mut self) {
+        if self.resv.purge_at.is_some()
+            || !self
+                .resv
+                .live
+                .list
+                .iter()
+                .any(|r| Self::purge_watched(r, self.now))
+        {
+            return;
+        }
+        let t = self.limit_check_at(self.now + 1);
+        self.resv.purge_at = Some(t);
+        self.queue.push(t, Phase::Cancel, EventKind::ResvPurgeCheck);
+    }
+
+    /// `job_resv_check()` (reservation.c), which slurmctld runs with the
+    /// time-limit check: a reservation that has begun is idle from the
+    /// first check that finds no pending or running job naming it
+    /// (`idle_start_time`; a job resets it), and a `PURGE_COMP` one that
+    /// has been idle for its purge time (5 minutes unless given) at a check
+    /// ends then ("has no more jobs for ..., ending it"): it is deleted,
+    /// its nodes are free, and sbatch refuses jobs that name it. The check
+    /// looks at every job, but runs only while such a reservation exists.
+    pub(super) fn on_resv_purge_check(&mut self, t: Time) {
+        if self.resv.purge_at != Some(t) {
+            return;
+        }
+        self.resv.purge_at = None;
+        let now = self.now;
+        let mut ended: Vec<std::sync::Arc<str>> = Vec::new();
+        for r in &self.resv.live.list {
+            if !Self::purge_watched(r, now) {
+                continue;
+            }
+            if r.start <= now {
+                let used = self.jobs.iter().any(|j| {
+                    matches!(j.state, JobState::Pending | JobState::Running)
+                        && self.specs[j.sub as usize].reservation() == Some(&*r.name)
+                });
+                if used {
+                    self.resv.idle_since.remove(&r.name);
+                } else {
+                    self.resv.idle_since.entry(r.name.clone()).or_insert(now);
+                }
+            }
+            let purge = r.purge_after.unwrap_or(DEFAULT_PURGE_COMP);
+            if self
+                .resv
+                .idle_since
+                .get(&r.name)
+                .is_some_and(|&since| now - since >= purge)
+            {
+                ended.push(r.name.clone());
+            }
+        }
+        if ended.is_empty() {
+            self.queue_purge_check();
+            return;
+        }
+        self.resv.live.list.retain(|r| !ended.contains(&r.name));
+        for n in &ended {
+            self.resv.idle_since.remove(n);
+        }
+        self.resv_changed();
     }
 
     pub(super) fn resv_refuse(&mut self, name: &str, error: &str) {
