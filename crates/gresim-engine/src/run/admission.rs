@@ -177,6 +177,12 @@ impl Engine<'_> {
             }
         }
         let n = indices.len() as u32;
+        if spec.reservation().is_some() {
+            // The jobs `job_resv_check()` counts (on_resv_purge_check).
+            self.resv
+                .jobs
+                .extend((first..first + n).map(|i| JobIdx::from_idx(i as usize)));
+        }
         self.subs.push(SubState {
             first,
             tasks: n,

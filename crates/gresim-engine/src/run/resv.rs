@@ -30,6 +30,9 @@ pub(super) struct ResvState {
     pub(super) idle_since: std::collections::BTreeMap<std::sync::Arc<str>, Time>,
     /// The `job_resv_check()` queued, if any.
     pub(super) purge_at: Option<Time>,
+    /// Submitted jobs that name a reservation, in submission order, less
+    /// those a check found finished: what `job_resv_check()` counts.
+    pub(super) jobs: Vec<gresim_model::JobIdx>,
 }
 
 impl ResvState {
@@ -41,6 +44,7 @@ impl ResvState {
             edges: Default::default(),
             idle_since: Default::default(),
             purge_at: None,
+            jobs: Vec::new(),
         }
     }
 }
@@ -118,22 +122,26 @@ impl Engine<'_> {
     /// has been idle for its purge time (5 minutes unless given) at a check
     /// ends then ("has no more jobs for ..., ending it"): it is deleted,
     /// its nodes are free, and sbatch refuses jobs that name it. The check
-    /// looks at every job, but runs only while such a reservation exists.
+    /// runs only while such a reservation exists, and looks only at the
+    /// unfinished jobs that name a reservation.
     pub(super) fn on_resv_purge_check(&mut self, t: Time) {
         if self.resv.purge_at != Some(t) {
             return;
         }
         self.resv.purge_at = None;
         let now = self.now;
+        let live =
+            |j: &gresim_model::job::Job| matches!(j.state, JobState::Pending | JobState::Running);
+        let jobs = &self.jobs;
+        self.resv.jobs.retain(|&j| live(&jobs[j.idx()]));
         let mut ended: Vec<std::sync::Arc<str>> = Vec::new();
         for r in &self.resv.live.list {
             if !Self::purge_watched(r, now) {
                 continue;
             }
             if r.start <= now {
-                let used = self.jobs.iter().any(|j| {
-                    matches!(j.state, JobState::Pending | JobState::Running)
-                        && self.specs[j.sub as usize].reservation() == Some(&*r.name)
+                let used = self.resv.jobs.iter().any(|&j| {
+                    self.specs[self.jobs[j.idx()].sub as usize].reservation() == Some(&*r.name)
                 });
                 if used {
                     self.resv.idle_since.remove(&r.name);
