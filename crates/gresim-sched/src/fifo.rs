@@ -590,13 +590,6 @@ impl Policy for Fifo {
                 {
                     started.push(job);
                 }
-                Err(SelectFail::Busy) if resv_name.is_some() => {
-                    // `_schedule()`: a reservation's job that does not fit
-                    // fails its reservation, not its partition.
-                    ctx.set_reason(job, Reason::Resources, None);
-                    resources.push(job);
-                    failed_resv.extend(resv_name.map(str::to_string));
-                }
                 Err(SelectFail::Busy)
                     if resv_overlap && resv_blocks_only(ctx, req, part, &resv_avoid) =>
                 {
@@ -632,6 +625,13 @@ impl Policy for Fifo {
                         h[n.idx()] = true;
                         a[n.idx()] = true;
                     }
+                }
+                Err(SelectFail::Busy) if resv_name.is_some() => {
+                    // `_schedule()`: a reservation's job that does not fit
+                    // fails its reservation, not its partition.
+                    ctx.set_reason(job, Reason::Resources, None);
+                    resources.push(job);
+                    failed_resv.extend(resv_name.map(str::to_string));
                 }
                 Err(SelectFail::Busy) => {
                     try_preempt(

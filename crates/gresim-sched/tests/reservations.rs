@@ -313,3 +313,35 @@ fn an_idle_purge_comp_reservation_ends() {
     assert_eq!(start(&out, "y"), (300, "gpu01".into()));
     assert_eq!(start(&out, "w").1, "gpu02");
 }
+
+/// A reservation's job whose required nodes (`-w`) are busy does not fail
+/// its reservation: `_schedule()` takes the required-nodes branch (the
+/// nodes leave the pass) before the reservation one, so x2, of the same
+/// reservation, is still tried by the main pass and starts at once on
+/// gpu01.
+#[test]
+fn a_reservation_job_waiting_for_its_required_node_does_not_block_its_reservation() {
+    let mut v = scenario(
+        json!([
+            {"id": "r", "user": "u1", "gres": "gpu:2", "time": 10, "run_time": 100,
+             "reservation": "team", "nodelist": "gpu02"},
+            {"id": "x1", "user": "u1", "submit": 1, "gres": "gpu:2", "time": 1, "run_time": 10,
+             "reservation": "team", "nodelist": "gpu02"},
+            {"id": "x2", "user": "u1", "submit": 1, "gres": "gpu:2", "time": 1, "run_time": 10,
+             "reservation": "team"},
+        ]),
+        json!([{"name": "team", "nodes": "gpu[01-02]", "users": "u1", "start": 0, "duration": 60}]),
+        json!([]),
+    );
+    // Backfill only every minute, so that x2's start at 1 is the main
+    // pass's.
+    v["scheduler"]["bf_interval"] = json!(60);
+    let out = run(v);
+    assert_eq!(reasons(&out, "x1").last(), Some(&Reason::Resources));
+    assert_eq!(
+        start(&out, "x2"),
+        (1, "gpu01".into()),
+        "{:?}",
+        reasons(&out, "x2")
+    );
+}
