@@ -140,12 +140,12 @@ impl Engine<'_> {
         };
         j.oom = oom;
         j.natural_end = natural;
-        let kill = limit.map(|l| self.limit_check_at(now + l));
         // The check also ends a job whose reservation has ended.
-        let kill = match (kill, self.resv_kill_at(job)) {
-            (Some(k), Some(r)) => Some(k.min(r)),
-            (k, r) => k.or(r),
-        };
+        let kill = limit
+            .map(|l| self.limit_check_at(now + l))
+            .into_iter()
+            .chain(self.resv_kill_at(job))
+            .min();
         // The job exits on its own unless the time-limit check kills it first:
         // a job that ends after its limit but before the next check completes.
         let end_at = match (natural, kill) {
@@ -230,11 +230,11 @@ impl Engine<'_> {
         let (start, part, run) = (r.start, r.partition, j.runs.len() as u32 - 1);
         let limit = gresim_policy::time_limit_in(&self.cluster, j, part);
         let base = start + self.suspended_secs(job);
-        let kill = limit.map(|l| self.limit_check_at((base + l).max(self.now)));
-        let kill = match (kill, self.resv_kill_at(job).map(|r| r.max(self.now))) {
-            (Some(k), Some(r)) => Some(k.min(r)),
-            (k, r) => k.or(r),
-        };
+        let kill = limit
+            .map(|l| self.limit_check_at((base + l).max(self.now)))
+            .into_iter()
+            .chain(self.resv_kill_at(job).map(|r| r.max(self.now)))
+            .min();
         let j = &self.jobs[job.idx()];
         let end_at = match (j.natural_end, kill) {
             (Some(n), Some(k)) => n.min(k),
