@@ -111,7 +111,8 @@ pub struct ResvChange {
     pub nodes: Option<Vec<NodeId>>,
     pub users: Option<Vec<std::sync::Arc<str>>>,
     pub accounts: Option<Vec<std::sync::Arc<str>>>,
-    pub flags: Option<gresim_model::reservation::ResvFlags>,
+    /// `Flags=`, with `PURGE_COMP`'s purge time when it sets one.
+    pub flags: Option<(gresim_model::reservation::ResvFlags, Option<u64>)>,
 }
 
 /// A reservation admin action the engine refused, and why (Slurm's error).

@@ -313,7 +313,7 @@ fn change_of(d: &ResvDef, cluster: &Cluster) -> Result<ResvChange, (&'static str
         flags: d
             .flags
             .as_deref()
-            .map(|f| ResvFlags::parse(f).map(|x| x.0))
+            .map(ResvFlags::parse)
             .transpose()
             .map_err(|m| ("flags", m))?,
     })

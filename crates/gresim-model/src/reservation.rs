@@ -20,6 +20,9 @@ use std::sync::Arc;
 use crate::job::Time;
 use crate::NodeId;
 
+/// `PURGE_COMP` without a time: 5 minutes (reservation.c's default).
+pub const DEFAULT_PURGE_COMP: u64 = 300;
+
 /// The flags of a reservation that change scheduling.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct ResvFlags(pub u16);
@@ -65,12 +68,16 @@ impl ResvFlags {
                 "DAILY" => Self::DAILY,
                 "WEEKLY" => Self::WEEKLY,
                 "PURGE_COMP" => {
-                    // Slurm's default purge time is 5 minutes.
+                    // In seconds (scontrol's `time_str2secs()`: `MM:SS`
+                    // is minutes and seconds, a bare number minutes).
+                    use crate::slurm_time::{parse_duration_exact, TimeError};
                     let secs = match val {
-                        Some(v) => crate::slurm_time::parse_time_limit(v)
-                            .map_err(|e| format!("PURGE_COMP={v}: {e}"))?
-                            .unwrap_or(u64::MAX),
-                        None => 300,
+                        None => DEFAULT_PURGE_COMP,
+                        Some(v) => match parse_duration_exact(v) {
+                            Ok(secs) => secs,
+                            Err(TimeError::Unlimited { .. }) => u64::MAX,
+                            Err(e) => return Err(format!("PURGE_COMP={v}: {e}")),
+                        },
                     };
                     purge = Some(secs);
                     Self::PURGE_COMP

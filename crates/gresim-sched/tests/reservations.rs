@@ -290,7 +290,7 @@ fn a_job_that_requires_a_reserved_node_waits_with_req_node_not_avail() {
 /// that. Without the flag team holds gpu02 to its end.
 #[test]
 fn an_idle_purge_comp_reservation_ends() {
-    let run_with = |flags: &str| {
+    let run_with = |flags: &str, events: Value| {
         run(scenario(
             json!([
                 {"id": "x", "user": "u1", "gres": "gpu:2", "time": 10, "run_time": 20,
@@ -302,16 +302,22 @@ fn an_idle_purge_comp_reservation_ends() {
             ]),
             json!([{"name": "team", "nodes": "gpu02", "users": "u1", "start": 0,
                     "duration": 10, "flags": flags}]),
-            json!([]),
+            events,
         ))
     };
-    let out = run_with("PURGE_COMP=1:00");
+    let out = run_with("PURGE_COMP=1:00", json!([]));
     let (t, node) = start(&out, "y");
     assert!((80..=81).contains(&t) && node == "gpu02", "{t} {node}");
     assert_eq!(job(&out, "w").state, gresim_model::JobState::Rejected);
-    let out = run_with("");
+    let out = run_with("", json!([]));
     assert_eq!(start(&out, "y"), (300, "gpu01".into()));
     assert_eq!(start(&out, "w").1, "gpu02");
+    // `Flags=PURGE_COMP=0:30` given by an update sets the purge time too:
+    // idle from 20, ended 30 s later.
+    let update = json!([{"at": 10, "action": "update_reservation",
+                          "reservation": {"name": "team", "flags": "PURGE_COMP=0:30"}}]);
+    let (t, node) = start(&run_with("", update), "y");
+    assert!((50..=51).contains(&t) && node == "gpu02", "{t} {node}");
 }
 
 /// A reservation's job whose required nodes (`-w`) are busy does not fail

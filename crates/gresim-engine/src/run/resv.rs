@@ -10,9 +10,6 @@ use gresim_model::reservation::Reservations;
 use gresim_model::{JobState, NodeId};
 
 use super::Engine;
-
-/// `PURGE_COMP` without a time: 5 minutes (scontrol's default).
-const DEFAULT_PURGE_COMP: u64 = 300;
 use crate::event::{EventKind, Phase};
 use crate::ResvRefusal;
 
@@ -149,7 +146,9 @@ impl Engine<'_> {
                     self.resv.idle_since.entry(r.name.clone()).or_insert(now);
                 }
             }
-            let purge = r.purge_after.unwrap_or(DEFAULT_PURGE_COMP);
+            let purge = r
+                .purge_after
+                .unwrap_or(gresim_model::reservation::DEFAULT_PURGE_COMP);
             if self
                 .resv
                 .idle_since
@@ -336,8 +335,12 @@ impl Engine<'_> {
         if let Some(a) = c.accounts {
             r.accounts = a;
         }
-        if let Some(f) = c.flags {
+        if let Some((f, purge)) = c.flags {
             r.flags = f;
+            // `Flags=PURGE_COMP[=time]` sets the purge time too.
+            if purge.is_some() {
+                r.purge_after = purge;
+            }
         }
         if let Some(e) = self.resv_refusal(&r, Some(i)) {
             return self.resv_refuse(&c.name, &e);

@@ -93,3 +93,23 @@ fn edges_of_a_recurring_window() {
     let e = all.edges_after(0, 2 * DAY);
     assert_eq!(&e[..4], &[100, 200, 100 + DAY, 200 + DAY]);
 }
+
+#[test]
+fn purge_comp_times_are_seconds() {
+    let purge = |f: &str| ResvFlags::parse(f).map(|x| x.1);
+    assert_eq!(purge("PURGE_COMP"), Ok(Some(DEFAULT_PURGE_COMP)));
+    assert_eq!(
+        purge("PURGE_COMP=0:30"),
+        Ok(Some(30)),
+        "MM:SS, as time_str2secs"
+    );
+    assert_eq!(
+        purge("PURGE_COMP=2"),
+        Ok(Some(120)),
+        "a bare number is minutes"
+    );
+    assert_eq!(purge("MAINT,PURGE_COMP=UNLIMITED"), Ok(Some(u64::MAX)));
+    assert!(purge("PURGE_COMP=soon")
+        .unwrap_err()
+        .starts_with("PURGE_COMP=soon: "));
+}
