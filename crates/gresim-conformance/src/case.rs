@@ -364,6 +364,10 @@ pub fn load_case(path: &Path) -> Result<Case, InputError> {
             }
             continue;
         }
+        // One scontrol itself refuses changes nothing.
+        if gresim_io::resv::scontrol_refusal(&w).is_some() {
+            continue;
+        }
         let err = |m: String| InputError::at(path, format!("setup_cmds[{i}]"), m);
         match gresim_io::resv::parse_scontrol(&w[1..], 0, &cluster).map_err(err)? {
             Some(gresim_engine::Action::ResvCreate(r)) => {
@@ -883,6 +887,10 @@ fn parse_action(
     };
     let operator = user.is_none();
     if gresim_io::resv::is_resv_cmd(&words) {
+        // scontrol refuses some before asking slurmctld: nothing changes.
+        if gresim_io::resv::scontrol_refusal(&words).is_some() {
+            return Ok(Vec::new());
+        }
         // Only an operator may create, change or delete a reservation.
         let a = gresim_io::resv::parse_scontrol(&words[1..], at, cluster)?;
         return Ok(a.into_iter().filter(|_| operator).collect());

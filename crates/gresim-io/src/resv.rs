@@ -197,6 +197,75 @@ pub fn is_resv_cmd(words: &[&str]) -> bool {
     }
 }
 
+/// What `scontrol` itself refuses in `scontrol create|update reservation`
+/// before asking slurmctld, as 22.05's `state_control_parse_resv_tres()`
+/// does: a `TRES=` of any type but `license/`, `bb/`, `cpu` and `node`
+/// (`gres/gpu` among them: 22.05 reserves no GRES). The command fails and
+/// nothing changes; `None` for any other command.
+pub fn scontrol_refusal(words: &[&str]) -> Option<String> {
+    if !is_resv_cmd(words) {
+        return None;
+    }
+    words.iter().find_map(|w| {
+        let (k, v) = w.split_once('=')?;
+        if !k.eq_ignore_ascii_case("tres") {
+            return None;
+        }
+        v.split(',').find_map(|item| {
+            let ty = item.split_once('=').map_or(item, |(t, _)| t);
+            let base = ty.split_once('/').map_or(ty, |(b, _)| b);
+            let known = ["license", "bb", "cpu", "node"]
+                .iter()
+                .any(|t| base.eq_ignore_ascii_case(t));
+            // The values after `cpu=` may go on as bare numbers (`cpu=2,4`).
+            let more_cpus = !item.contains('=') && item.bytes().all(|b| b.is_ascii_digit());
+            (!known && !more_cpus)
+                .then(|| format!("TRES type '{ty}' not supported with reservations"))
+        })
+    })
+}
+
+/// The node count of a reservation's `TRES=` (`node=N`, with `k`/`m`
+/// multiples, as `parse_resv_nodecnt()` reads it); every other type is an
+/// error: GRES are refused by 22.05 itself ([`scontrol_refusal`]), cores,
+/// licenses and burst buffers are not modelled.
+fn tres_node_count(v: &str) -> Result<u32, String> {
+    let mut count = None;
+    for item in v.split(',') {
+        let Some((ty, val)) = item.split_once('=') else {
+            return Err(format!("TRES={v}: '{item}': expected type=value"));
+        };
+        let base = ty.split_once('/').map_or(ty, |(b, _)| b);
+        if base.eq_ignore_ascii_case("node") {
+            let (num, mult) = match val.as_bytes().last() {
+                Some(b'k' | b'K') => (&val[..val.len() - 1], 1024),
+                Some(b'm' | b'M') => (&val[..val.len() - 1], 1024 * 1024),
+                _ => (val, 1),
+            };
+            let n = num
+                .parse::<u32>()
+                .ok()
+                .and_then(|n| n.checked_mul(mult))
+                .filter(|_| count.is_none())
+                .ok_or_else(|| format!("Invalid TRES node count {val} (expected one count)"))?;
+            count = Some(n);
+        } else if ["cpu", "license", "bb"]
+            .iter()
+            .any(|t| base.eq_ignore_ascii_case(t))
+        {
+            return Err(format!(
+                "TRES={v}: '{ty}' in a reservation is not modelled (gresim reserves whole nodes)"
+            ));
+        } else {
+            return Err(format!(
+                "TRES={v}: TRES type '{ty}' not supported with reservations (Slurm 22.05 \
+                 reserves no GRES; reserve whole nodes with Nodes= or NodeCnt=)"
+            ));
+        }
+    }
+    count.ok_or_else(|| format!("TRES={v}: expected node=N"))
+}
+
 /// Adds a reservation in force from the start (the scenario's, or a case's
 /// setup command): a `node_count` takes the first nodes (of its partition)
 /// that no earlier one holds then; one that overlaps another without
@@ -390,10 +459,18 @@ pub fn parse_scontrol(
             "duration" => d.duration = Some(NumOrStr::Str(v.to_string())),
             "endtime" => d.end = Some(start_time(v, now)?),
             "flags" => d.flags = Some(v.to_string()),
+            "tres" => d.node_count = Some(tres_node_count(v)?),
+            "corecnt" | "cpucnt" => {
+                return Err(format!(
+                    "{k}={v}: reservations of cores are not modelled (gresim reserves whole \
+                     nodes); use Nodes= or NodeCnt="
+                ))
+            }
             other => {
                 return Err(format!(
                     "unsupported reservation key '{other}'; expected ReservationName, Nodes, \
-                     NodeCnt, PartitionName, Users, Accounts, StartTime, Duration, EndTime or Flags"
+                     NodeCnt, PartitionName, Users, Accounts, StartTime, Duration, EndTime, \
+                     Flags or TRES"
                 ))
             }
         }

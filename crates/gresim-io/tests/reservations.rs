@@ -64,3 +64,53 @@ fn bad_reservations_name_their_path() {
         "{e}"
     );
 }
+
+/// `TRES=` in `scontrol create reservation`, as 22.05's
+/// `state_control_parse_resv_tres()` reads it: `node=N` is a node count;
+/// GRES are refused by scontrol itself (no reservation is made); cores,
+/// licenses and burst buffers are refused as not modelled.
+#[test]
+fn scontrol_reservation_tres() {
+    let sc = gresim_io::parse_scenario(
+        Path::new("ok.json"),
+        &scenario(json!([]), json!([]), json!([])).to_string(),
+    )
+    .expect("a valid scenario");
+    let words = |s: &'static str| s.split_whitespace().collect::<Vec<_>>();
+    let create =
+        "scontrol create reservation ReservationName=r StartTime=now Duration=10 Users=root";
+    let parse = |extra: &'static str| {
+        let line = format!("{create} {extra}");
+        let w: Vec<&str> = line.split_whitespace().collect();
+        (
+            gresim_io::resv::scontrol_refusal(&w),
+            gresim_io::resv::parse_scontrol(&w[1..], 0, &sc.cluster).map(|a| match a {
+                Some(gresim_engine::Action::ResvCreate(r)) => r.node_cnt,
+                other => panic!("expected a creation, got {other:?}"),
+            }),
+        )
+    };
+    assert_eq!(parse("TRES=node=2"), (None, Ok(Some(2))));
+    assert_eq!(parse("tres=Node=1"), (None, Ok(Some(1))));
+    let (refusal, parsed) = parse("Nodes=n1 TRES=gres/gpu=4");
+    assert_eq!(
+        refusal.as_deref(),
+        Some("TRES type 'gres/gpu' not supported with reservations")
+    );
+    assert!(parsed.is_err_and(|e| e.contains("gres/gpu") && e.contains("NodeCnt")));
+    // Several CPU counts are one item each after `cpu=`; cores are not modelled.
+    let (refusal, parsed) = parse("TRES=cpu=2,4");
+    assert_eq!(refusal, None);
+    assert!(parsed.is_err_and(|e| e.contains("not modelled")));
+    let (refusal, parsed) = parse("CoreCnt=4 Nodes=n1");
+    assert_eq!(refusal, None);
+    assert!(parsed.is_err_and(|e| e.contains("CoreCnt") && e.contains("not modelled")));
+    assert!(parse("TRES=node=x")
+        .1
+        .is_err_and(|e| e.contains("node count")));
+    // Other commands are never refused this way.
+    assert_eq!(
+        gresim_io::resv::scontrol_refusal(&words("scontrol hold 3")),
+        None
+    );
+}
