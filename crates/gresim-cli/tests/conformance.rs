@@ -163,6 +163,8 @@ const FLOORS: &[(&str, u32)] = &[
     // TRES= as 22.05 reads it (GRES refused by scontrol): held out, 4/4 in
     // each (before: the case was refused as input).
     ("resv_tres_heldout", 4),
+    // QOS NoReserve under preemption: held out, 5/5 in each (2/5 before).
+    ("qos_noreserve_heldout", 5),
     ("rnd_a101", 70),
     ("rnd_b202", 54),
     ("rnd_c5", 61),

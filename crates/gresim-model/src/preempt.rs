@@ -200,6 +200,13 @@ impl PreemptConfig {
         self.ptype != PreemptType::None && self.mode.mode != PreemptMode::Off
     }
 
+    /// Whether any PreemptMode is set (Slurm's `slurm_conf.preempt_mode`
+    /// non-zero: a mode other than OFF, or GANG, or WITHIN), whatever the
+    /// PreemptType.
+    pub fn mode_set(&self) -> bool {
+        self.mode != PreemptModeSpec::default()
+    }
+
     /// Whether a job may preempt a job of its own QOS (preempt/qos with
     /// `WITHIN` in the global PreemptMode or some QOS's): the plugin's
     /// `preempt_p_preemptable()` then compares the two jobs' priorities.

@@ -569,7 +569,17 @@ pub fn backfill_pass(
                 continue;
             }
         };
-        let limit = plan_limit(ctx, job, part);
+        // The time limit it runs with if it starts, and the one it is
+        // planned with: a `NoReserve` QOS's jobs, under any PreemptMode,
+        // are planned for one minute, and reserve nothing.
+        let run_limit = plan_limit(ctx, job, part);
+        let no_reserve =
+            crate::preempt::no_reserve(ctx.cluster, &ctx.specs[ctx.jobs[job.idx()].sub as usize]);
+        let limit = if no_reserve && ctx.params.preempt.mode_set() {
+            60
+        } else {
+            run_limit
+        };
         let req =
             crate::select::request_now(ctx.cluster, &ctx.jobs[job.idx()], ctx.now, ctx.params);
         let need_nodes = req.min_nodes.max(1);
@@ -668,7 +678,7 @@ pub fn backfill_pass(
                     part,
                     Some(avoid.get(&blocked)),
                 ) {
-                    let planned = Running::new(now + limit, Cow::Owned(alloc.clone()), words);
+                    let planned = Running::new(now + run_limit, Cow::Owned(alloc.clone()), words);
                     let whole = alloc.exclusive;
                     if ctx.start(job, part, alloc, true, prio).is_ok() {
                         started.push(job);
@@ -676,7 +686,7 @@ pub fn backfill_pass(
                         // here also holds its nodes in the backfill map, from
                         // the map's start to its planned end.
                         if whole {
-                            let e = (now + limit) / res_q * res_q;
+                            let e = (now + run_limit) / res_q * res_q;
                             let nodes: Vec<NodeId> = planned.alloc.node_ids().collect();
                             map.reserve(map_begin, e.max(map_begin + res_q), &nodes);
                         }
@@ -685,6 +695,11 @@ pub fn backfill_pass(
                     }
                     break;
                 }
+            }
+            // A `NoReserve` job that cannot start now makes no reservation:
+            // its plan changes nothing (its tries only move later).
+            if no_reserve {
+                break;
             }
             // A plan needs only the nodes: the selections below make no
             // allocation (`try_select_nodes`, which succeeds exactly where a

@@ -267,7 +267,16 @@ pub fn backfill_pass(
             continue;
         }
         tested += 1;
-        let limit = plan_limit(ctx, job, part);
+        // A `NoReserve` QOS's job is planned for one minute under any
+        // PreemptMode, runs with its own limit, and reserves nothing.
+        let run_limit = plan_limit(ctx, job, part);
+        let no_reserve =
+            crate::preempt::no_reserve(ctx.cluster, &ctx.specs[ctx.jobs[job.idx()].sub as usize]);
+        let limit = if no_reserve && ctx.params.preempt.mode_set() {
+            60
+        } else {
+            run_limit
+        };
         let req =
             crate::select::request_now(ctx.cluster, &ctx.jobs[job.idx()], ctx.now, ctx.params);
         let pnodes = &ctx.cluster.partition(part).nodes;
@@ -376,7 +385,7 @@ pub fn backfill_pass(
                     part,
                     Some(&avoid),
                 ) {
-                    let planned = Running::new(now + limit, Cow::Owned(alloc.clone()));
+                    let planned = Running::new(now + run_limit, Cow::Owned(alloc.clone()));
                     let whole = alloc.exclusive;
                     if ctx.start(job, part, alloc, true, k.priority()).is_ok() {
                         started.push(job);
@@ -385,7 +394,7 @@ pub fn backfill_pass(
                         // here also holds its nodes in the backfill map, from
                         // the map's start to its planned end.
                         if whole {
-                            let e = (now + limit) / res_q * res_q;
+                            let e = (now + run_limit) / res_q * res_q;
                             reserve(
                                 &mut reservations,
                                 &mut events,
@@ -451,6 +460,10 @@ pub fn backfill_pass(
                 }
             }
             if start > horizon {
+                break;
+            }
+            // Planned, but `NoReserve`: no reservation.
+            if no_reserve {
                 break;
             }
             let s = start / res_q * res_q;

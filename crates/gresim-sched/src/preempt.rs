@@ -45,6 +45,14 @@ fn qos_of<'c>(cluster: &'c Cluster, spec: &JobSpec) -> Option<&'c gresim_model::
     a.qos.get(ja.qos as usize)
 }
 
+/// Whether backfill plans `spec` as its QOS's `NoReserve` flag says
+/// (`_attempt_backfill()`): with any PreemptMode set
+/// (`slurm_conf.preempt_mode`), for one minute instead of its time limit;
+/// and, whether or not one is set, without a reservation.
+pub fn no_reserve(cluster: &Cluster, spec: &JobSpec) -> bool {
+    qos_of(cluster, spec).is_some_and(|q| q.flags.no_reserve)
+}
+
 /// The PreemptMode that applies to stop `job` running in `part`
 /// (`slurm_job_preempt_mode()`; GANG and WITHIN filtered out).
 pub fn job_mode(

@@ -685,3 +685,59 @@ fn a_time_limit_within_the_grace_time_ends_it_and_the_job_is_preempted_not_timed
         "the check at 90 preempts it"
     );
 }
+
+/// Two nodes of 4 GPUs; QOS scav with `flags` (sacctmgr's `Flags=`) and the
+/// global PreemptMode `mode` (none: no preemption settings). b1 (40 s,
+/// 2-minute limit) and b2 (100 s, 3-minute limit) fill the nodes; h needs
+/// both (reserved from b2's planned end, 181 s); s (scav, 30 s, 10-minute
+/// limit) and n (normal, 20 s, 1-minute limit) come after it.
+fn no_reserve_scenario(flags: &str, mode: Option<&str>) -> Scenario {
+    let preempt = mode.map_or(String::new(), |m| {
+        format!(r#", "preempt": {{"type": "preempt/qos", "mode": "{m}"}}"#)
+    });
+    let text = format!(
+        r#"{{"schema_version": 1,
+        "cluster": {{"nodes": [{{"names": "n[1-2]", "sockets": 1, "cores_per_socket": 16, "memory": "64G",
+                                "gpus": [{{"model": "A100-SXM4-80GB", "count": 4}}]}}]}},
+        "scheduler": {{"sched_interval": 1, "bf_interval": 1, "def_mem_per_cpu": "1G"{preempt}}},
+        "accounting": {{"sacctmgr": ["add qos scav{flags}", "add account a", "add user u Account=a",
+                                    "modify user where name=u set qos+=scav"]}},
+        "workload": {{"jobs": [
+            {{"id": "b1", "user": "u", "submit": 0, "run_time": 40, "time": 2, "gres": "gpu:4"}},
+            {{"id": "b2", "user": "u", "submit": 1, "run_time": 100, "time": 3, "gres": "gpu:4"}},
+            {{"id": "h", "user": "u", "submit": 2, "run_time": 20, "time": 1, "nodes": 2, "gres": "gpu:4"}},
+            {{"id": "s", "user": "u", "qos": "scav", "submit": 3, "run_time": 30, "time": 10, "gres": "gpu:4"}},
+            {{"id": "n", "user": "u", "submit": 4, "run_time": 20, "time": 1, "gres": "gpu:4"}}]}}}}"#
+    );
+    gresim_io::parse_scenario(Path::new("noreserve.json"), &text).expect("loads")
+}
+
+/// The QOS flag `NoReserve` (`_attempt_backfill()`): under a PreemptMode
+/// its jobs are planned for one minute, so s backfills into the 141 s
+/// before h's reservation although its own limit is 10 minutes, and then
+/// runs with that limit; without a PreemptMode it is planned with its
+/// limit, and without the flag too: n takes the gap instead.
+#[test]
+fn a_no_reserve_qos_job_is_planned_for_one_minute_under_preemption() {
+    let starts = |sc: &Scenario| -> Vec<u64> {
+        run(sc)
+            .output
+            .jobs
+            .iter()
+            .map(|j| j.runs[0].start)
+            .collect()
+    };
+    let with = no_reserve_scenario(" Flags=NoReserve", Some("REQUEUE"));
+    let o = run(&with);
+    assert_eq!(starts(&with), vec![0, 1, 101, 40, 70]);
+    assert_eq!(o.output.jobs[3].state, JobState::Completed);
+    // Without the flag, or without a PreemptMode, s cannot start before h.
+    for sc in [
+        no_reserve_scenario("", Some("REQUEUE")),
+        no_reserve_scenario(" Flags=NoReserve", None),
+    ] {
+        let s = starts(&sc);
+        assert_eq!(s[4], 40, "n takes the gap: {s:?}");
+        assert!(s[3] >= s[2] + 20, "s waits for h: {s:?}");
+    }
+}
