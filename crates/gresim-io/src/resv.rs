@@ -178,6 +178,8 @@ pub fn build_request(
             end,
             flags,
             purge_after,
+            by_count: d.node_count.is_some(),
+            partition,
         },
         node_cnt: d.node_count,
         partition,
@@ -282,6 +284,13 @@ pub fn add_initial(
     } = req;
     if all.get(&resv.name).is_some() {
         return Err(format!("a second reservation '{}'", resv.name));
+    }
+    if resv.flags.has(ResvFlags::REPLACE) && !resv.by_count {
+        return Err(format!(
+            "reservation '{}': REPLACE needs node_count, not nodes (Slurm's create_resv() refuses \
+             REPLACE with Nodes=: Invalid node name specified)",
+            resv.name
+        ));
     }
     if let Some(c) = node_cnt {
         resv.nodes = (0..cluster.nodes.len())

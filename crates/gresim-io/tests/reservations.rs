@@ -114,3 +114,34 @@ fn scontrol_reservation_tres() {
         None
     );
 }
+
+/// `REPLACE` needs `node_count`: slurmctld refuses it with `Nodes=`
+/// (`create_resv()`), and `REPLACE_DOWN` is not modelled.
+#[test]
+fn replace_with_nodes_is_refused() {
+    let e = parse_err(scenario(
+        json!([]),
+        json!([{"name": "r", "nodes": "n1", "users": "u1", "duration": 10, "flags": "REPLACE"}]),
+        json!([]),
+    ));
+    assert!(
+        e.contains("reservations[0].nodes") && e.contains("REPLACE needs node_count"),
+        "{e}"
+    );
+    let e = parse_err(scenario(
+        json!([]),
+        json!([{"name": "r", "node_count": 1, "users": "u1", "duration": 10,
+                "flags": "REPLACE_DOWN"}]),
+        json!([]),
+    ));
+    assert!(
+        e.contains("reservations[0].flags") && e.contains("not modelled"),
+        "{e}"
+    );
+    let ok = scenario(
+        json!([]),
+        json!([{"name": "r", "node_count": 1, "users": "u1", "duration": 10, "flags": "replace"}]),
+        json!([]),
+    );
+    assert!(gresim_io::parse_scenario(Path::new("ok.json"), &ok.to_string()).is_ok());
+}

@@ -12,13 +12,14 @@
 //! `_advance_resv_time()` moves them once an occurrence ends.
 //!
 //! Reservations of cores or GRES on part of a node, licenses, burst
-//! buffers, `TIME_FLOAT`, `MAGNETIC` and `REPLACE` are not modelled
-//! (docs/reservations.md).
+//! buffers, `TIME_FLOAT`, `MAGNETIC` and `REPLACE_DOWN` are not modelled
+//! (docs/reservations.md). `REPLACE` is data here; the engine moves the
+//! nodes (`_resv_node_replace()`).
 
 use std::sync::Arc;
 
 use crate::job::Time;
-use crate::NodeId;
+use crate::{NodeId, PartId};
 
 /// `PURGE_COMP` without a time: 5 minutes (reservation.c's default).
 pub const DEFAULT_PURGE_COMP: u64 = 300;
@@ -44,6 +45,10 @@ impl ResvFlags {
     pub const WEEKLY: u16 = 1 << 5;
     /// `PURGE_COMP[=time]`: ends once no job has used it for a while.
     pub const PURGE_COMP: u16 = 1 << 6;
+    /// `REPLACE`: a `NodeCnt=` reservation gives up its nodes that jobs
+    /// use (or that are down or drained) for idle ones
+    /// (`_resv_node_replace()`). Refused with `Nodes=`.
+    pub const REPLACE: u16 = 1 << 7;
 
     pub fn has(self, f: u16) -> bool {
         self.0 & f != 0
@@ -67,6 +72,12 @@ impl ResvFlags {
                 "OVERLAP" => Self::OVERLAP,
                 "DAILY" => Self::DAILY,
                 "WEEKLY" => Self::WEEKLY,
+                "REPLACE" => Self::REPLACE,
+                "REPLACE_DOWN" => {
+                    return Err(
+                        "REPLACE_DOWN is not modelled (docs/reservations.md); REPLACE is".into(),
+                    )
+                }
                 "PURGE_COMP" => {
                     // In seconds (scontrol's `time_str2secs()`: `MM:SS`
                     // is minutes and seconds, a bare number minutes).
@@ -85,7 +96,7 @@ impl ResvFlags {
                 _ => {
                     return Err(format!(
                         "unknown reservation flag '{w}'; expected MAINT, IGNORE_JOBS, FLEX, \
-                         OVERLAP, DAILY, WEEKLY or PURGE_COMP[=time]"
+                         OVERLAP, DAILY, WEEKLY, PURGE_COMP[=time] or REPLACE"
                     ))
                 }
             };
@@ -106,6 +117,7 @@ impl ResvFlags {
             (Self::DAILY, "DAILY"),
             (Self::WEEKLY, "WEEKLY"),
             (Self::PURGE_COMP, "PURGE_COMP"),
+            (Self::REPLACE, "REPLACE"),
         ];
         all.iter()
             .filter(|(b, _)| self.has(*b))
@@ -130,6 +142,12 @@ pub struct Reservation {
     pub flags: ResvFlags,
     /// With `PURGE_COMP`: seconds without a job after which it ends.
     pub purge_after: Option<u64>,
+    /// Made with `NodeCnt=` (not `Nodes=`, Slurm's `SPEC_NODES`): only
+    /// such a reservation may have `REPLACE`.
+    pub by_count: bool,
+    /// `PartitionName=`: where a `NodeCnt=` reservation picks its nodes,
+    /// and `REPLACE` picks again (every node when none).
+    pub partition: Option<PartId>,
 }
 
 const DAY: Time = 86_400;

@@ -351,3 +351,57 @@ fn a_reservation_job_waiting_for_its_required_node_does_not_block_its_reservatio
         reasons(&out, "x2")
     );
 }
+
+/// `Flags=REPLACE` on a `NodeCnt=1` reservation (`_resv_node_replace()`):
+/// team starts on gpu01. When r, its job, starts there, `job_claim_resv()`
+/// finds no idle node (x holds gpu02) and team keeps gpu01; once x ends at
+/// 5 the next `job_resv_check()` swaps gpu01 (busy) for gpu02 (idle). So
+/// r2, of team, runs on gpu02 at 20, and y, kept off gpu02 now, waits for
+/// r's end (101) on gpu01. Without the flag team keeps gpu01 and y runs on
+/// gpu02 at 10, r2 after r.
+#[test]
+fn a_replace_reservation_trades_busy_nodes_for_idle_ones() {
+    let run_with = |flags: &str| {
+        run(scenario(
+            json!([
+                {"id": "x", "user": "u2", "gres": "gpu:2", "time": 10, "run_time": 5},
+                {"id": "r", "user": "u1", "submit": 1, "gres": "gpu:2", "time": 10,
+                 "run_time": 100, "reservation": "team"},
+                {"id": "y", "user": "u2", "submit": 10, "gres": "gpu:2", "time": 1, "run_time": 10},
+                {"id": "r2", "user": "u1", "submit": 20, "gres": "gpu:2", "time": 1,
+                 "run_time": 10, "reservation": "team"},
+            ]),
+            json!([{"name": "team", "node_count": 1, "users": "u1", "start": 0,
+                    "duration": 10, "flags": flags}]),
+            json!([]),
+        ))
+    };
+    let out = run_with("REPLACE");
+    assert_eq!(start(&out, "x"), (0, "gpu02".into()));
+    assert_eq!(start(&out, "r"), (1, "gpu01".into()));
+    assert_eq!(start(&out, "r2"), (20, "gpu02".into()));
+    assert_eq!(start(&out, "y"), (101, "gpu01".into()));
+    assert_eq!(reasons(&out, "y").last(), Some(&Reason::Resources));
+    let out = run_with("");
+    assert_eq!(start(&out, "y"), (10, "gpu02".into()));
+    assert_eq!(start(&out, "r2"), (101, "gpu01".into()));
+}
+
+/// When a job of a `REPLACE` reservation starts on its only node and
+/// another is idle, the reservation moves there at once (`job_claim_resv()`):
+/// y, submitted a second later, may not use gpu02 and waits for r.
+#[test]
+fn a_replace_reservation_moves_when_its_job_starts() {
+    let out = run(scenario(
+        json!([
+            {"id": "r", "user": "u1", "gres": "gpu:2", "time": 10, "run_time": 100,
+             "reservation": "team"},
+            {"id": "y", "user": "u2", "submit": 1, "gres": "gpu:2", "time": 1, "run_time": 10},
+        ]),
+        json!([{"name": "team", "node_count": 1, "users": "u1", "start": 0,
+                "duration": 10, "flags": "REPLACE"}]),
+        json!([]),
+    ));
+    assert_eq!(start(&out, "r"), (0, "gpu01".into()));
+    assert_eq!(start(&out, "y"), (100, "gpu01".into()));
+}

@@ -177,11 +177,15 @@ impl Engine<'_> {
             }
         }
         let n = indices.len() as u32;
-        if spec.reservation().is_some() {
+        if let Some(name) = spec.reservation() {
             // The jobs `job_resv_check()` counts (on_resv_purge_check).
             self.resv
                 .jobs
                 .extend((first..first + n).map(|i| JobIdx::from_idx(i as usize)));
+            if reject.is_none() {
+                // `_validate_job_resv_internal()`: `_validate_node_choice()`.
+                self.resv_replace_named(name);
+            }
         }
         self.subs.push(SubState {
             first,

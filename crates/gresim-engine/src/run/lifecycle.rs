@@ -181,6 +181,8 @@ impl Engine<'_> {
                     .push(now + d, Phase::Admin, EventKind::Requeue { job, run });
             }
         }
+        // `job_claim_resv()`: a REPLACE reservation gives up the job's nodes.
+        self.resv_claim(job);
         self.notify_dependents(sub as u32);
         Ok(())
     }

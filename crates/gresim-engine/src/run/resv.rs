@@ -94,8 +94,17 @@ impl Engine<'_> {
         r.flags.has(ResvFlags::PURGE_COMP) && r.period().is_none() && r.end > now
     }
 
+    /// Whether `job_resv_check()` looks at `r` for `REPLACE`
+    /// (`_validate_node_choice()` for every reservation that has not
+    /// ended, begun or not).
+    fn replace_watched(r: &gresim_model::reservation::Reservation, now: Time) -> bool {
+        use gresim_model::reservation::ResvFlags;
+        r.flags.has(ResvFlags::REPLACE) && r.end >= now
+    }
+
     /// Queues the next `job_resv_check()` (the next periodic time-limit
-    /// check) while a `PURGE_COMP` reservation is in force or to come.
+    /// check) while a `PURGE_COMP` or `REPLACE` reservation is in force or
+    /// to come.
     pub(super) fn queue_purge_check(&mut self) {
         if self.resv.purge_at.is_some()
             || !self
@@ -103,7 +112,7 @@ impl Engine<'_> {
                 .live
                 .list
                 .iter()
-                .any(|r| Self::purge_watched(r, self.now))
+                .any(|r| Self::purge_watched(r, self.now) || Self::replace_watched(r, self.now))
         {
             return;
         }
@@ -158,15 +167,116 @@ impl Engine<'_> {
                 ended.push(r.name.clone());
             }
         }
-        if ended.is_empty() {
-            self.queue_purge_check();
-            return;
-        }
         self.resv.live.list.retain(|r| !ended.contains(&r.name));
         for n in &ended {
             self.resv.idle_since.remove(n);
         }
-        self.resv_changed();
+        // Then `_validate_node_choice()` for each reservation that has not
+        // ended: `REPLACE` ones take idle nodes for busy ones.
+        let replaced = self.resv_replace_all(|r| Self::replace_watched(r, now));
+        if !ended.is_empty() || replaced {
+            self.resv_changed();
+        }
+        self.queue_purge_check();
+    }
+
+    /// `_resv_node_replace()` on every `REPLACE` reservation that `which`
+    /// picks, in list order; whether any changed.
+    pub(super) fn resv_replace_all(
+        &mut self,
+        which: impl Fn(&gresim_model::reservation::Reservation) -> bool,
+    ) -> bool {
+        use gresim_model::reservation::ResvFlags;
+        let mut changed = false;
+        for i in 0..self.resv.live.list.len() {
+            let r = &self.resv.live.list[i];
+            if r.flags.has(ResvFlags::REPLACE) && r.by_count && which(r) {
+                changed |= self.resv_node_replace(i);
+            }
+        }
+        changed
+    }
+
+    /// `job_claim_resv()` when a job starts, and `_validate_job_resv_internal()`
+    /// when one is submitted: a job naming a `REPLACE` reservation makes it
+    /// look for idle nodes (the job's own, now busy, among those it gives
+    /// up). Records the change.
+    pub(super) fn resv_claim(&mut self, job: gresim_model::JobIdx) {
+        if self.resv.live.is_empty() {
+            return;
+        }
+        let Some(name) = self.specs[self.jobs[job.idx()].sub as usize].reservation() else {
+            return;
+        };
+        let name: std::sync::Arc<str> = name.into();
+        self.resv_replace_named(&name);
+    }
+
+    /// [`Self::resv_claim`] by the reservation's name.
+    pub(super) fn resv_replace_named(&mut self, name: &str) {
+        if self.resv_replace_all(|r| &*r.name == name) {
+            self.resv_changed();
+        }
+    }
+
+    /// `_resv_node_replace()` (reservation.c) on the reservation at `i`:
+    /// it keeps its nodes that are available (up, not drained) and idle
+    /// (no job on them, `idle_node_bitmap`) and asks `_select_nodes()` for
+    /// the rest among the other nodes of its partition: those no
+    /// reservation overlapping it holds and no running job holds
+    /// (`_pick_node_cnt()`, whatever reservation the job names), first in
+    /// node order (the sequential pick). When fewer are idle than it asks
+    /// for, `_pick_node_cnt()` fails and it asks for half as many, down to
+    /// none; the count it got short is made up with its own busy nodes,
+    /// first in node order (`bit_pick_cnt()`). Nothing changes when no
+    /// node is idle. Whether the nodes changed.
+    fn resv_node_replace(&mut self, i: usize) -> bool {
+        let r = &self.resv.live.list[i];
+        let idle = |n: NodeId| self.live.node_jobs[n.idx()].is_empty();
+        let preserve: Vec<NodeId> = r
+            .nodes
+            .iter()
+            .copied()
+            .filter(|&n| self.state.node(n).schedulable() && idle(n))
+            .collect();
+        let cnt = r.nodes.len();
+        let mut add = cnt - preserve.len();
+        if add == 0 {
+            return false;
+        }
+        // `_select_nodes()`' candidates: the partition less the
+        // reservation's own nodes (and those of every reservation that
+        // overlaps it in time), available ones.
+        let cand = self.resv_pick_nodes(r, u32::MAX, r.partition);
+        let free: Vec<NodeId> = cand.iter().copied().filter(|&n| idle(n)).collect();
+        let new: Vec<NodeId> = loop {
+            // `_pick_node_cnt()` lowers the count to the candidates there
+            // are, then needs that many without a running job.
+            let want = add.min(cand.len());
+            if want > 0 && free.len() >= want {
+                break free[..want].to_vec();
+            }
+            add /= 2;
+            if add == 0 {
+                return false;
+            }
+        };
+        let busy_needed = cnt - new.len() - preserve.len();
+        let mut nodes: Vec<NodeId> = r
+            .nodes
+            .iter()
+            .copied()
+            .filter(|n| !preserve.contains(n))
+            .take(busy_needed)
+            .collect();
+        nodes.extend(preserve);
+        nodes.extend(new);
+        nodes.sort_unstable();
+        if nodes == r.nodes {
+            return false;
+        }
+        self.resv.live.list[i].nodes = nodes;
+        true
     }
 
     pub(super) fn resv_refuse(&mut self, name: &str, error: &str) {
@@ -271,7 +381,8 @@ impl Engine<'_> {
         part: Option<gresim_model::PartId>,
     ) -> Vec<NodeId> {
         use gresim_model::reservation::ResvFlags;
-        let ignore = r.flags.has(ResvFlags::IGNORE_JOBS);
+        // A replacement (u32::MAX: every candidate) leaves the busy nodes to its caller.
+        let ignore = r.flags.has(ResvFlags::IGNORE_JOBS) || cnt == u32::MAX;
         (0..self.cluster.nodes.len())
             .map(NodeId::from_idx)
             .filter(|&n| part.is_none_or(|p| self.cluster.in_partition(p, n)))
@@ -287,11 +398,17 @@ impl Engine<'_> {
     }
 
     pub(super) fn resv_create(&mut self, req: crate::ResvRequest) {
+        use gresim_model::reservation::ResvFlags;
         let crate::ResvRequest {
             mut resv,
             node_cnt,
             partition,
         } = req;
+        if resv.flags.has(ResvFlags::REPLACE) && !resv.by_count {
+            // create_resv(): "REPLACE or REPLACE_DOWN flags should be used
+            // with the NodeCnt reservation option; do not specify Nodes".
+            return self.resv_refuse(&resv.name, "Invalid node name specified");
+        }
         if self.resv.live.get(&resv.name).is_some() {
             return self.resv_refuse(&resv.name, "Duplicate reservation name");
         }
@@ -305,10 +422,13 @@ impl Engine<'_> {
             return self.resv_refuse(&resv.name, &e);
         }
         self.resv.live.list.push(resv);
+        // The next loop's `_validate_all_reservations()`.
+        self.resv_replace_all(|_| true);
         self.resv_changed();
     }
 
     pub(super) fn resv_update(&mut self, c: crate::ResvChange) {
+        use gresim_model::reservation::ResvFlags;
         let Some(i) = self.resv.live.index(&c.name) else {
             return self.resv_refuse(&c.name, "Reservation request invalid");
         };
@@ -326,8 +446,19 @@ impl Engine<'_> {
             let old = &self.resv.live.list[i];
             r.end = r.start.saturating_add(old.end - old.start);
         }
+        let replace = |f: ResvFlags| f.has(ResvFlags::REPLACE);
+        if c.flags.is_some_and(|(f, _)| replace(f)) && !r.by_count {
+            // update_resv(): REPLACE only on a NodeCnt reservation.
+            return self.resv_refuse(&c.name, "Requested operation not supported on this system");
+        }
         if let Some(n) = c.nodes {
+            if replace(r.flags) {
+                // update_resv(): Nodes= "is incompatible with REPLACE".
+                return self
+                    .resv_refuse(&c.name, "Requested operation not supported on this system");
+            }
             r.nodes = n;
+            r.by_count = false;
         }
         if let Some(u) = c.users {
             r.users = u;
@@ -336,7 +467,9 @@ impl Engine<'_> {
             r.accounts = a;
         }
         if let Some((f, purge)) = c.flags {
-            r.flags = f;
+            // REPLACE cannot be taken off (scontrol: "Flag removal with
+            // '-=' is not supported").
+            r.flags = ResvFlags(f.0 | (r.flags.0 & ResvFlags::REPLACE));
             // `Flags=PURGE_COMP[=time]` sets the purge time too.
             if purge.is_some() {
                 r.purge_after = purge;
@@ -347,6 +480,7 @@ impl Engine<'_> {
         }
         let name = r.name.clone();
         self.resv.live.list[i] = r;
+        self.resv_replace_all(|_| true);
         self.resv_changed();
         self.resv_jobs_reschedule(&name);
     }
@@ -362,6 +496,7 @@ impl Engine<'_> {
             return self.resv_refuse(name, "Reservation busy");
         }
         self.resv.live.list.remove(i);
+        self.resv_replace_all(|_| true);
         self.resv_changed();
     }
 }

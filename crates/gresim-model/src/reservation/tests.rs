@@ -12,6 +12,8 @@ fn resv(name: &str, nodes: &[u32], start: Time, end: Time, flags: u16) -> Reserv
         end,
         flags: ResvFlags(flags),
         purge_after: None,
+        by_count: false,
+        partition: None,
     }
 }
 
