@@ -51,6 +51,22 @@ pub(crate) fn plan_limit(ctx: &PassCtx<'_>, job: JobIdx, part: PartId) -> Time {
     .max(1)
 }
 
+/// A job's time limits in backfill: the one it runs with if it starts
+/// ([`plan_limit`]) and the one it is planned with, and whether its QOS is
+/// `NoReserve` (`_attempt_backfill()`: such a job is planned for one minute
+/// under any PreemptMode, and reserves nothing).
+fn plan_limits(ctx: &PassCtx<'_>, job: JobIdx, part: PartId) -> (Time, Time, bool) {
+    let run_limit = plan_limit(ctx, job, part);
+    let no_reserve =
+        crate::preempt::no_reserve(ctx.cluster, &ctx.specs[ctx.jobs[job.idx()].sub as usize]);
+    let limit = if no_reserve && ctx.params.preempt.mode_set() {
+        60
+    } else {
+        run_limit
+    };
+    (run_limit, limit, no_reserve)
+}
+
 /// Most request shapes whose fit counts one pass remembers.
 const FITS_MEMO_MAX: usize = 16;
 
@@ -562,6 +578,23 @@ pub fn backfill_pass(
                     !counts_fit(req, fits_memo[m].base)
                 } {
                     deferred.push(Todo::Plan(job, part, prio));
+                } else if slurm
+                    && !deferred.is_empty()
+                    && !may_start_now(
+                        ctx,
+                        map,
+                        windows,
+                        (&mut blocked, &mut avoid, &mut usable_bits, &mut resv_ex),
+                        &mut parts,
+                        &mut fits_memo,
+                        job,
+                        part,
+                    )
+                {
+                    // It cannot start now even on the map without the
+                    // reservations of the jobs waiting before it, which
+                    // only take nodes away: it waits with them.
+                    deferred.push(Todo::Plan(job, part, prio));
                 } else {
                     ready.extend(deferred.drain(..));
                     ready.push_back(Todo::Plan(job, part, prio));
@@ -569,17 +602,7 @@ pub fn backfill_pass(
                 continue;
             }
         };
-        // The time limit it runs with if it starts, and the one it is
-        // planned with: a `NoReserve` QOS's jobs, under any PreemptMode,
-        // are planned for one minute, and reserve nothing.
-        let run_limit = plan_limit(ctx, job, part);
-        let no_reserve =
-            crate::preempt::no_reserve(ctx.cluster, &ctx.specs[ctx.jobs[job.idx()].sub as usize]);
-        let limit = if no_reserve && ctx.params.preempt.mode_set() {
-            60
-        } else {
-            run_limit
-        };
+        let (run_limit, limit, no_reserve) = plan_limits(ctx, job, part);
         let req =
             crate::select::request_now(ctx.cluster, &ctx.jobs[job.idx()], ctx.now, ctx.params);
         let need_nodes = req.min_nodes.max(1);
@@ -783,6 +806,67 @@ pub fn backfill_pass(
         }
     }
     started
+}
+
+/// Whether `job` may start now on the backfill map as it stands, by the
+/// tests of the first try of its plan (below in [`backfill_pass`]) that
+/// only fail more where more nodes are reserved: the reservations' test,
+/// enough usable nodes and the required ones among them, and the counts
+/// (nodes, GPUs, CPUs) of the nodes no reservation blocks. A job for which
+/// it is false cannot start now once more reservations are in the map
+/// either, so its plan may wait with the jobs deferred before it. (Node
+/// selection itself is not asked: `_eval_nodes()` may fail on more nodes
+/// where it fits on fewer, e.g. by picking a node whose cores or GPUs then
+/// fail, or taking small nodes first and running out of nodes.)
+#[allow(clippy::too_many_arguments)]
+fn may_start_now(
+    ctx: &PassCtx<'_>,
+    map: &BfMap,
+    windows: &mut bf_map::Windows,
+    (blocked, avoid, usable_bits, resv_ex): (&mut [u64], &mut Avoid, &mut [u64], &mut [bool]),
+    parts: &mut PartMasks,
+    fits_memo: &mut Vec<FitsMemo>,
+    job: JobIdx,
+    part: PartId,
+) -> bool {
+    let now = ctx.now;
+    let (_, limit, _) = plan_limits(ctx, job, part);
+    let req = crate::select::request_now(ctx.cluster, &ctx.jobs[job.idx()], now, ctx.params);
+    let need_nodes = req.min_nodes.max(1);
+    let memo = memo_for(fits_memo, ctx, &req, part);
+    usable_bits.copy_from_slice(&parts.of(ctx, part).sched);
+    for &id in &req.exclude {
+        bf_map::clear_bit(usable_bits, id);
+    }
+    windows.restart();
+    map.blocked_in(windows, now, now + limit, blocked);
+    // (The plan that may follow sets `blocked` again.)
+    avoid.stale();
+    if let Some(all) = ctx.resv {
+        match crate::resv::job_test(ctx, all, job, part, now, limit, resv_ex) {
+            crate::resv::Test::Usable { .. } => {
+                for (i, &x) in resv_ex.iter().enumerate() {
+                    if x {
+                        bf_map::set_bit(blocked, NodeId::from_idx(i));
+                    }
+                }
+            }
+            _ => return false,
+        }
+    }
+    if bf_map::count_unblocked(usable_bits, blocked) < need_nodes
+        || req.nodelist.iter().any(|&id| bf_map::has_bit(blocked, id))
+    {
+        return false;
+    }
+    let fm = &fits_memo[memo];
+    let mut counts = fm.base;
+    for id in bf_map::ids_both(&fm.bits, blocked) {
+        if let Some(f) = fm.fits[id.idx()] {
+            counts.sub(f);
+        }
+    }
+    counts_fit(&req, counts)
 }
 
 /// The index in `memo` of the fits of `req`'s shape in `part`, computed on
