@@ -160,6 +160,9 @@ const FLOORS: &[(&str, u32)] = &[
     // PURGE_COMP: designed from the source and committed before the model,
     // recorded three times, scored unedited: 4/4 in each (2/4 before).
     ("resv_purge_heldout", 4),
+    // A DAILY PURGE_COMP reservation moved to its next occurrence: held
+    // out, 4/4 in each (before: the run never ended).
+    ("resv_purge_daily_heldout", 4),
     // TRES= as 22.05 reads it (GRES refused by scontrol): held out, 4/4 in
     // each (before: the case was refused as input).
     ("resv_tres_heldout", 4),

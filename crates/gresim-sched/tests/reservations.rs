@@ -320,6 +320,58 @@ fn an_idle_purge_comp_reservation_ends() {
     assert!((50..=51).contains(&t) && node == "gpu02", "{t} {node}");
 }
 
+/// `DAILY,PURGE_COMP=1:00`: as above, but team recurs, so the idle
+/// occurrence is not deleted: `_advance_resv_time()` moves it to the next
+/// day ([86400, 87000)). y still starts on gpu02 a minute after team fell
+/// idle; w, naming team at 150, is accepted and waits for tomorrow's
+/// occurrence (`Reservation`), where it runs. The run ends then: the
+/// reservation's daily wake-ups stop once no job is left.
+#[test]
+fn an_idle_recurring_purge_comp_reservation_moves_to_its_next_occurrence() {
+    let out = run(scenario(
+        json!([
+            {"id": "x", "user": "u1", "gres": "gpu:2", "time": 10, "run_time": 20,
+             "reservation": "team"},
+            {"id": "z", "user": "u2", "gres": "gpu:2", "time": 10, "run_time": 300},
+            {"id": "y", "user": "u2", "submit": 1, "gres": "gpu:2", "time": 1, "run_time": 10},
+            {"id": "w", "user": "u1", "submit": 150, "gres": "gpu:1", "time": 1, "run_time": 10,
+             "reservation": "team"},
+        ]),
+        json!([{"name": "team", "nodes": "gpu02", "users": "u1", "start": 0,
+                "duration": 10, "flags": "DAILY,PURGE_COMP=1:00"}]),
+        json!([]),
+    ));
+    let (t, node) = start(&out, "y");
+    assert!((80..=81).contains(&t) && node == "gpu02", "{t} {node}");
+    assert_eq!(start(&out, "w"), (86_400, "gpu02".into()));
+    assert_eq!(reasons(&out, "w").last(), Some(&Reason::Reservation));
+    assert!(
+        out.end_time < 86_400 + 60,
+        "no wake-up after the last job: {}",
+        out.end_time
+    );
+}
+
+/// A DAILY reservation whose only job is held for ever: the run does not
+/// wake up at every occurrence for ever. Nothing happens for eight days of
+/// occurrences on an idle cluster (after a's end at 20), and the wake-ups
+/// stop: the last one kept is the end of the occurrence before 8 days.
+#[test]
+fn a_recurring_reservation_does_not_keep_a_run_going_for_ever() {
+    let out = run(scenario(
+        json!([
+            {"id": "a", "user": "u1", "gres": "gpu:2", "time": 10, "run_time": 20},
+            {"id": "h", "user": "u1", "submit": 1, "gres": "gpu:1", "time": 1, "run_time": 10,
+             "reservation": "team", "hold": true},
+        ]),
+        json!([{"name": "team", "nodes": "gpu02", "users": "u1", "start": 100,
+                "duration": 10, "flags": "DAILY"}]),
+        json!([]),
+    ));
+    assert!(job(&out, "h").runs.is_empty());
+    assert!(out.end_time == 7 * 86_400 + 700, "{}", out.end_time);
+}
+
 /// A reservation's job whose required nodes (`-w`) are busy does not fail
 /// its reservation: `_schedule()` takes the required-nodes branch (the
 /// nodes leave the pass) before the reservation one, so x2, of the same

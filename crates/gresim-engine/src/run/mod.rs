@@ -121,6 +121,9 @@ struct Stop {
     /// [`SimInput::stall`], and the time of the last event that changed something.
     stall: Option<Time>,
     last_change: Time,
+    /// The time of the last event other than a periodic pass or a
+    /// reservation's wake-up ([`Engine::resv_wake_cannot_matter`]).
+    last_work: Time,
     /// The run stopped at the horizon.
     hit_horizon: bool,
 }
@@ -175,6 +178,7 @@ impl<'a> Engine<'a> {
                 horizon: input.horizon,
                 stall: input.stall,
                 last_change: 0,
+                last_work: 0,
                 hit_horizon: false,
             },
             now: 0,
@@ -260,10 +264,22 @@ impl<'a> Engine<'a> {
             self.nodes.next_failure = None;
             return Ok(true);
         }
+        let resv_wake = matches!(ev.kind, EventKind::ResvEdge | EventKind::ResvPurgeCheck);
+        if resv_wake && self.resv_wake_cannot_matter(ev.time) {
+            // A recurring reservation's wake-ups would go on for ever.
+            self.resv.edges.remove(&ev.time);
+            if ev.kind == EventKind::ResvPurgeCheck {
+                self.resv.purge_at = None;
+            }
+            return Ok(true);
+        }
         let periodic = matches!(
             ev.kind,
             EventKind::AcctTick | EventKind::MainPass | EventKind::BackfillPass
         );
+        if !periodic && !resv_wake {
+            self.stop.last_work = ev.time;
+        }
         if let Some(s) = self.stop.stall {
             if periodic
                 && self.running == 0

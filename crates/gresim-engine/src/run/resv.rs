@@ -86,12 +86,28 @@ impl Engine<'_> {
     }
 
     /// Whether `job_resv_check()` looks at `r`: a `PURGE_COMP` reservation
-    /// that does not recur (a recurring one moves on to its next
-    /// occurrence instead, docs/reservations.md, "Not modelled") and has
-    /// not ended.
+    /// whose window (the current or next occurrence of a recurring one)
+    /// has not ended.
     fn purge_watched(r: &gresim_model::reservation::Reservation, now: Time) -> bool {
         use gresim_model::reservation::ResvFlags;
-        r.flags.has(ResvFlags::PURGE_COMP) && r.period().is_none() && r.end > now
+        r.flags.has(ResvFlags::PURGE_COMP) && r.window(now).1 > now
+    }
+
+    /// Whether a reservation's wake-up at `t` can be dropped, ending the
+    /// run where it would end without it: a `DAILY` or `WEEKLY`
+    /// reservation wakes the engine at each occurrence for ever, so once
+    /// no job runs and none is to come, its wake-ups stop when no job
+    /// pends either, or when nothing but wake-ups and periodic passes has
+    /// happened for eight days (every occurrence of a week has come and
+    /// gone on the same idle cluster: the jobs left pending cannot start in
+    /// any of them). Without a recurring reservation the wake-ups end by
+    /// themselves and are all kept.
+    pub(super) fn resv_wake_cannot_matter(&self, t: Time) -> bool {
+        const QUIET: Time = 8 * 86_400;
+        self.running == 0
+            && self.intake.next.is_none()
+            && (self.pending == 0 || t > self.stop.last_work.saturating_add(QUIET))
+            && self.resv.live.list.iter().any(|r| r.period().is_some())
     }
 
     /// Whether `job_resv_check()` looks at `r` for `REPLACE`
@@ -127,7 +143,8 @@ impl Engine<'_> {
     /// (`idle_start_time`; a job resets it), and a `PURGE_COMP` one that
     /// has been idle for its purge time (5 minutes unless given) at a check
     /// ends then ("has no more jobs for ..., ending it"): it is deleted,
-    /// its nodes are free, and sbatch refuses jobs that name it. The check
+    /// its nodes are free, and sbatch refuses jobs that name it; a `DAILY`
+    /// or `WEEKLY` one moves to its next occurrence instead. The check
     /// runs only while such a reservation exists, and looks only at the
     /// unfinished jobs that name a reservation.
     pub(super) fn on_resv_purge_check(&mut self, t: Time) {
@@ -145,7 +162,12 @@ impl Engine<'_> {
             if !Self::purge_watched(r, now) {
                 continue;
             }
-            if r.start <= now {
+            let (start, _) = r.window(now);
+            if start > now {
+                // Between two occurrences: `_advance_resv_time()` cleared
+                // `idle_start_time`.
+                self.resv.idle_since.remove(&r.name);
+            } else {
                 let used = self.resv.jobs.iter().any(|&j| {
                     self.specs[self.jobs[j.idx()].sub as usize].reservation() == Some(&*r.name)
                 });
@@ -167,7 +189,20 @@ impl Engine<'_> {
                 ended.push(r.name.clone());
             }
         }
-        self.resv.live.list.retain(|r| !ended.contains(&r.name));
+        // "has no more jobs for ..., ending it": a reservation that recurs
+        // moves to its next occurrence (`_advance_resv_time()`: start and
+        // end one period later), any other is deleted.
+        for r in self.resv.live.list.iter_mut() {
+            if let Some(p) = r.period().filter(|_| ended.contains(&r.name)) {
+                let (s, e) = r.window(now);
+                r.start = s + p;
+                r.end = e + p;
+            }
+        }
+        self.resv
+            .live
+            .list
+            .retain(|r| r.period().is_some() || !ended.contains(&r.name));
         for n in &ended {
             self.resv.idle_since.remove(n);
         }
