@@ -283,6 +283,20 @@ fn a_job_that_requires_a_reserved_node_waits_with_req_node_not_avail() {
     );
 }
 
+/// The jobs of the `PURGE_COMP` tests: x (u1, 20 s) in team, z (u2, 300 s)
+/// on the other node, y (u2, 10 s, 1-minute limit) kept off team's node,
+/// and w naming team at 150.
+fn purge_jobs() -> Value {
+    json!([
+        {"id": "x", "user": "u1", "gres": "gpu:2", "time": 10, "run_time": 20,
+         "reservation": "team"},
+        {"id": "z", "user": "u2", "gres": "gpu:2", "time": 10, "run_time": 300},
+        {"id": "y", "user": "u2", "submit": 1, "gres": "gpu:2", "time": 1, "run_time": 10},
+        {"id": "w", "user": "u1", "submit": 150, "gres": "gpu:1", "time": 1, "run_time": 10,
+         "reservation": "team"},
+    ])
+}
+
 /// `PURGE_COMP=1:00`: team (gpu02, [0, 600)) is idle once x, its only job,
 /// ends at 20; `job_resv_check()` (every second here) ends it a minute
 /// later, so y, kept off gpu02 by it, starts there then instead of on
@@ -292,14 +306,7 @@ fn a_job_that_requires_a_reserved_node_waits_with_req_node_not_avail() {
 fn an_idle_purge_comp_reservation_ends() {
     let run_with = |flags: &str, events: Value| {
         run(scenario(
-            json!([
-                {"id": "x", "user": "u1", "gres": "gpu:2", "time": 10, "run_time": 20,
-                 "reservation": "team"},
-                {"id": "z", "user": "u2", "gres": "gpu:2", "time": 10, "run_time": 300},
-                {"id": "y", "user": "u2", "submit": 1, "gres": "gpu:2", "time": 1, "run_time": 10},
-                {"id": "w", "user": "u1", "submit": 150, "gres": "gpu:1", "time": 1, "run_time": 10,
-                 "reservation": "team"},
-            ]),
+            purge_jobs(),
             json!([{"name": "team", "nodes": "gpu02", "users": "u1", "start": 0,
                     "duration": 10, "flags": flags}]),
             events,
@@ -329,14 +336,7 @@ fn an_idle_purge_comp_reservation_ends() {
 #[test]
 fn an_idle_recurring_purge_comp_reservation_moves_to_its_next_occurrence() {
     let out = run(scenario(
-        json!([
-            {"id": "x", "user": "u1", "gres": "gpu:2", "time": 10, "run_time": 20,
-             "reservation": "team"},
-            {"id": "z", "user": "u2", "gres": "gpu:2", "time": 10, "run_time": 300},
-            {"id": "y", "user": "u2", "submit": 1, "gres": "gpu:2", "time": 1, "run_time": 10},
-            {"id": "w", "user": "u1", "submit": 150, "gres": "gpu:1", "time": 1, "run_time": 10,
-             "reservation": "team"},
-        ]),
+        purge_jobs(),
         json!([{"name": "team", "nodes": "gpu02", "users": "u1", "start": 0,
                 "duration": 10, "flags": "DAILY,PURGE_COMP=1:00"}]),
         json!([]),
