@@ -354,8 +354,9 @@ fn an_idle_recurring_purge_comp_reservation_moves_to_its_next_occurrence() {
 
 /// A DAILY reservation whose only job is held for ever: the run does not
 /// wake up at every occurrence for ever. Nothing happens for eight days of
-/// occurrences on an idle cluster (after a's end at 20), and the wake-ups
-/// stop: the last one kept is the end of the occurrence before 8 days.
+/// occurrences on an idle cluster (counted from the later of a's end at 20
+/// and the reservation's start at 100), and the wake-ups stop: the last
+/// one kept is the start of the occurrence eight days after 100.
 #[test]
 fn a_recurring_reservation_does_not_keep_a_run_going_for_ever() {
     let out = run(scenario(
@@ -369,7 +370,18 @@ fn a_recurring_reservation_does_not_keep_a_run_going_for_ever() {
         json!([]),
     ));
     assert!(job(&out, "h").runs.is_empty());
-    assert!(out.end_time == 7 * 86_400 + 700, "{}", out.end_time);
+    assert_eq!(out.end_time, 8 * 86_400 + 100);
+    // A job waiting for a weekly reservation that begins in 20 days runs in
+    // its first occurrence: the quiet days count from the reservation's
+    // start.
+    let out = run(scenario(
+        json!([{"id": "f", "user": "u1", "gres": "gpu:1", "time": 1, "run_time": 10,
+                "reservation": "team"}]),
+        json!([{"name": "team", "nodes": "gpu02", "users": "u1", "start": 20 * 86_400,
+                "duration": 10, "flags": "WEEKLY"}]),
+        json!([]),
+    ));
+    assert_eq!(start(&out, "f"), (20 * 86_400, "gpu02".into()));
 }
 
 /// A reservation's job whose required nodes (`-w`) are busy does not fail

@@ -102,12 +102,26 @@ impl Engine<'_> {
     /// gone on the same idle cluster: the jobs left pending cannot start in
     /// any of them). Without a recurring reservation the wake-ups end by
     /// themselves and are all kept.
+    ///
+    /// The eight days count from the last other event or from the latest
+    /// reservation's start, whichever is later, so that a job waiting for a
+    /// reservation that begins weeks ahead still sees it.
     pub(super) fn resv_wake_cannot_matter(&self, t: Time) -> bool {
         const QUIET: Time = 8 * 86_400;
-        self.running == 0
-            && self.intake.next.is_none()
-            && (self.pending == 0 || t > self.stop.last_work.saturating_add(QUIET))
-            && self.resv.live.list.iter().any(|r| r.period().is_some())
+        if self.running != 0
+            || self.intake.next.is_some()
+            || !self.resv.live.list.iter().any(|r| r.period().is_some())
+        {
+            return false;
+        }
+        let since = self
+            .resv
+            .live
+            .list
+            .iter()
+            .map(|r| r.start)
+            .fold(self.stop.last_work, Time::max);
+        self.pending == 0 || t > since.saturating_add(QUIET)
     }
 
     /// Whether `job_resv_check()` looks at `r` for `REPLACE`
