@@ -359,18 +359,25 @@ fn an_idle_recurring_purge_comp_reservation_moves_to_its_next_occurrence() {
 /// one kept is the start of the occurrence eight days after 100.
 #[test]
 fn a_recurring_reservation_does_not_keep_a_run_going_for_ever() {
-    let out = run(scenario(
-        json!([
-            {"id": "a", "user": "u1", "gres": "gpu:2", "time": 10, "run_time": 20},
-            {"id": "h", "user": "u1", "submit": 1, "gres": "gpu:1", "time": 1, "run_time": 10,
-             "reservation": "team", "hold": true},
-        ]),
-        json!([{"name": "team", "nodes": "gpu02", "users": "u1", "start": 100,
-                "duration": 10, "flags": "DAILY"}]),
-        json!([]),
-    ));
+    let held = |events: Value| {
+        run(scenario(
+            json!([
+                {"id": "a", "user": "u1", "gres": "gpu:2", "time": 10, "run_time": 20},
+                {"id": "h", "user": "u1", "submit": 1, "gres": "gpu:1", "time": 1,
+                 "run_time": 10, "reservation": "team", "hold": true},
+            ]),
+            json!([{"name": "team", "nodes": "gpu02", "users": "u1", "start": 100,
+                    "duration": 10, "flags": "DAILY"}]),
+            events,
+        ))
+    };
+    let out = held(json!([]));
     assert!(job(&out, "h").runs.is_empty());
     assert_eq!(out.end_time, 8 * 86_400 + 100);
+    // Released on day 20, long after the wake-ups stopped, h runs in that
+    // day's occurrence: the release queues them again.
+    let out = held(json!([{"at": 20 * 86_400, "action": "release", "job": "h"}]));
+    assert_eq!(start(&out, "h"), (20 * 86_400 + 100, "gpu02".into()));
     // A job waiting for a weekly reservation that begins in 20 days runs in
     // its first occurrence: the quiet days count from the reservation's
     // start.

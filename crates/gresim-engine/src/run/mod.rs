@@ -271,6 +271,7 @@ impl<'a> Engine<'a> {
             if ev.kind == EventKind::ResvPurgeCheck {
                 self.resv.purge_at = None;
             }
+            self.resv.dormant = true;
             return Ok(true);
         }
         let periodic = matches!(
@@ -301,6 +302,11 @@ impl<'a> Engine<'a> {
         }
         if ev.time != self.now {
             self.advance(ev.time);
+        }
+        if self.resv.dormant && !periodic && !resv_wake {
+            self.resv.dormant = false;
+            self.queue_resv_edges();
+            self.queue_purge_check();
         }
         self.events += 1;
         if let Some(p) = self.progress.as_mut() {

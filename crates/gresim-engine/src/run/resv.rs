@@ -27,6 +27,9 @@ pub(super) struct ResvState {
     pub(super) idle_since: std::collections::BTreeMap<std::sync::Arc<str>, Time>,
     /// The `job_resv_check()` queued, if any.
     pub(super) purge_at: Option<Time>,
+    /// Wake-ups were dropped ([`Engine::resv_wake_cannot_matter`]): the
+    /// next event that is not one queues them again.
+    pub(super) dormant: bool,
     /// Submitted jobs that name a reservation, in submission order, less
     /// those a check found finished: what `job_resv_check()` counts.
     pub(super) jobs: Vec<gresim_model::JobIdx>,
@@ -41,6 +44,7 @@ impl ResvState {
             edges: Default::default(),
             idle_since: Default::default(),
             purge_at: None,
+            dormant: false,
             jobs: Vec::new(),
         }
     }
@@ -106,6 +110,8 @@ impl Engine<'_> {
     /// The eight days count from the last other event or from the latest
     /// reservation's start, whichever is later, so that a job waiting for a
     /// reservation that begins weeks ahead still sees it.
+    /// Any later event that is not a wake-up or a periodic pass (an
+    /// action, say) queues the wake-ups again.
     pub(super) fn resv_wake_cannot_matter(&self, t: Time) -> bool {
         const QUIET: Time = 8 * 86_400;
         if self.running != 0
@@ -206,17 +212,18 @@ impl Engine<'_> {
         // "has no more jobs for ..., ending it": a reservation that recurs
         // moves to its next occurrence (`_advance_resv_time()`: start and
         // end one period later), any other is deleted.
-        for r in self.resv.live.list.iter_mut() {
-            if let Some(p) = r.period().filter(|_| ended.contains(&r.name)) {
-                let (s, e) = r.window(now);
-                r.start = s + p;
-                r.end = e + p;
+        self.resv.live.list.retain_mut(|r| {
+            if !ended.contains(&r.name) {
+                return true;
             }
-        }
-        self.resv
-            .live
-            .list
-            .retain(|r| r.period().is_some() || !ended.contains(&r.name));
+            let Some(p) = r.period() else {
+                return false;
+            };
+            let (s, e) = r.window(now);
+            r.start = s + p;
+            r.end = e + p;
+            true
+        });
         for n in &ended {
             self.resv.idle_since.remove(n);
         }
