@@ -2,7 +2,9 @@
 //! main pass starts ends after the main pass of its last second once the
 //! main pass has fallen behind the ends of the jobs backfill started
 //! (`SchedParams::main_after_ends_from`, 45 s after slurmctld's start in
-//! the conformance settings), and before the next second's passes until then.
+//! the conformance settings), and before the next second's passes until then;
+//! and until then the main pass runs just after the backfill pass of its
+//! second (`SchedParams::main_after_backfill`).
 
 use std::process::Command;
 
@@ -69,4 +71,37 @@ fn main_started_jobs_end_after_the_main_pass_once_it_falls_behind() {
     // that second's main pass: the backfill pass of 53 starts e at once.
     assert_eq!(start("d"), 48);
     assert_eq!(start("e"), 53, "{got:?}");
+}
+
+#[test]
+fn early_in_a_case_the_main_pass_runs_after_backfill() {
+    // One node with two GPUs, partitions `low` and `high` (higher tier) on
+    // it. a (backfill starts it at 0) ends at 10; b waits for it from 1;
+    // c, of the higher tier, is submitted at 11. The main pass of 11 runs
+    // after that second's backfill pass (the controller's main loop starts
+    // just behind the backfill loop), which sees c already and starts it
+    // first: b waits for c. With the main pass first in the second, it
+    // would start b at 11 before c arrived (and c at 16).
+    let job = |id: &str, submit: u64, part: &str| {
+        serde_json::json!({"id": id, "submit": submit, "duration": if id == "a" { 10 } else { 5 },
+                           "gres": "gpu:2", "time_limit": 2, "partition": part})
+    };
+    let case = serde_json::json!({
+        "name": "tiers",
+        "nodes": [{"name": "n1", "cpus": 8, "sockets": 1, "mem_mb": 64000,
+                   "gpus": [{"type": "a100", "count": 2}]}],
+        "partitions": [
+            {"name": "low", "nodes": "ALL", "default": true, "max_time": "INFINITE"},
+            {"name": "high", "nodes": "ALL", "max_time": "INFINITE", "extra": "PriorityTier=2"}
+        ],
+        "jobs": [job("a", 0, "low"), job("b", 1, "low"), job("c", 11, "high")],
+    });
+    let got = starts(&case);
+    let start = |id: &str| got.iter().find(|g| g.0 == id).expect("job").1;
+    assert_eq!(start("a"), 0);
+    assert_eq!(start("c"), 11, "{got:?}");
+    // c ends at 16 after that second's passes (backfill's jobs end a few
+    // hundredths after it, and the main pass comes before them): the
+    // backfill pass of 17 starts b.
+    assert_eq!(start("b"), 17, "{got:?}");
 }

@@ -805,6 +805,9 @@ fn case_params(path: &Path, def: &CaseDef) -> Result<SchedParams, InputError> {
         // 15-55 s after slurmctld's start in the recordings
         // (docs/slurm-fidelity.md).
         main_after_ends_from: Some((ctld + 45).max(0) as u64),
+        // Before that, the main pass runs just after backfill (the
+        // controller logs of hold_e505's fourth recording, 2026-12-04).
+        main_after_backfill: true,
         ..SchedParams::default()
     };
     // The settings replay.py writes, read by the slurm.conf reader.

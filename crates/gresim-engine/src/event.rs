@@ -46,10 +46,14 @@ pub enum Phase {
     Eligible = 5,
     /// The backfill pass.
     Backfill = 6,
+    /// The main pass where it runs just after backfill, before the jobs
+    /// backfill started end (`SchedParams::main_after_backfill`, until
+    /// `SchedParams::main_after_ends_from`).
+    MainAfterBackfill = 7,
     /// Jobs end (completion, time-limit kill).
-    JobEnd = 7,
+    JobEnd = 8,
     /// Nodes return to service (RESUME, UP).
-    NodeReturn = 8,
+    NodeReturn = 9,
 }
 
 /// What happens.

@@ -610,6 +610,7 @@ fn sched_params(
         signal_exit_delay: d.signal_exit_delay,
         enable_user_top: s.enable_user_top.unwrap_or(d.enable_user_top),
         main_after_ends_from: d.main_after_ends_from,
+        main_after_backfill: d.main_after_backfill,
         priority_calc_period: match s.priority_weights.as_ref().and_then(|w| w.calc_period) {
             Some(0) => {
                 return Err(InputError::at(

@@ -101,6 +101,13 @@ pub struct SchedParams {
     /// this time, and with `None`, every job ends before the next second's
     /// passes.
     pub main_after_ends_from: Option<Time>,
+    /// Until `main_after_ends_from`, the main pass of a second runs just
+    /// after backfill's and before the jobs backfill started end (the main
+    /// loop starts a few milliseconds behind the backfill loop and drifts
+    /// later), instead of first in the second. Off by default; the
+    /// conformance cases turn it on (docs/slurm-fidelity.md, "The main
+    /// pass just after backfill").
+    pub main_after_backfill: bool,
     /// `PriorityCalcPeriod` in seconds (default 5 minutes): how often the
     /// priority plugin runs down running jobs' TRES-minutes and decays usage.
     pub priority_calc_period: u64,
@@ -159,6 +166,7 @@ impl Default for SchedParams {
             signal_exit_delay: 0,
             enable_user_top: false,
             main_after_ends_from: None,
+            main_after_backfill: false,
             priority_calc_period: 300,
             decay_phase: 0,
             bf_window: 1440 * 60,

@@ -55,7 +55,22 @@ impl Engine<'_> {
     pub(super) fn request_main(&mut self, at: Time) {
         if self.cadence.main_at.is_none_or(|t| at < t) {
             self.cadence.main_at = Some(at);
-            self.queue.push(at, Phase::MainPass, EventKind::MainPass);
+            let phase = self.main_phase(at);
+            self.queue.push(at, phase, EventKind::MainPass);
+        }
+    }
+
+    /// Where in second `at` the main pass runs: first, or just after
+    /// backfill (`SchedParams::main_after_backfill`, until
+    /// `SchedParams::main_after_ends_from`).
+    #[inline]
+    pub(super) fn main_phase(&self, at: Time) -> Phase {
+        if self.params.main_after_backfill
+            && self.params.main_after_ends_from.is_none_or(|f| at < f)
+        {
+            Phase::MainAfterBackfill
+        } else {
+            Phase::MainPass
         }
     }
 
@@ -71,7 +86,7 @@ impl Engine<'_> {
     /// Something changed that a pass could act on: run the periodic passes at their next ticks.
     #[inline]
     pub(super) fn mark_dirty(&mut self) {
-        let m = self.next_tick(self.params.sched_interval, Phase::MainPass);
+        let m = self.next_tick(self.params.sched_interval, self.main_phase(self.now));
         self.request_main(m);
         let b = self.next_tick(self.params.bf_interval, Phase::Backfill);
         self.request_backfill(b);
