@@ -27,8 +27,8 @@ pub(crate) struct ShapeMemo<T> {
     recent: Vec<Option<(Arc<JobRequest>, T)>>,
 }
 
-/// Entries of [`ShapeMemo::recent`] (the slot is a 10-bit hash).
-const RECENT: usize = 1 << 10;
+/// Entries of [`ShapeMemo::recent`] (the slot is a 12-bit hash).
+const RECENT: usize = 1 << 12;
 
 impl<T: Clone> ShapeMemo<T> {
     /// The remembered answer for `req`'s shape, or `f()`, remembered.
@@ -38,7 +38,7 @@ impl<T: Clone> ShapeMemo<T> {
                 return v.clone();
             }
         }
-        let slot = ((Arc::as_ptr(req) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 54) as usize;
+        let slot = ((Arc::as_ptr(req) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 52) as usize;
         if self.recent.is_empty() {
             self.recent.resize_with(RECENT, || None);
         }
