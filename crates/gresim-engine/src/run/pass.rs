@@ -19,6 +19,17 @@ pub(super) struct Cadence {
     pub(super) bf_at: Option<Time>,
     /// Phase of the event being handled.
     pub(super) phase: Phase,
+    /// The times of the main-pass events in the queue (each once): a
+    /// request for a time that already has one queues no other. Only main
+    /// passes are queued in [`Phase::MainPass`], so the events of one such
+    /// time come out one after the other with nothing else between them,
+    /// each running the pass if `main_at` names its time then: the first
+    /// one does whatever the later ones would, and they find `main_at`
+    /// cleared (a request made during that pass queues its own event,
+    /// the first having left the queue). So one event per time changes no
+    /// decision; it saves the many superseded ones (every submission asks
+    /// for the next `sched_interval` tick, then for a pass at once).
+    pub(super) main_queued: Vec<Time>,
 }
 
 impl Default for Cadence {
@@ -27,6 +38,17 @@ impl Default for Cadence {
             main_at: None,
             bf_at: None,
             phase: Phase::Admin,
+            main_queued: Vec::new(),
+        }
+    }
+}
+
+impl Cadence {
+    /// The main-pass event of time `t` has left the queue.
+    #[inline]
+    pub(super) fn main_dequeued(&mut self, t: Time) {
+        if let Some(k) = self.main_queued.iter().position(|&x| x == t) {
+            self.main_queued.swap_remove(k);
         }
     }
 }
@@ -55,7 +77,10 @@ impl Engine<'_> {
     pub(super) fn request_main(&mut self, at: Time) {
         if self.cadence.main_at.is_none_or(|t| at < t) {
             self.cadence.main_at = Some(at);
-            self.queue.push(at, Phase::MainPass, EventKind::MainPass);
+            if !self.cadence.main_queued.contains(&at) {
+                self.cadence.main_queued.push(at);
+                self.queue.push(at, Phase::MainPass, EventKind::MainPass);
+            }
         }
     }
 
