@@ -30,6 +30,9 @@ pub(super) struct Cadence {
     /// decision; it saves the many superseded ones (every submission asks
     /// for the next `sched_interval` tick, then for a pass at once).
     pub(super) main_queued: Vec<Time>,
+    /// The list a pass hands its starts back in (`PassCtx::started`),
+    /// kept empty from pass to pass so that a pass allocates none.
+    pub(super) started: Vec<gresim_policy::Start>,
 }
 
 impl Default for Cadence {
@@ -39,6 +42,7 @@ impl Default for Cadence {
             bf_at: None,
             phase: Phase::Admin,
             main_queued: Vec::new(),
+            started: Vec::new(),
         }
     }
 }
@@ -116,7 +120,7 @@ impl Engine<'_> {
             array_running: &self.array_running,
             running: &self.live.ends,
             completing: &self.live.completing,
-            started: Vec::new(),
+            started: std::mem::take(&mut self.cadence.started),
             reasons: Vec::new(),
             preempted: Vec::new(),
             suspended: Vec::new(),
@@ -129,7 +133,7 @@ impl Engine<'_> {
             self.policy.main_pass(&mut ctx);
         }
         let PassCtx {
-            started,
+            mut started,
             reasons,
             preempted,
             suspended,
@@ -151,13 +155,14 @@ impl Engine<'_> {
         for s in suspended {
             self.apply_suspend(s);
         }
-        for s in started {
+        for s in started.drain(..) {
             let job = s.job;
             self.start_job(s)?;
             if self.gang.is_some() {
                 self.gang_start(job);
             }
         }
+        self.cadence.started = started;
         if freed {
             // The end of a preempted job sets off a pass (Slurm's schedule()
             // on the job's completion), which starts the preemptor.
