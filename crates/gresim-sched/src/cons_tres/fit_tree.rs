@@ -370,17 +370,25 @@ fn with_tree<R>(
                 tree.sums[x] = leaf;
                 changed
             });
+            // One level at a time (the dirty summaries are all at one
+            // depth, in order): each parent once, kept for the next level
+            // if its summary changed; in one pass over the list.
             while !dirty.is_empty() && dirty[0] > 1 {
-                for x in dirty.iter_mut() {
-                    *x /= 2;
-                }
-                dirty.dedup();
-                dirty.retain(|&x| {
+                let (mut kept, mut last) = (0, 0);
+                for r in 0..dirty.len() {
+                    let x = dirty[r] / 2;
+                    if x == last {
+                        continue;
+                    }
+                    last = x;
                     let m = merge(&tree.sums[2 * x], &tree.sums[2 * x + 1]);
-                    let changed = tree.sums[x] != m;
-                    tree.sums[x] = m;
-                    changed
-                });
+                    if tree.sums[x] != m {
+                        tree.sums[x] = m;
+                        dirty[kept] = x;
+                        kept += 1;
+                    }
+                }
+                dirty.truncate(kept);
             }
             tree.dirty = dirty;
         }
