@@ -44,8 +44,11 @@ pub(super) struct Deps {
     /// [`Deps::register`] answers from here without comparing strings in
     /// `group_ids`. The entries hold their strings, so a pointer cannot be
     /// reused for other text while it is here.
-    recent: Vec<Option<(Arc<str>, Arc<str>, u32)>>,
+    recent: Vec<Option<RecentGroup>>,
 }
+
+/// An entry of [`Deps::recent`]: (user, name) and their group.
+type RecentGroup = (Arc<str>, Arc<str>, u32);
 
 /// Entries of [`Deps::recent`] (the slot is a 10-bit hash).
 const RECENT: usize = 1 << 10;
