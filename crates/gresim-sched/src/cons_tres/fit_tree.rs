@@ -44,8 +44,10 @@ struct Run {
 }
 
 impl Run {
+    /// No set. Its key is above every set's ([`Tree::fits`] keeps the CPU
+    /// total below `(1 << CPU_BITS) - 1`), so [`min_run`] is one comparison.
     const NONE: Run = Run {
-        key: 0,
+        key: u64::MAX,
         start: u16::MAX,
         end: 0,
         min_avail: 0,
@@ -95,10 +97,10 @@ impl Run {
 }
 
 /// The better of two sets (or no set), `a` lying before `b`: the lower key,
-/// `a` on a tie.
+/// `a` on a tie; a set before no set ([`Run::NONE`]'s key is above all).
 #[inline]
 fn min_run(a: Run, b: Run) -> Run {
-    if !a.is_some() || (b.is_some() && b.key < a.key) {
+    if b.key < a.key {
         b
     } else {
         a
@@ -249,7 +251,8 @@ impl Tree {
     }
 
     /// Whether [`Run`]'s fields can describe every set: the CPU total in
-    /// [`CPU_BITS`] (the positions' CPUs together below `1 << CPU_BITS`),
+    /// [`CPU_BITS`] (the positions' CPUs together below `(1 << CPU_BITS) - 1`,
+    /// so that no set's key reaches [`Run::NONE`]'s),
     /// positions and a node's CPUs in 16 bits (`u16::MAX` marks no set).
     fn fits(&self, cluster: &Cluster) -> bool {
         let total: u64 = self
@@ -257,7 +260,7 @@ impl Tree {
             .iter()
             .map(|&id| u64::from(cluster.node(id).cpus()))
             .sum();
-        total < 1 << CPU_BITS
+        total < (1 << CPU_BITS) - 1
             && self.nodes.len() < usize::from(u16::MAX)
             && self
                 .nodes
