@@ -136,33 +136,67 @@ impl PartialOrd for Event {
 }
 
 /// A min-queue of events with FIFO order among equals.
+///
+/// Two binary heaps, one order: the passes and the next submission, which
+/// are few and due soon, are kept apart from the rest (mostly job ends, one
+/// per running job, due later), and [`EventQueue::pop`] takes the earlier
+/// of the two heads. The events come out exactly as from one heap (the
+/// order is `Event`'s, and every event has its own sequence number;
+/// `tests.rs` checks both on random pushes and pops), but the several
+/// pass and submission events of each job are pushed into and popped out
+/// of a heap of a handful of events instead of one of thousands.
 #[derive(Debug, Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Event>,
+    /// Passes and submissions.
+    near: BinaryHeap<Event>,
+    /// Everything else.
+    far: BinaryHeap<Event>,
     seq: u64,
 }
 
 impl EventQueue {
+    #[inline]
     pub fn push(&mut self, time: Time, phase: Phase, kind: EventKind) {
         self.seq += 1;
-        self.heap.push(Event {
+        let e = Event {
             time,
             phase,
             seq: self.seq,
             kind,
-        });
+        };
+        match kind {
+            EventKind::MainPass | EventKind::BackfillPass | EventKind::Submit => self.near.push(e),
+            _ => self.far.push(e),
+        }
     }
+
+    /// The heap whose head comes first (`None`: both empty).
+    #[inline]
+    fn first(&mut self) -> Option<&mut BinaryHeap<Event>> {
+        match (self.near.peek(), self.far.peek()) {
+            // Reversed order: the greater is the earlier.
+            (Some(n), Some(f)) if f > n => Some(&mut self.far),
+            (Some(_), _) => Some(&mut self.near),
+            (None, Some(_)) => Some(&mut self.far),
+            (None, None) => None,
+        }
+    }
+
+    #[inline]
     pub fn pop(&mut self) -> Option<Event> {
-        self.heap.pop()
+        self.first()?.pop()
     }
     pub fn peek(&self) -> Option<&Event> {
-        self.heap.peek()
+        match (self.near.peek(), self.far.peek()) {
+            (Some(n), Some(f)) => Some(if f > n { f } else { n }),
+            (n, f) => n.or(f),
+        }
     }
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.near.len() + self.far.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.near.is_empty() && self.far.is_empty()
     }
 }
 

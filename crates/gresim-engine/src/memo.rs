@@ -20,7 +20,15 @@ pub(crate) struct ShapeMemo<T> {
     len: usize,
     /// The last request answered: a run of jobs sharing one `Arc` costs no lookup.
     last: Option<(Arc<JobRequest>, T)>,
+    /// Requests answered recently, by the `Arc`'s pointer (a workload that
+    /// shares requests between jobs, as the generator does, then costs
+    /// neither a hash nor a comparison of shapes). An entry holds its
+    /// request, so its pointer cannot stand for another request meanwhile.
+    recent: Vec<Option<(Arc<JobRequest>, T)>>,
 }
+
+/// Entries of [`ShapeMemo::recent`] (the slot is a 12-bit hash).
+const RECENT: usize = 1 << 12;
 
 impl<T: Clone> ShapeMemo<T> {
     /// The remembered answer for `req`'s shape, or `f()`, remembered.
@@ -30,6 +38,24 @@ impl<T: Clone> ShapeMemo<T> {
                 return v.clone();
             }
         }
+        let slot = ((Arc::as_ptr(req) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 52) as usize;
+        if self.recent.is_empty() {
+            self.recent.resize_with(RECENT, || None);
+        }
+        if let Some((r, v)) = &self.recent[slot] {
+            if Arc::ptr_eq(r, req) {
+                let v = v.clone();
+                self.last = Some((Arc::clone(req), v.clone()));
+                return v;
+            }
+        }
+        let v = self.lookup(req, f);
+        self.recent[slot] = Some((Arc::clone(req), v.clone()));
+        v
+    }
+
+    /// [`ShapeMemo::get_or`] by the shape's hash and comparison.
+    fn lookup(&mut self, req: &Arc<JobRequest>, f: impl FnOnce() -> T) -> T {
         let h = req.shape_hash();
         if let Some(b) = self.by_hash.get(&h) {
             if let Some((_, v)) = b.iter().find(|(r, _)| r.same_shape(req)) {

@@ -260,7 +260,7 @@ impl Iterator for SynthStream<'_> {
             RunTime::Secs(run)
         };
         let mut spec = JobSpec::new(
-            format!("syn{}", self.i),
+            key_of(self.i),
             Arc::clone(name),
             user,
             request,
@@ -270,6 +270,27 @@ impl Iterator for SynthStream<'_> {
         spec.comm = s.shape_comm.get(k).cloned().flatten();
         Some(Ok(spec))
     }
+}
+
+/// `format!("syn{i}")`, written digit by digit: the same string without
+/// the formatting machinery (one of these per generated job).
+fn key_of(i: u64) -> String {
+    let mut digits = [0u8; 20];
+    let (mut n, mut k) = (i, digits.len());
+    loop {
+        k -= 1;
+        digits[k] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let mut key = String::with_capacity(3 + digits.len() - k);
+    key.push_str("syn");
+    for &d in &digits[k..] {
+        key.push(char::from(d));
+    }
+    key
 }
 
 impl SynthStream<'_> {
@@ -284,3 +305,6 @@ impl SynthStream<'_> {
         )
     }
 }
+
+#[cfg(test)]
+mod tests;

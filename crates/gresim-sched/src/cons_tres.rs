@@ -129,7 +129,7 @@ fn complete(
         return finish::fits(j, cands, picked, fit)
             .then(|| Chosen::Nodes(picked.iter().map(|&i| cands[i].id).collect()));
     }
-    let mut alloc = finish(j, cands, picked)?;
+    let mut alloc = finish(j, cands, picked, fit)?;
     if let Some(sr) = j.req.shared {
         crate::shares::assign(j.cluster, view, &mut alloc, sr)?;
     }

@@ -47,9 +47,21 @@ pub struct Fifo {
     cache: SelectCache,
     /// Backfill's buffers, kept from pass to pass.
     bf_scratch: crate::backfill::Scratch,
+    /// The main pass's lists, kept from pass to pass (empty between passes).
+    main_scratch: MainScratch,
     /// Backfill through the plain reference pass (`reference` feature only).
     #[cfg(feature = "reference")]
     plain_backfill: bool,
+}
+
+/// [`Fifo::main_pass`]'s lists, kept so that a pass allocates nothing in
+/// the common case: partitions failed, jobs started, and the spare list
+/// that becomes the next pass's [`Fifo::watch`].
+#[derive(Debug, Default)]
+struct MainScratch {
+    failed: Vec<bool>,
+    started: Vec<JobIdx>,
+    resources: Vec<JobIdx>,
 }
 
 impl Fifo {
@@ -385,20 +397,25 @@ impl Policy for Fifo {
         self.pass = self.pass.wrapping_add(1).max(1);
         let pass = self.pass;
         let nparts = ctx.cluster.partitions.len();
-        let mut failed = vec![false; nparts];
+        let mut scratch = std::mem::take(&mut self.main_scratch);
+        let mut failed = std::mem::take(&mut scratch.failed);
+        failed.clear();
+        failed.resize(nparts, false);
         let mut nfailed = 0;
         let mut avoid: Option<Vec<bool>> = None;
         // Nodes required by a `-w` job that could not start in this pass.
         let mut held: Option<Vec<bool>> = None;
-        let mut started: Vec<JobIdx> = Vec::new();
-        let watch = std::mem::take(&mut self.watch);
+        let mut started = std::mem::take(&mut scratch.started);
+        started.clear();
+        let mut watch = std::mem::take(&mut self.watch);
         // Jobs no partition can take get their limit as the reason.
         for &(job, r) in &self.limited {
             if self.keys[job.idx()].is_empty() {
                 ctx.set_reason(job, r, None);
             }
         }
-        let mut resources: Vec<JobIdx> = Vec::new();
+        let mut resources = std::mem::take(&mut scratch.resources);
+        resources.clear();
         let mut acct_memo = crate::acct_policy::RunnableMemo::default();
         // With reservations: the reservations whose jobs failed in this pass,
         // and each job's nodes to avoid.
@@ -674,7 +691,7 @@ impl Policy for Fifo {
                 }
             }
         }
-        for job in watch {
+        for &job in &watch {
             let j = &ctx.jobs[job.idx()];
             if self.visited[job.idx()] != pass
                 && !self.keys[job.idx()].is_empty()
@@ -683,10 +700,17 @@ impl Policy for Fifo {
                 ctx.set_reason(job, Reason::Priority, None);
             }
         }
-        for job in started {
+        for &job in &started {
             self.remove_job(job);
         }
         self.watch = resources;
+        watch.clear();
+        started.clear();
+        self.main_scratch = MainScratch {
+            failed,
+            started,
+            resources: watch,
+        };
     }
 
     fn queued(&self) -> usize {

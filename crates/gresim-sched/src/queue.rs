@@ -108,7 +108,6 @@ pub fn enqueue(
 ) -> bool {
     let cluster = ctx.cluster;
     let j = &ctx.jobs[job.idx()];
-    let parts: Vec<PartId> = job_partitions(cluster, j).collect();
     let resv = ctx.specs[j.sub as usize].reservation().is_some();
     if prios.is_none() && cluster.partitions.len() > 1 {
         let mut p = BTreeMap::new();
@@ -119,7 +118,7 @@ pub fn enqueue(
     }
     let mut top = true;
     let mut own: Option<u32> = None;
-    for part in parts {
+    for part in job_partitions(cluster, j) {
         // A job beyond a partition's limits is not runnable there: Slurm
         // leaves it out of the queue and names the limit as its reason.
         if let Some(r) = crate::fifo::limit_reason(cluster, j, part) {

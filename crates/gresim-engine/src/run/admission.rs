@@ -100,9 +100,14 @@ impl Engine<'_> {
         let first = self.jobs.len() as u32;
         let base_id = JobId(self.next_job_id);
         self.next_job_id += 1;
-        let indices: Vec<Option<u32>> = match spec.array() {
-            Some(a) => a.indices.iter().map(|&i| Some(i)).collect(),
-            None => vec![None],
+        // One job without an array (no list allocated for it).
+        let tasks: Vec<Option<u32>>;
+        let indices: &[Option<u32>] = match spec.array() {
+            Some(a) => {
+                tasks = a.indices.iter().map(|&i| Some(i)).collect();
+                &tasks
+            }
+            None => &[None],
         };
         let mut reject = spec
             .reject()
@@ -138,7 +143,7 @@ impl Engine<'_> {
             self.next_priority = self.next_priority.saturating_sub(1).max(1);
         }
         let requeue = spec.requeue.unwrap_or(self.params.job_requeue);
-        for task in &indices {
+        for task in indices {
             let (job_id, array_job_id) = match task {
                 Some(_) => (None, Some(base_id)),
                 None => (Some(base_id), None),

@@ -39,7 +39,19 @@ pub(super) struct Deps {
     pub(super) groups: Vec<SingletonGroup>,
     /// Group id of each submission.
     pub(super) sub_group: Vec<u32>,
+    /// Recently found groups by the very strings (`Arc::ptr_eq`) of their
+    /// (user, name), which a generated workload shares between its jobs:
+    /// [`Deps::register`] answers from here without comparing strings in
+    /// `group_ids`. The entries hold their strings, so a pointer cannot be
+    /// reused for other text while it is here.
+    recent: Vec<Option<RecentGroup>>,
 }
+
+/// An entry of [`Deps::recent`]: (user, name) and their group.
+type RecentGroup = (Arc<str>, Arc<str>, u32);
+
+/// Entries of [`Deps::recent`] (the slot is a 10-bit hash).
+const RECENT: usize = 1 << 10;
 
 impl Deps {
     /// A new submission `sub`: the submissions it waits on know it, and it
@@ -55,12 +67,28 @@ impl Deps {
                 }
             }
         }
-        let key = (Arc::clone(&spec.user), Arc::clone(&spec.name));
-        let next_group = self.groups.len() as u32;
-        let group = *self.group_ids.entry(key).or_insert(next_group);
-        if group == next_group {
-            self.groups.push(SingletonGroup::default());
+        let (user, name) = (&spec.user, &spec.name);
+        let (u, n) = (
+            Arc::as_ptr(user).cast::<u8>() as u64,
+            Arc::as_ptr(name).cast::<u8>() as u64,
+        );
+        let slot = ((u ^ n.rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 54) as usize;
+        if self.recent.is_empty() {
+            self.recent.resize(RECENT, None);
         }
+        let group = match &self.recent[slot] {
+            Some((u, n, g)) if Arc::ptr_eq(u, user) && Arc::ptr_eq(n, name) => *g,
+            _ => {
+                let key = (Arc::clone(user), Arc::clone(name));
+                let next_group = self.groups.len() as u32;
+                let group = *self.group_ids.entry(key).or_insert(next_group);
+                if group == next_group {
+                    self.groups.push(SingletonGroup::default());
+                }
+                self.recent[slot] = Some((Arc::clone(user), Arc::clone(name), group));
+                group
+            }
+        };
         self.sub_group.push(group);
         group
     }

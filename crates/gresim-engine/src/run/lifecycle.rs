@@ -308,18 +308,29 @@ impl Engine<'_> {
         run.end = Some(now);
         run.state = run_state;
         let planned = (j.planned_end, job);
-        let alloc: Allocation = run.alloc.clone();
         let sub = j.sub as usize;
         self.live.ends.remove(&planned);
         self.forget_run_state(job);
-        self.release_run(job, &alloc)?;
-        for n in alloc.node_ids() {
-            let v = &mut self.live.node_jobs[n.idx()];
-            if let Some(p) = v.iter().position(|x| *x == job) {
-                v.swap_remove(p);
+        // Lent out of the run while its resources are freed (no copy), and
+        // put back: nothing on the way reads this job's own allocation.
+        let alloc: Allocation = self.jobs[job.idx()]
+            .runs
+            .last_mut()
+            .map(|r| std::mem::take(&mut r.alloc))
+            .unwrap_or_default();
+        let freed = self.release_run(job, &alloc).and_then(|()| {
+            for n in alloc.node_ids() {
+                let v = &mut self.live.node_jobs[n.idx()];
+                if let Some(p) = v.iter().position(|x| *x == job) {
+                    v.swap_remove(p);
+                }
             }
+            self.hold_for_completing(&alloc)
+        });
+        if let Some(run) = self.jobs[job.idx()].runs.last_mut() {
+            run.alloc = alloc;
         }
-        self.hold_for_completing(&alloc)?;
+        freed?;
         self.acct_fini(job);
         self.subs[sub].running -= 1;
         self.array_running[sub] -= 1;

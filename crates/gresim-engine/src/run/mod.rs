@@ -253,6 +253,9 @@ impl<'a> Engine<'a> {
         let Some(ev) = self.queue.pop() else {
             return Ok(false);
         };
+        if ev.kind == EventKind::MainPass {
+            self.cadence.main_dequeued(ev.time);
+        }
         // Events that no longer mean anything (the end of a run that was
         // requeued or cancelled, a superseded pass) must not move the clock.
         if self.is_stale(&ev.kind, ev.time) {

@@ -19,6 +19,21 @@ pub(super) struct Cadence {
     pub(super) bf_at: Option<Time>,
     /// Phase of the event being handled.
     pub(super) phase: Phase,
+    /// The times of the main-pass events in the queue (each once): a
+    /// request for a time that already has one queues no other. Only main
+    /// passes are queued in their phase ([`Phase::MainPass`], or
+    /// [`Phase::MainAfterBackfill`]: one phase per time), so the events of one such
+    /// time come out one after the other with nothing else between them,
+    /// each running the pass if `main_at` names its time then: the first
+    /// one does whatever the later ones would, and they find `main_at`
+    /// cleared (a request made during that pass queues its own event,
+    /// the first having left the queue). So one event per time changes no
+    /// decision; it saves the many superseded ones (every submission asks
+    /// for the next `sched_interval` tick, then for a pass at once).
+    pub(super) main_queued: Vec<Time>,
+    /// The list a pass hands its starts back in (`PassCtx::started`),
+    /// kept empty from pass to pass so that a pass allocates none.
+    pub(super) started: Vec<gresim_policy::Start>,
 }
 
 impl Default for Cadence {
@@ -27,6 +42,18 @@ impl Default for Cadence {
             main_at: None,
             bf_at: None,
             phase: Phase::Admin,
+            main_queued: Vec::new(),
+            started: Vec::new(),
+        }
+    }
+}
+
+impl Cadence {
+    /// The main-pass event of time `t` has left the queue.
+    #[inline]
+    pub(super) fn main_dequeued(&mut self, t: Time) {
+        if let Some(k) = self.main_queued.iter().position(|&x| x == t) {
+            self.main_queued.swap_remove(k);
         }
     }
 }
@@ -55,8 +82,11 @@ impl Engine<'_> {
     pub(super) fn request_main(&mut self, at: Time) {
         if self.cadence.main_at.is_none_or(|t| at < t) {
             self.cadence.main_at = Some(at);
-            let phase = self.main_phase(at);
-            self.queue.push(at, phase, EventKind::MainPass);
+            if !self.cadence.main_queued.contains(&at) {
+                self.cadence.main_queued.push(at);
+                let phase = self.main_phase(at);
+                self.queue.push(at, phase, EventKind::MainPass);
+            }
         }
     }
 
@@ -106,7 +136,7 @@ impl Engine<'_> {
             array_running: &self.array_running,
             running: &self.live.ends,
             completing: &self.live.completing,
-            started: Vec::new(),
+            started: std::mem::take(&mut self.cadence.started),
             reasons: Vec::new(),
             preempted: Vec::new(),
             suspended: Vec::new(),
@@ -119,7 +149,7 @@ impl Engine<'_> {
             self.policy.main_pass(&mut ctx);
         }
         let PassCtx {
-            started,
+            mut started,
             reasons,
             preempted,
             suspended,
@@ -141,13 +171,14 @@ impl Engine<'_> {
         for s in suspended {
             self.apply_suspend(s);
         }
-        for s in started {
+        for s in started.drain(..) {
             let job = s.job;
             self.start_job(s)?;
             if self.gang.is_some() {
                 self.gang_start(job);
             }
         }
+        self.cadence.started = started;
         if freed {
             // The end of a preempted job sets off a pass (Slurm's schedule()
             // on the job's completion), which starts the preemptor.

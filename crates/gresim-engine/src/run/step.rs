@@ -36,6 +36,7 @@ impl Engine<'_> {
             if !self.step()? {
                 // Nothing is handled after the end: later calls stay here.
                 self.queue = EventQueue::default();
+                self.cadence.main_queued.clear();
                 return Ok(None);
             }
         }
@@ -50,6 +51,7 @@ impl Engine<'_> {
         let more = self.step()?;
         if !more {
             self.queue = EventQueue::default();
+            self.cadence.main_queued.clear();
         }
         Ok(more)
     }

@@ -1,5 +1,5 @@
 //! From picked nodes to an allocation: the tasks per node
-//! ([`distribute_tasks`]), the cores (`_cyclic_sync_core_bitmap`,
+//! ([`distribute_into`]), the cores (`_cyclic_sync_core_bitmap`,
 //! [`cyclic_cores`]), the GPU indices ([`finish_node`], through
 //! `gpu_bits`), the per-job GPUs still missing, the cores for
 //! `--cpus-per-gpu` and the memory ([`mem_for`]).
@@ -11,10 +11,19 @@ use gresim_model::{Allocation, Node, NodeAlloc, NodeId};
 use super::{job_bits1, job_bits2, n_sockets, node_bits, task_bits, type_mask};
 use super::{Cand, Eval, JobCtx, MAX_SOCK};
 
-/// Turns picked candidates into an allocation: tasks, cores, memory, GPUs.
-pub(super) fn finish(j: &JobCtx<'_>, cands: &[Cand], picked: &[usize]) -> Option<Allocation> {
+/// Turns picked candidates into an allocation: tasks, cores, memory, GPUs
+/// (the tasks per node in `s`'s buffers).
+pub(super) fn finish(
+    j: &JobCtx<'_>,
+    cands: &[Cand],
+    picked: &[usize],
+    s: &mut FitScratch,
+) -> Option<Allocation> {
     let n = picked.len() as u32;
-    let tasks = distribute_tasks(j, cands, picked)?;
+    if !distribute_into(j, cands, picked, &mut s.tasks, &mut s.cap) {
+        return None;
+    }
+    let tasks = &s.tasks;
     let mut nodes: Vec<NodeAlloc> = Vec::with_capacity(picked.len());
     let mut gres_done = [0u32; 4];
     for (pos, &ci) in picked.iter().enumerate() {
@@ -84,22 +93,12 @@ pub(super) fn finish(j: &JobCtx<'_>, cands: &[Cand], picked: &[usize]) -> Option
     })
 }
 
-/// Tasks per picked node: an even split (the first `ntasks % n` nodes get
-/// one more), then, where a node cannot hold its share because each task
-/// needs GPUs it does not have (`--gpus-per-task`) or CPUs, the excess moves
-/// to the nodes after it with room, as Slurm's task distribution only gives a
-/// node the tasks its resources allow.
-pub(super) fn distribute_tasks(
-    j: &JobCtx<'_>,
-    cands: &[Cand],
-    picked: &[usize],
-) -> Option<Vec<u32>> {
-    let (mut tasks, mut cap) = (Vec::new(), Vec::new());
-    distribute_into(j, cands, picked, &mut tasks, &mut cap).then_some(tasks)
-}
-
-/// [`distribute_tasks`] into `tasks` (`cap` is scratch); false where it
-/// returns `None`.
+/// Tasks per picked node, into `tasks` (`cap` is scratch): an even split
+/// (the first `ntasks % n` nodes get one more), then, where a node cannot
+/// hold its share because each task needs GPUs it does not have
+/// (`--gpus-per-task`) or CPUs, the excess moves to the nodes after it
+/// with room, as Slurm's task distribution only gives a node the tasks its
+/// resources allow. False where no split fits.
 fn distribute_into(
     j: &JobCtx<'_>,
     cands: &[Cand],
@@ -160,7 +159,7 @@ pub(super) struct FitScratch {
 /// fail is made here on counts, and only the choices that cannot fail are
 /// left out:
 ///
-/// * the tasks per node are [`distribute_tasks`]' own, and fail where it does;
+/// * the tasks per node are [`distribute_into`]'s own, and fail where it does;
 /// * cores: [`finish_node`] takes `ncores` cores, first by
 ///   [`cyclic_cores`] from the evaluated cores (a subset of the node's free
 ///   cores: `eval_node` only removes cores from them) and then the lowest
@@ -188,7 +187,7 @@ pub(super) fn fits(j: &JobCtx<'_>, cands: &[Cand], picked: &[usize], s: &mut Fit
             || j.gres.is_empty()
             || (j.gres.len == 1 && first.is_some_and(|g| g.per_task == 0 && g.per_node > 0)));
     if !counted {
-        return finish(j, cands, picked).is_some();
+        return finish(j, cands, picked, s).is_some();
     }
     if !distribute_into(j, cands, picked, &mut s.tasks, &mut s.cap) {
         return false;

@@ -28,30 +28,34 @@ const CPU_BITS: u32 = 24;
 /// and last position, and its best-fit node (the first with the fewest
 /// CPUs). Every position from `start` to `end` holds a usable node.
 /// [`Run::NONE`] (no nodes) stands for no set, which keeps [`Sum`] plain
-/// integers, cheap to compare and to copy (24 bytes).
+/// integers, cheap to compare and to copy (16 bytes: positions and a
+/// node's CPUs in 16 bits; a partition beyond that gets no tree,
+/// [`Tree::fits`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Run {
     /// `weight << CPU_BITS | cpus`: the order of `eval_nodes`' choice among
     /// sufficient sets, compared as one integer. The first set wins ties,
     /// which [`min_run`] keeps by taking its operands in position order.
     key: u64,
-    start: u32,
-    end: u32,
-    min_avail: u32,
-    min_pos: u32,
+    start: u16,
+    end: u16,
+    min_avail: u16,
+    min_pos: u16,
 }
 
 impl Run {
+    /// No set. Its key is above every set's ([`Tree::fits`] keeps the CPU
+    /// total below `(1 << CPU_BITS) - 1`), so [`min_run`] is one comparison.
     const NONE: Run = Run {
-        key: 0,
-        start: u32::MAX,
+        key: u64::MAX,
+        start: u16::MAX,
         end: 0,
         min_avail: 0,
         min_pos: 0,
     };
     #[inline]
     fn is_some(&self) -> bool {
-        self.start != u32::MAX
+        self.start != u16::MAX
     }
     #[inline]
     fn get(self) -> Option<Run> {
@@ -68,7 +72,7 @@ impl Run {
     #[inline]
     fn nodes(&self) -> u32 {
         if self.is_some() {
-            self.end - self.start + 1
+            u32::from(self.end - self.start) + 1
         } else {
             0
         }
@@ -93,10 +97,10 @@ impl Run {
 }
 
 /// The better of two sets (or no set), `a` lying before `b`: the lower key,
-/// `a` on a tie.
+/// `a` on a tie; a set before no set ([`Run::NONE`]'s key is above all).
 #[inline]
 fn min_run(a: Run, b: Run) -> Run {
-    if !a.is_some() || (b.is_some() && b.key < a.key) {
+    if b.key < a.key {
         b
     } else {
         a
@@ -188,7 +192,7 @@ pub(super) struct Tree {
     used: u64,
 }
 
-/// Summaries kept at most over all trees (128 bytes each: 32 MB): one tree
+/// Summaries kept at most over all trees (56 bytes each: 14 MB): one tree
 /// per shape in use on 1,000 nodes fits 128 times, on 10,000 nodes 8 times.
 /// Beyond that the least recently used trees are dropped.
 /// (Tests use a small budget, so that dropping trees is exercised.)
@@ -246,15 +250,22 @@ impl Tree {
         }
     }
 
-    /// Whether every set's CPU total fits in [`CPU_BITS`]: the positions'
-    /// CPUs together stay below `1 << CPU_BITS`.
-    fn cpus_fit(&self, cluster: &Cluster) -> bool {
+    /// Whether [`Run`]'s fields can describe every set: the CPU total in
+    /// [`CPU_BITS`] (the positions' CPUs together below `(1 << CPU_BITS) - 1`,
+    /// so that no set's key reaches [`Run::NONE`]'s),
+    /// positions and a node's CPUs in 16 bits (`u16::MAX` marks no set).
+    fn fits(&self, cluster: &Cluster) -> bool {
         let total: u64 = self
             .nodes
             .iter()
             .map(|&id| u64::from(cluster.node(id).cpus()))
             .sum();
-        total < 1 << CPU_BITS
+        total < (1 << CPU_BITS) - 1
+            && self.nodes.len() < usize::from(u16::MAX)
+            && self
+                .nodes
+                .iter()
+                .all(|&id| u16::try_from(cluster.node(id).cpus()).is_ok())
     }
 
     fn leaf(
@@ -282,10 +293,11 @@ impl Tree {
             Some(e) => {
                 let r = Run {
                     key: e.weight << CPU_BITS | u64::from(e.cpus),
-                    start: k as u32,
-                    end: k as u32,
-                    min_avail: e.cpus,
-                    min_pos: k as u32,
+                    start: k as u16,
+                    end: k as u16,
+                    // At most the node's CPUs, which `fits` bounds.
+                    min_avail: u16::try_from(e.cpus).expect("a node's CPUs fit in 16 bits"),
+                    min_pos: k as u16,
                 };
                 Sum {
                     empty: false,
@@ -318,7 +330,7 @@ fn with_tree<R>(
         Some(ti) => ti,
         None => {
             let new = Tree::new(j.cluster, part, shape);
-            if new.sums.len() > MAX_SUMS || !new.cpus_fit(j.cluster) {
+            if new.sums.len() > MAX_SUMS || !new.fits(j.cluster) {
                 return None;
             }
             // Room for it: drop the least recently used trees.
@@ -361,17 +373,25 @@ fn with_tree<R>(
                 tree.sums[x] = leaf;
                 changed
             });
+            // One level at a time (the dirty summaries are all at one
+            // depth, in order): each parent once, kept for the next level
+            // if its summary changed; in one pass over the list.
             while !dirty.is_empty() && dirty[0] > 1 {
-                for x in dirty.iter_mut() {
-                    *x /= 2;
-                }
-                dirty.dedup();
-                dirty.retain(|&x| {
+                let (mut kept, mut last) = (0, 0);
+                for r in 0..dirty.len() {
+                    let x = dirty[r] / 2;
+                    if x == last {
+                        continue;
+                    }
+                    last = x;
                     let m = merge(&tree.sums[2 * x], &tree.sums[2 * x + 1]);
-                    let changed = tree.sums[x] != m;
-                    tree.sums[x] = m;
-                    changed
-                });
+                    if tree.sums[x] != m {
+                        tree.sums[x] = m;
+                        dirty[kept] = x;
+                        kept += 1;
+                    }
+                }
+                dirty.truncate(kept);
             }
             tree.dirty = dirty;
         }
@@ -450,7 +470,7 @@ impl Tree {
     #[inline]
     fn avail(&self, k: usize) -> u32 {
         // 0 for Run::NONE.
-        self.sums[self.size + k].pre.min_avail
+        u32::from(self.sums[self.size + k].pre.min_avail)
     }
 }
 
