@@ -28,7 +28,15 @@ pub(crate) struct ShapeMemo<T> {
 }
 
 /// Entries of [`ShapeMemo::recent`] (the slot is a 12-bit hash).
-const RECENT: usize = 1 << 12;
+const RECENT_BITS: u32 = 12;
+const RECENT: usize = 1 << RECENT_BITS;
+
+/// The slot of a pointer-keyed cache of `1 << bits` entries for `key` (an
+/// address, or addresses mixed): Fibonacci hashing, the top `bits` bits.
+#[inline]
+pub(crate) fn ptr_slot(key: u64, bits: u32) -> usize {
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
+}
 
 impl<T: Clone> ShapeMemo<T> {
     /// The remembered answer for `req`'s shape, or `f()`, remembered.
@@ -38,7 +46,7 @@ impl<T: Clone> ShapeMemo<T> {
                 return v.clone();
             }
         }
-        let slot = ((Arc::as_ptr(req) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 52) as usize;
+        let slot = ptr_slot(Arc::as_ptr(req) as u64, RECENT_BITS);
         if self.recent.is_empty() {
             self.recent.resize_with(RECENT, || None);
         }

@@ -46,7 +46,7 @@ fn orders_by_time_then_phase_then_insertion() {
 }
 
 /// The phases in order, to draw from.
-const PHASES: [Phase; 9] = [
+const PHASES: [Phase; 10] = [
     Phase::Cancel,
     Phase::MainPass,
     Phase::MainStartedEnd,
@@ -54,6 +54,7 @@ const PHASES: [Phase; 9] = [
     Phase::Admin,
     Phase::Eligible,
     Phase::Backfill,
+    Phase::MainAfterBackfill,
     Phase::JobEnd,
     Phase::NodeReturn,
 ];
@@ -67,7 +68,7 @@ proptest::proptest! {
     /// equal times.
     #[test]
     fn split_queue_pops_in_heap_order(
-        ops in proptest::collection::vec((0u8..8, 0u64..400, 0usize..9, 0u32..6), 1..400),
+        ops in proptest::collection::vec((0u8..8, 0u64..400, 0usize..10, 0u32..6), 1..400),
         far in 0u64..(1 << 40),
     ) {
         let mut q = EventQueue::default();

@@ -51,7 +51,8 @@ pub(super) struct Deps {
 type RecentGroup = (Arc<str>, Arc<str>, u32);
 
 /// Entries of [`Deps::recent`] (the slot is a 10-bit hash).
-const RECENT: usize = 1 << 10;
+const RECENT_BITS: u32 = 10;
+const RECENT: usize = 1 << RECENT_BITS;
 
 impl Deps {
     /// A new submission `sub`: the submissions it waits on know it, and it
@@ -72,7 +73,7 @@ impl Deps {
             Arc::as_ptr(user).cast::<u8>() as u64,
             Arc::as_ptr(name).cast::<u8>() as u64,
         );
-        let slot = ((u ^ n.rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 54) as usize;
+        let slot = crate::memo::ptr_slot(u ^ n.rotate_left(29), RECENT_BITS);
         if self.recent.is_empty() {
             self.recent.resize(RECENT, None);
         }

@@ -495,19 +495,14 @@ impl Engine<'_> {
             None => self.terminate(job, state, reason),
         }
         self.mark_dirty();
-        if self.main_phase(self.now) == Phase::MainAfterBackfill {
-            // A killed job's step was still alive, so slurmd reports the
-            // kill with MESSAGE_EPILOG_COMPLETE, whose handler
-            // (`_slurm_rpc_epilog_complete()`) schedules at once. Where the
-            // main pass comes first in the second, the next second's pass
-            // stands for it (a second later, as before); where it comes
-            // after backfill, that would wait for the next second's
-            // submissions and backfill pass, so the pass runs now.
-            self.request_main(self.now);
-        }
-        if preempted {
-            // slurmd's MESSAGE_EPILOG_COMPLETE: `_slurm_rpc_epilog_complete()`
-            // schedules at once, which starts the preemptor.
+        // A killed job's step was still alive, so slurmd reports the kill
+        // with MESSAGE_EPILOG_COMPLETE, whose handler
+        // (`_slurm_rpc_epilog_complete()`) schedules at once: a preemptor
+        // starts then. For other kills, where the main pass comes first in
+        // the second the next second's pass stands for it (a second later,
+        // as before); where it comes after backfill, that would wait for
+        // the next second's submissions and backfill pass, so it runs now.
+        if preempted || self.main_phase(self.now) == Phase::MainAfterBackfill {
             self.request_main(self.now);
         }
         Ok(())
