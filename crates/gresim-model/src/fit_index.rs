@@ -95,6 +95,26 @@ struct PartBits {
     ordered: bool,
 }
 
+/// Nodes a walk skips: a flag per node index, or a bitmap over node indices
+/// (64 per word, as the index's own sets), which the walk applies a word at
+/// a time.
+#[derive(Debug, Clone, Copy)]
+pub enum Skip<'a> {
+    Flags(&'a [bool]),
+    Bits(&'a [u64]),
+}
+
+impl Skip<'_> {
+    /// Whether node index `i` is skipped.
+    #[inline]
+    pub fn has(self, i: usize) -> bool {
+        match self {
+            Skip::Flags(a) => a[i],
+            Skip::Bits(b) => b[i / 64] & (1 << (i % 64)) != 0,
+        }
+    }
+}
+
 /// The level of a node in usage `u` plus one; 0 when it can hold no job.
 #[inline]
 fn level1(u: &NodeUsage) -> u8 {
@@ -222,7 +242,7 @@ impl FitIndex {
     /// the partition that `avoid` does not mark and that is not visited lies
     /// between it and the previously visited node (or the partition's start).
     /// Call only when [`FitIndex::walkable`] holds.
-    pub fn walk<'a>(&'a self, part: usize, min_gpus: u32, avoid: Option<&'a [bool]>) -> Walk<'a> {
+    pub fn walk<'a>(&'a self, part: usize, min_gpus: u32, avoid: Option<Skip<'a>>) -> Walk<'a> {
         let level = if min_gpus > self.top {
             None
         } else {
@@ -242,7 +262,7 @@ impl FitIndex {
     }
 
     /// True when a schedulable member not marked by `avoid` lies in `lo..hi`.
-    fn offered_in(&self, members: &[u64], avoid: Option<&[bool]>, lo: usize, hi: usize) -> bool {
+    fn offered_in(&self, members: &[u64], avoid: Option<Skip<'_>>, lo: usize, hi: usize) -> bool {
         if lo >= hi {
             return false;
         }
@@ -262,7 +282,12 @@ impl FitIndex {
                         return true;
                     }
                 }
-                Some(a) => {
+                Some(Skip::Bits(b)) => {
+                    if m & !b[w] != 0 {
+                        return true;
+                    }
+                }
+                Some(Skip::Flags(a)) => {
                     while m != 0 {
                         let x = w * 64 + m.trailing_zeros() as usize;
                         if !a[x] {
@@ -282,7 +307,7 @@ pub struct Walk<'a> {
     ix: &'a FitIndex,
     members: &'a [u64],
     level: Option<&'a [u64]>,
-    avoid: Option<&'a [bool]>,
+    avoid: Option<Skip<'a>>,
     /// Current word and its bits not yet visited.
     w: usize,
     cur: u64,
@@ -291,29 +316,46 @@ pub struct Walk<'a> {
     next_from: usize,
 }
 
+impl Walk<'_> {
+    /// Word `w` of the visited set: the level's members of the partition,
+    /// less a bitmap of skipped nodes (flags are tested node by node).
+    #[inline]
+    fn word(&self, w: usize) -> u64 {
+        let (Some(level), Some(&m)) = (self.level, self.members.get(w)) else {
+            return 0;
+        };
+        let v = level.get(w).copied().unwrap_or(0) & m;
+        match self.avoid {
+            Some(Skip::Bits(b)) => v & !b[w],
+            _ => v,
+        }
+    }
+}
+
 impl Iterator for Walk<'_> {
     type Item = (NodeId, bool);
 
     #[inline]
     fn next(&mut self) -> Option<(NodeId, bool)> {
-        let level = self.level?;
+        self.level?;
         loop {
             if !self.started {
                 self.started = true;
-                self.cur = level.first().copied().unwrap_or(0)
-                    & self.members.first().copied().unwrap_or(0);
+                self.cur = self.word(0);
             }
             while self.cur == 0 {
                 self.w += 1;
                 if self.w >= self.ix.words {
                     return None;
                 }
-                self.cur = level[self.w] & self.members[self.w];
+                self.cur = self.word(self.w);
             }
             let i = self.w * 64 + self.cur.trailing_zeros() as usize;
             self.cur &= self.cur - 1;
-            if self.avoid.is_some_and(|a| a[i]) {
-                continue;
+            if let Some(Skip::Flags(a)) = self.avoid {
+                if a[i] {
+                    continue;
+                }
             }
             let gap = self
                 .ix
@@ -323,3 +365,6 @@ impl Iterator for Walk<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -33,7 +33,7 @@ use gresim_model::{Allocation, JobIdx, NodeId, PartId};
 use crate::bf_map::{self, BfMap};
 use crate::fifo::PassLimits;
 use crate::queue::QueueKey;
-use crate::select::{try_select_nodes, SelectCache};
+use crate::select::{try_select_nodes, SelectCache, Skip};
 use crate::sweep::{Ends, FitChanges, Sweep};
 use crate::PassCtx;
 
@@ -735,7 +735,7 @@ pub fn backfill_pass(
                     ctx.state,
                     &req,
                     part,
-                    Some(avoid.get(&blocked)),
+                    Some(Skip::Bits(&blocked)),
                 )
                 .map(|a| (now, a))
             } else {
@@ -751,7 +751,7 @@ pub fn backfill_pass(
                     ctx,
                     cache,
                     &req,
-                    (part, &mut avoid, &blocked, &ub),
+                    (part, &blocked, &ub),
                     &ends,
                     (&mut *sweep, &mut blocks),
                     &mut fits_memo[memo],
@@ -996,7 +996,7 @@ fn will_run_release(
     ctx: &PassCtx<'_>,
     cache: &mut SelectCache,
     req: &gresim_model::job::JobRequest,
-    (part, avoid, blocked, ub): (PartId, &mut Avoid, &[u64], &[u64]),
+    (part, blocked, ub): (PartId, &[u64], &[u64]),
     ends: &[Running<'_>],
     (sweep, blocks): (&mut Sweep, &mut Option<EndBlocks>),
     memo: &mut FitsMemo,
@@ -1093,7 +1093,7 @@ fn will_run_release(
                 fut,
                 req,
                 part,
-                Some(avoid.get(blocked)),
+                Some(Skip::Bits(blocked)),
             ) {
                 return Some((start, a));
             }

@@ -62,7 +62,7 @@ use gresim_model::{Allocation, Cluster, ClusterState, JobIdx, NodeId, PartId, Re
 use crate::fifo::limit_reason;
 use crate::placement::{place, Placement};
 use crate::queue::job_partitions;
-use crate::select::{node_may_fit, try_select, SelectCache, SelectFail};
+use crate::select::{node_may_fit, try_select, SelectCache, SelectFail, Skip};
 use crate::sweep::{Ends, FitChanges, Sweep};
 use crate::{EnqueueCtx, PassCtx, Policy};
 
@@ -596,7 +596,7 @@ pub fn first_fit(
             params,
             req,
             part,
-            crate::select::View::Now(state, Some(&mask)),
+            crate::select::View::Now(state, Some(Skip::Flags(&mask))),
         ) {
             return Some(a);
         }

@@ -287,7 +287,7 @@ fn choose(
             let mut in_gap = false;
             let q = Quick::of(&j);
             for &id in &p.nodes {
-                if avoid.is_some_and(|a| a[id.idx()]) {
+                if avoid.is_some_and(|a| a.has(id.idx())) {
                     continue;
                 }
                 let u = state.node(id);

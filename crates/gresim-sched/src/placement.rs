@@ -30,7 +30,7 @@ use gresim_model::job::JobRequest;
 use gresim_model::state::gpu_indices;
 use gresim_model::{Allocation, Cluster, ClusterState, GpuTypeId, NodeId, PartId};
 
-use crate::select::{node_may_fit, select, SelectCache, SelectFail, View};
+use crate::select::{node_may_fit, select, SelectCache, SelectFail, Skip, View};
 use crate::SchedParams;
 
 /// A placement strategy.
@@ -366,7 +366,7 @@ fn test_on(
         params,
         req,
         part,
-        View::Now(state, Some(&mask)),
+        View::Now(state, Some(Skip::Flags(&mask))),
     )
 }
 

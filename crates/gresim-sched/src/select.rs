@@ -18,6 +18,7 @@
 //! Every entry point takes the caller's [`SelectCache`] (a policy owns one):
 //! the caches are shortcuts that change no answer.
 
+pub(crate) use gresim_model::fit_index::Skip;
 use gresim_model::job::JobRequest;
 use gresim_model::job::MemReq;
 use gresim_model::state::{CoreSet, NodeUsage};
@@ -43,7 +44,7 @@ pub enum SelectFail {
 #[derive(Clone, Copy)]
 pub(crate) enum View<'a> {
     /// The real state, skipping `avoid`ed nodes.
-    Now(&'a ClusterState, Option<&'a [bool]>),
+    Now(&'a ClusterState, Option<Skip<'a>>),
     /// Every node idle, down and drained ones still unavailable.
     IdleAvail(&'a ClusterState),
     /// Every node idle and up.
@@ -55,7 +56,7 @@ impl View<'_> {
     pub(crate) fn usage(&self, cluster: &Cluster, id: NodeId) -> Option<NodeUsage> {
         match *self {
             View::Now(s, avoid) => {
-                if avoid.is_some_and(|a| a[id.idx()]) {
+                if avoid.is_some_and(|a| a.has(id.idx())) {
                     return None;
                 }
                 let u = s.node(id);
@@ -112,7 +113,14 @@ pub fn try_select(
     // `may_fit_now` is a necessary condition that `job_test` checks itself,
     // node by node, while it builds its candidates (`cons_tres::cannot_fit`),
     // so it no longer runs first; debug builds check that it never disagrees.
-    let r = select_in(cache, cluster, params, req, part, View::Now(state, avoid));
+    let r = select_in(
+        cache,
+        cluster,
+        params,
+        req,
+        part,
+        View::Now(state, avoid.map(Skip::Flags)),
+    );
     debug_assert!(r.is_none() || may_fit_now(cluster, params, state, req, part, avoid));
     r
 }
@@ -128,7 +136,7 @@ pub(crate) fn try_select_nodes(
     state: &ClusterState,
     req: &JobRequest,
     part: PartId,
-    avoid: Option<&[bool]>,
+    avoid: Option<Skip<'_>>,
 ) -> Option<Vec<NodeId>> {
     let view = View::Now(state, avoid);
     let r = cons_tres::job_test_nodes(cache, cluster, params, req, part, view);

@@ -11,6 +11,7 @@ use gresim_model::{Node, NodeAlloc};
 
 use super::cache::ShapeKey;
 use super::gpu_bits::bits;
+use crate::select::Skip;
 
 fn cluster(n: usize) -> Cluster {
     // Two weights, so node sets are cut at weight changes too.
@@ -326,7 +327,7 @@ fn two_cpu_job_on(c: &Cluster, drain_n3: bool, avoid: Option<&[bool]>) -> String
         &p,
         &r,
         PartId::from_idx(0),
-        View::Now(&s, avoid),
+        View::Now(&s, avoid.map(Skip::Flags)),
     )
     .expect("fits");
     c.node(a.nodes[0].node).name.clone()
@@ -478,7 +479,11 @@ fn nodes_only_selection_answers_as_the_full_one() {
             }
             let r = random_req(&mut x);
             let avoid: Vec<bool> = (0..c.nodes.len()).map(|_| next(&mut x) % 5 == 0).collect();
-            for av in [None, Some(&avoid[..])] {
+            let mut bits = vec![0u64; c.nodes.len().div_ceil(64)];
+            for (i, _) in avoid.iter().enumerate().filter(|x| *x.1) {
+                bits[i / 64] |= 1 << (i % 64);
+            }
+            for av in [None, Some(Skip::Flags(&avoid)), Some(Skip::Bits(&bits))] {
                 let full = job_test(&mut full_cache, &c, &params, &r, part, View::Now(&s, av));
                 let nodes =
                     job_test_nodes(&mut nodes_cache, &c, &params, &r, part, View::Now(&s, av));

@@ -1,7 +1,7 @@
 //! Unit tests of `fit_tree` (fit_tree.rs).
 
 use super::super::{job_test_with, SelectCache};
-use crate::select::View;
+use crate::select::{Skip, View};
 use crate::SchedParams;
 use gresim_model::catalog::model_by_name;
 use gresim_model::job::{GpuReq, JobRequest, MemReq};
@@ -155,8 +155,20 @@ proptest! {
                 .then(|| (0..n).map(|i| (r >> (i % 60)) & 1 == 1 && i % 3 == 0).collect());
             // Sometimes on a clone (not tracked: no tree).
             let copy = (r % 7 == 4).then(|| s.clone());
+            let avoid_bits = avoid.as_ref().map(|a: &Vec<bool>| {
+                let mut b = vec![0u64; n.div_ceil(64)];
+                for (i, _) in a.iter().enumerate().filter(|x| *x.1) {
+                    b[i / 64] |= 1 << (i % 64);
+                }
+                b
+            });
             let mut test = |fast: bool| {
-                let view = View::Now(copy.as_ref().unwrap_or(&s), avoid.as_deref());
+                // The skipped nodes as flags or, on odd draws, as a bitmap.
+                let skip = match (avoid.as_deref(), &avoid_bits) {
+                    (Some(_), Some(b)) if r % 2 == 1 => Some(Skip::Bits(b)),
+                    (a, _) => a.map(Skip::Flags),
+                };
+                let view = View::Now(copy.as_ref().unwrap_or(&s), skip);
                 job_test_with(&c, &p, &req, part, view, &mut cache, fast)
             };
             let (fast, full) = (test(true), test(false));
