@@ -218,6 +218,57 @@ impl EndBlocks {
         }
     }
 
+    /// `ends` gained the end at index `at` (the others in order after it):
+    /// its entries go in, and each block's bitmap takes the nodes of the end
+    /// moved into it from the block before. A bitmap may then also hold the
+    /// nodes of an end moved out of its block: the searches take a block's
+    /// bitmap only as a filter before testing its ends one by one, so a
+    /// superset finds the same ends as a rebuilt [`EndBlocks::new`] would.
+    fn insert(&mut self, ends: &[Running<'_>], at: usize) {
+        let w = self.words;
+        let r = &ends[at];
+        self.times.insert(at, r.end);
+        if w <= FLAT_WORDS {
+            self.flat.splice(at * w..at * w, std::iter::repeat_n(0, w));
+            for id in r.alloc.node_ids() {
+                bf_map::set_bit(&mut self.flat[at * w..(at + 1) * w], id);
+            }
+        } else {
+            self.single.insert(
+                at,
+                match &r.alloc.nodes[..] {
+                    [one] => one.node.idx() as u32,
+                    _ => MANY,
+                },
+            );
+            let o = self.off[at];
+            let list: Vec<u32> = if r.bits.is_none() {
+                r.alloc.node_ids().map(|id| id.idx() as u32).collect()
+            } else {
+                Vec::new()
+            };
+            let m = list.len() as u32;
+            self.nodes.splice(o as usize..o as usize, list);
+            for x in &mut self.off[at + 1..] {
+                *x += m;
+            }
+            self.off.insert(at + 1, o + m);
+        }
+        let blocks = ends.len().div_ceil(END_BLOCK);
+        self.masks.resize(blocks * w, 0);
+        for b in at / END_BLOCK..blocks {
+            let k = if b == at / END_BLOCK {
+                at
+            } else {
+                b * END_BLOCK
+            };
+            let m = &mut self.masks[b * w..(b + 1) * w];
+            for id in ends[k].alloc.node_ids() {
+                bf_map::set_bit(m, id);
+            }
+        }
+    }
+
     /// Whether end `k` runs on a node of `mask`.
     #[inline(always)]
     fn touches(&self, ends: &[Running<'_>], k: usize, mask: &[u64]) -> bool {
@@ -375,12 +426,12 @@ enum Todo {
 /// jobs it tested to `tested`.
 /// A job this pass started (`planned`, with its planned end): later jobs
 /// plan with it. The fit memos count it, and the sweep goes on in the new
-/// state and order of ends. (The caller drops the ends' blocks.)
+/// state and order of ends, and so do the ends' blocks.
 fn plan_with<'a>(
     ctx: &PassCtx<'_>,
     planned: Running<'a>,
     fits_memo: &mut [FitsMemo],
-    sweep: &mut Sweep,
+    (sweep, blocks): (&mut Sweep, &mut Option<EndBlocks>),
     ends: &mut Vec<Running<'a>>,
 ) {
     for m in fits_memo.iter_mut() {
@@ -389,6 +440,9 @@ fn plan_with<'a>(
     let at = ends.partition_point(|e| e.end <= planned.end);
     sweep.started(ctx.cluster, ctx.state, &planned.alloc, at);
     ends.insert(at, planned);
+    if let Some(b) = blocks {
+        b.insert(ends, at);
+    }
 }
 
 /// The buffers of a backfill pass that a policy keeps from one pass to the
@@ -564,8 +618,13 @@ pub fn backfill_pass(
                     if let Some(s) = ctx.started.last() {
                         let limit = plan_limit(ctx, job, part);
                         let planned = Running::new(now + limit, Cow::Owned(s.alloc.clone()), words);
-                        plan_with(ctx, planned, &mut fits_memo, sweep, &mut ends);
-                        blocks = None;
+                        plan_with(
+                            ctx,
+                            planned,
+                            &mut fits_memo,
+                            (sweep, &mut blocks),
+                            &mut ends,
+                        );
                     }
                     continue;
                 }
@@ -713,8 +772,13 @@ pub fn backfill_pass(
                             let nodes: Vec<NodeId> = planned.alloc.node_ids().collect();
                             map.reserve(map_begin, e.max(map_begin + res_q), &nodes);
                         }
-                        plan_with(ctx, planned, &mut fits_memo, sweep, &mut ends);
-                        blocks = None;
+                        plan_with(
+                            ctx,
+                            planned,
+                            &mut fits_memo,
+                            (sweep, &mut blocks),
+                            &mut ends,
+                        );
                     }
                     break;
                 }
@@ -1064,7 +1128,8 @@ fn will_run_release(
         tl.extend_to(cl, part, &memo.fits, sweep, i, |u, id| {
             node_fit(ctx, u, id, req)
         });
-        let upto = applied + tl.changes[applied..].partition_point(|c| c.0 < i);
+        let upto = tl.before(i);
+        debug_assert_eq!(upto, tl.changes.partition_point(|c| c.0 < i));
         for &(_, id, old, new) in &tl.changes[applied..upto] {
             if usable(id) {
                 if let Some(f) = old {

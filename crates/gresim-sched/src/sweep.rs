@@ -208,6 +208,10 @@ impl Sweep {
 /// the shape.
 pub(crate) struct FitChanges<F> {
     pub(crate) changes: Vec<(usize, NodeId, Option<F>, Option<F>)>,
+    /// `bounds[k]`: how many of `changes` come from ends before index `k`,
+    /// for every `k` the log has been read up to (so that a reader finds
+    /// the changes of the ends it released without searching).
+    bounds: Vec<u32>,
     /// The fits after the log's first `seen` entries.
     fits: Vec<Option<F>>,
     seen: usize,
@@ -217,6 +221,7 @@ impl<F> Default for FitChanges<F> {
     fn default() -> Self {
         FitChanges {
             changes: Vec::new(),
+            bounds: Vec::new(),
             fits: Vec::new(),
             seen: 0,
         }
@@ -227,8 +232,20 @@ impl<F: Copy + PartialEq> FitChanges<F> {
     /// Starts over (the sweep did), keeping the memory.
     pub(crate) fn reset(&mut self) {
         self.changes.clear();
+        self.bounds.clear();
         self.fits.clear();
         self.seen = 0;
+    }
+
+    /// How many of `changes` come from ends before index `k`, where
+    /// [`FitChanges::extend_to`] has read that far (`k` at most its `upto`
+    /// and the sweep's released ends); the count is a search otherwise.
+    #[inline]
+    pub(crate) fn before(&self, k: usize) -> usize {
+        match self.bounds.get(k) {
+            Some(&b) => b as usize,
+            None => self.changes.partition_point(|c| c.0 < k),
+        }
     }
 
     /// Records the changes of the sweep's log up to end index `upto`
@@ -251,6 +268,10 @@ impl<F: Copy + PartialEq> FitChanges<F> {
             if k >= upto {
                 break;
             }
+            // Every change of the ends before `k` is in.
+            while self.bounds.len() <= k {
+                self.bounds.push(self.changes.len() as u32);
+            }
             if cluster.in_partition(part, id) {
                 let n = id.idx();
                 let old = self.fits[n];
@@ -261,6 +282,11 @@ impl<F: Copy + PartialEq> FitChanges<F> {
                 }
             }
             self.seen += 1;
+        }
+        // The log holds the ends the sweep released, in order: those before
+        // both `upto` and the sweep's count are all in.
+        while self.bounds.len() <= upto.min(sweep.done) {
+            self.bounds.push(self.changes.len() as u32);
         }
     }
 }

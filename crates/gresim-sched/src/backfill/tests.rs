@@ -92,3 +92,85 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Blocks made for some of the ends and then given the others one by
+    /// one (`insert`, as a backfill start inserts its planned end) search
+    /// as a scan end by end does, on flat and wide clusters.
+    #[test]
+    fn inserted_ends_are_found_as_by_a_scan(
+        nnodes in prop_oneof![1usize..=128, 129usize..=1100],
+        ends in proptest::collection::vec(
+            (0u64..500, proptest::collection::vec(any::<prop::sample::Index>(), 1..=40), any::<bool>()),
+            0..250,
+        ),
+        order in any::<u64>(),
+        density in 0u32..=100,
+        seed in any::<u64>(),
+        from in any::<prop::sample::Index>(),
+    ) {
+        let words = bf_map::words_for(nnodes);
+        let all: Vec<(u64, Vec<usize>, bool)> = ends
+            .into_iter()
+            .map(|(t, ix, later)| {
+                let k = match ix.len() { 1..=30 => 1, 31..=37 => 2 + ix.len() % 3, _ => ix.len() };
+                let mut ns: Vec<usize> = ix[..k.min(ix.len())].iter().map(|i| i.index(nnodes)).collect();
+                ns.sort_unstable();
+                ns.dedup();
+                (t, ns, later)
+            })
+            .collect();
+        let allocs: Vec<Allocation> = all.iter().map(|(_, ns, _)| alloc(ns)).collect();
+        // The ends present at first, in order of end (stable).
+        let mut first: Vec<usize> = (0..all.len()).filter(|&k| !all[k].2).collect();
+        first.sort_by_key(|&k| all[k].0);
+        let mut later: Vec<usize> = (0..all.len()).filter(|&k| all[k].2).collect();
+        let mut x = order | 1;
+        for i in (1..later.len()).rev() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            later.swap(i, (x % (i as u64 + 1)) as usize);
+        }
+        let mut ids: Vec<usize> = first.clone();
+        let mut running: Vec<Running<'_>> = first
+            .iter()
+            .map(|&k| Running::new(all[k].0, Cow::Borrowed(&allocs[k]), words))
+            .collect();
+        let mut blocks = EndBlocks::new(&running, words);
+        for &k in &later {
+            let at = running.partition_point(|e| e.end <= all[k].0);
+            running.insert(at, Running::new(all[k].0, Cow::Borrowed(&allocs[k]), words));
+            ids.insert(at, k);
+            blocks.insert(&running, at);
+        }
+        prop_assert_eq!(&blocks.times, &running.iter().map(|r| r.end).collect::<Vec<_>>());
+        let mut mask = bf_map::bitmap(words);
+        let mut y = seed | 1;
+        for n in 0..nnodes {
+            y ^= y << 13;
+            y ^= y >> 7;
+            y ^= y << 17;
+            if (y % 100) < u64::from(density) {
+                bf_map::set_bit(&mut mask, NodeId::from_idx(n));
+            }
+        }
+        let touches = |k: usize| all[ids[k]].1.iter().any(|&n| bf_map::has_bit(&mask, NodeId::from_idx(n)));
+        let len = running.len();
+        let i = from.index(len + 1);
+        // From every end (an end moved into a block must be in its bitmap
+        // even when it is the only one touching the mask after the start).
+        for s in 0..=len {
+            prop_assert_eq!(blocks.next_touching(&running, &mask, s), (s..len).find(|&k| touches(k)));
+        }
+        for to in (i + 1)..=len {
+            let want = (i..to).rev().find(|&k| touches(k)).unwrap_or(i);
+            prop_assert_eq!(blocks.prev_touching(&running, &mask, i, to), want);
+        }
+        for k in 0..len {
+            prop_assert_eq!(blocks.touches(&running, k, &mask), touches(k));
+        }
+    }
+}
