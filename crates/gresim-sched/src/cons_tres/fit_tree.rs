@@ -46,10 +46,11 @@ struct Run {
 impl Run {
     /// No set. Its key is above every set's ([`Tree::fits`] keeps the CPU
     /// total below `(1 << CPU_BITS) - 1`), so [`min_run`] is one comparison.
+    /// `end` one below `start`, so that its [`Run::len`] is 0.
     const NONE: Run = Run {
         key: u64::MAX,
         start: u16::MAX,
-        end: 0,
+        end: u16::MAX - 1,
         min_avail: 0,
         min_pos: 0,
     };
@@ -68,6 +69,12 @@ impl Run {
     #[inline]
     fn cpus(&self) -> u64 {
         self.key & ((1 << CPU_BITS) - 1)
+    }
+    /// [`Run::nodes`] in 16 bits (positions are), without a test for no set
+    /// ([`Run::NONE`]'s `end` is below its `start`: 0).
+    #[inline]
+    fn len(&self) -> u16 {
+        (self.end.wrapping_sub(self.start)).wrapping_add(1)
     }
     #[inline]
     fn nodes(&self) -> u32 {
@@ -118,6 +125,10 @@ struct Sum {
     /// The set touching the range's start / end (open on that side).
     pre: Run,
     suf: Run,
+    /// The most nodes of a set closed on both sides inside the range (the
+    /// sets `best` is chosen from; 0: none), so that a listing of the large
+    /// sets only ([`Tree::sets_min`]) skips the ranges without one.
+    inner: u16,
     /// The best set closed on both sides inside the range.
     best: Run,
 }
@@ -127,6 +138,7 @@ const EMPTY: Sum = Sum {
     solid: false,
     pre: Run::NONE,
     suf: Run::NONE,
+    inner: 0,
     best: Run::NONE,
 };
 
@@ -136,10 +148,14 @@ const GAP: Sum = Sum {
     solid: false,
     pre: Run::NONE,
     suf: Run::NONE,
+    inner: 0,
     best: Run::NONE,
 };
 
-fn merge(l: &Sum, r: &Sum) -> Sum {
+/// `INNER`: whether to keep [`Sum::inner`] (0 otherwise), which only the
+/// trees [`pick_nodes`] uses need ([`Tree::inner`]).
+#[inline]
+fn merge<const INNER: bool>(l: &Sum, r: &Sum) -> Sum {
     if l.empty {
         return *r;
     }
@@ -155,6 +171,11 @@ fn merge(l: &Sum, r: &Sum) -> Sum {
             solid: l.solid && r.solid,
             pre: if l.solid { j } else { l.pre },
             suf: if r.solid { j } else { r.suf },
+            inner: if INNER {
+                l.inner.max(r.inner).max(closed.len())
+            } else {
+                0
+            },
             best: min_run(min_run(l.best, closed), r.best),
         }
     } else {
@@ -165,6 +186,11 @@ fn merge(l: &Sum, r: &Sum) -> Sum {
             solid: false,
             pre: l.pre,
             suf: r.suf,
+            inner: if INNER {
+                l.inner.max(r.inner).max(ls.len()).max(rp.len())
+            } else {
+                0
+            },
             best: min_run(min_run(min_run(l.best, ls), rp), r.best),
         }
     }
@@ -186,8 +212,13 @@ pub(super) struct Tree {
     nodes: Vec<NodeId>,
     /// Per position, whether the node is the partition's.
     member: Vec<bool>,
+    /// The most CPUs of a node at any position.
+    max_cpus: u64,
     /// Scratch: summaries to recompute.
     dirty: Vec<usize>,
+    /// Whether the summaries keep [`Sum::inner`] ([`pick_nodes`] has used
+    /// the tree).
+    inner: bool,
     /// When it was last used (a counter over all trees).
     used: u64,
 }
@@ -227,6 +258,11 @@ impl Tree {
             _ => (0, 0),
         };
         let nodes: Vec<NodeId> = (lo..hi).map(NodeId::from_idx).collect();
+        let max_cpus = nodes
+            .iter()
+            .map(|&id| u64::from(cluster.node(id).cpus()))
+            .max()
+            .unwrap_or(0);
         let mut member = vec![false; nodes.len()];
         for id in pn {
             member[id.idx() - lo] = true;
@@ -245,7 +281,9 @@ impl Tree {
             pos_of,
             nodes,
             member,
+            max_cpus,
             dirty: Vec::new(),
+            inner: false,
             used: 0,
         }
     }
@@ -304,6 +342,7 @@ impl Tree {
                     solid: true,
                     pre: r,
                     suf: r,
+                    inner: 0,
                     best: Run::NONE,
                 }
             }
@@ -311,15 +350,42 @@ impl Tree {
     }
 }
 
+impl Tree {
+    /// One level at a time (the dirty summaries are all at one depth, in
+    /// order): each parent once, kept for the next level if its summary
+    /// changed; in one pass over the list.
+    fn merge_up<const INNER: bool>(&mut self, dirty: &mut Vec<usize>) {
+        while !dirty.is_empty() && dirty[0] > 1 {
+            let (mut kept, mut last) = (0, 0);
+            for r in 0..dirty.len() {
+                let x = dirty[r] / 2;
+                if x == last {
+                    continue;
+                }
+                last = x;
+                let m = merge::<INNER>(&self.sums[2 * x], &self.sums[2 * x + 1]);
+                if self.sums[x] != m {
+                    self.sums[x] = m;
+                    dirty[kept] = x;
+                    kept += 1;
+                }
+            }
+            dirty.truncate(kept);
+        }
+    }
+}
+
 /// Runs `f` on the tree of `j`'s shape over `part`, brought up to date with
 /// the live `state`, and returns the shape's id (in the evaluation cache)
-/// with `f`'s answer; `None` without a tree (too many shapes).
+/// with `f`'s answer; `None` without a tree (too many shapes). `inner`: the
+/// summaries must keep [`Sum::inner`] (for [`Tree::sets_min`]).
 fn with_tree<R>(
     j: &JobCtx<'_>,
     state: &ClusterState,
     part: PartId,
     trees: &mut Trees,
     cache: &mut EvalCache,
+    inner: bool,
     f: impl FnOnce(&Tree) -> Option<R>,
 ) -> Option<(u32, R)> {
     let shape = cache.shape_id(j)?;
@@ -347,10 +413,17 @@ fn with_tree<R>(
     tree.used = clock;
     let q = Quick::of(j);
     let ix = state.fit_index();
-    let changes = tree.at.and_then(|at| ix.changes_since(at));
+    // `inner` asked of a tree without it: built again, with it.
+    let fresh = inner && !tree.inner;
+    let changes = tree
+        .at
+        .filter(|_| !fresh)
+        .and_then(|at| ix.changes_since(at));
     if changes.is_none() {
         // Another state (perhaps of another cluster): start afresh.
+        let inner = inner || tree.inner;
         *tree = Tree::new(j.cluster, part, shape);
+        tree.inner = inner;
     }
     match changes {
         Some(ch) => {
@@ -373,25 +446,10 @@ fn with_tree<R>(
                 tree.sums[x] = leaf;
                 changed
             });
-            // One level at a time (the dirty summaries are all at one
-            // depth, in order): each parent once, kept for the next level
-            // if its summary changed; in one pass over the list.
-            while !dirty.is_empty() && dirty[0] > 1 {
-                let (mut kept, mut last) = (0, 0);
-                for r in 0..dirty.len() {
-                    let x = dirty[r] / 2;
-                    if x == last {
-                        continue;
-                    }
-                    last = x;
-                    let m = merge(&tree.sums[2 * x], &tree.sums[2 * x + 1]);
-                    if tree.sums[x] != m {
-                        tree.sums[x] = m;
-                        dirty[kept] = x;
-                        kept += 1;
-                    }
-                }
-                dirty.truncate(kept);
+            if tree.inner {
+                tree.merge_up::<true>(&mut dirty);
+            } else {
+                tree.merge_up::<false>(&mut dirty);
             }
             tree.dirty = dirty;
         }
@@ -400,7 +458,11 @@ fn with_tree<R>(
                 tree.sums[tree.size + k] = tree.leaf(j, &q, cache, state, k);
             }
             for x in (1..tree.size).rev() {
-                tree.sums[x] = merge(&tree.sums[2 * x], &tree.sums[2 * x + 1]);
+                tree.sums[x] = if tree.inner {
+                    merge::<true>(&tree.sums[2 * x], &tree.sums[2 * x + 1])
+                } else {
+                    merge::<false>(&tree.sums[2 * x], &tree.sums[2 * x + 1])
+                };
             }
         }
     }
@@ -419,7 +481,7 @@ pub(super) fn pick(
     trees: &mut Trees,
     cache: &mut EvalCache,
 ) -> Option<(u32, NodeId)> {
-    with_tree(j, state, part, trees, cache, |tree| {
+    with_tree(j, state, part, trees, cache, false, |tree| {
         let root = &tree.sums[1];
         let best = min_run(min_run(root.pre, root.best), root.suf).get()?;
         Some(tree.nodes[best.min_pos as usize])
@@ -466,6 +528,56 @@ impl Tree {
         self.sets_in(2 * x + 1, cur, out);
     }
 
+    /// The node sets of `min` nodes or more, in position order, exactly as
+    /// [`Tree::sets`] lists them (the others left out): a range whose
+    /// inside holds no set that large (`inner`) is not walked down, its
+    /// first and last sets are taken from its summary.
+    fn sets_min(&self, min: u16, out: &mut Vec<Run>) {
+        let mut cur: Option<Run> = None;
+        self.sets_min_in(1, min, &mut cur, out);
+        out.extend(cur.filter(|c| c.len() >= min));
+    }
+
+    fn sets_min_in(&self, x: usize, min: u16, cur: &mut Option<Run>, out: &mut Vec<Run>) {
+        let s = &self.sums[x];
+        if s.empty {
+            return;
+        }
+        // A set that has ended: kept if large enough.
+        let close = |c: Option<Run>, out: &mut Vec<Run>| {
+            out.extend(c.filter(|c| c.len() >= min));
+        };
+        // `r` goes on from the current set (same weight) or starts one.
+        let cont = |cur: &mut Option<Run>, r: Run, out: &mut Vec<Run>| match cur {
+            Some(c) if c.weight() == r.weight() => *c = c.join(r),
+            _ => {
+                out.extend(cur.take().filter(|c| c.len() >= min));
+                *cur = Some(r);
+            }
+        };
+        if s.solid {
+            let Some(r) = s.pre.get() else { return };
+            cont(cur, r, out);
+            return;
+        }
+        if !s.pre.is_some() && !s.suf.is_some() && !s.best.is_some() {
+            close(cur.take(), out);
+            return;
+        }
+        if s.inner < min {
+            // Not solid: the first set ends inside the range, and the last
+            // one begins there; the sets between are too small.
+            if let Some(r) = s.pre.get() {
+                cont(cur, r, out);
+            }
+            close(cur.take(), out);
+            *cur = s.suf.get();
+            return;
+        }
+        self.sets_min_in(2 * x, min, cur, out);
+        self.sets_min_in(2 * x + 1, min, cur, out);
+    }
+
     /// CPUs node position `k` offers (0: not usable).
     #[inline]
     fn avail(&self, k: usize) -> u32 {
@@ -491,21 +603,80 @@ pub(super) fn pick_nodes(
     trees: &mut Trees,
     cache: &mut EvalCache,
 ) -> Option<(u32, Vec<NodeId>)> {
-    with_tree(j, state, part, trees, cache, |tree| {
+    with_tree(j, state, part, trees, cache, true, |tree| {
+        let (min_n, req_n) = (i64::from(min_nodes), i64::from(req_nodes));
+        let min_cpus = i64::from(j.req.total_tasks(min_nodes.max(1))) * i64::from(j.cpt);
+        let start = Need {
+            rem_nodes: min_n.max(req_n),
+            max_nodes: i64::from(max_nodes),
+            rem_cpus: min_cpus,
+            rem_max_cpus: min_cpus,
+            min_rem_nodes: min_n,
+        };
         let mut runs = Vec::new();
+        let mut picked: Vec<usize> = Vec::new();
+        let answer = |mut picked: Vec<usize>| {
+            if (picked.len() as i64) >= min_n {
+                picked.sort_unstable();
+                Some(picked.iter().map(|&k| tree.nodes[k]).collect())
+            } else {
+                None
+            }
+        };
+        // The common case first: a set that is sufficient by itself. A
+        // sufficient set has `min_nodes` nodes or more (`enough_nodes` with
+        // `rem_nodes` = max(min, req) asks for `min`), so only those are
+        // listed. The loop below first chooses among the sets of the lowest
+        // weight (of all sets), in order: a sufficient set replaces an
+        // insufficient choice or one with more CPUs, and an insufficient set
+        // replaces any choice with fewer CPUs. So when no insufficient set
+        // of that weight has more CPUs than the sufficient ones' fewest, it
+        // chooses the first sufficient set with the fewest CPUs. The sets
+        // not listed have fewer than `min` nodes, so at most `min - 1` times
+        // a node's most CPUs. When that set completes the job, the loop
+        // stops there with the same nodes; otherwise it is run.
+        let root = &tree.sums[1];
+        let top = min_run(min_run(root.pre, root.best), root.suf);
+        if top.is_some() && start.max_nodes > 0 {
+            let min = u16::try_from(min_nodes.max(1)).unwrap_or(u16::MAX);
+            tree.sets_min(min, &mut runs);
+            let lowest = runs.iter().filter(|r| r.weight() == top.weight());
+            let best = lowest.clone().filter(|r| r.cpus() as i64 >= min_cpus).fold(
+                None,
+                |b: Option<&Run>, r| match b {
+                    Some(b) if b.cpus() <= r.cpus() => Some(b),
+                    _ => Some(r),
+                },
+            );
+            let short = lowest
+                .filter(|r| (r.cpus() as i64) < min_cpus)
+                .map(|r| r.cpus())
+                .max()
+                .unwrap_or(0)
+                .max(u64::from(min - 1) * tree.max_cpus);
+            if let Some(b) = best.filter(|b| short <= b.cpus()) {
+                let mut need = start;
+                take_set(
+                    j,
+                    tree,
+                    b.start as usize,
+                    b.end as usize,
+                    &mut need,
+                    &mut picked,
+                );
+                if need.done() {
+                    return answer(picked);
+                }
+            }
+            runs.clear();
+            picked.clear();
+        }
         tree.sets(&mut runs);
         let usable_cnt: u64 = runs.iter().map(|r| u64::from(r.nodes())).sum();
         if usable_cnt < u64::from(min_nodes) {
             return None;
         }
-        let (min_n, req_n) = (i64::from(min_nodes), i64::from(req_nodes));
-        let mut rem_nodes = min_n.max(req_n);
-        let mut max_nodes = i64::from(max_nodes);
-        let min_cpus = i64::from(j.req.total_tasks(min_nodes.max(1))) * i64::from(j.cpt);
-        let mut rem_cpus = min_cpus;
-        let mut rem_max_cpus = min_cpus;
-        let mut min_rem_nodes = min_n;
-        let done = |rem_nodes: i64, rem_cpus: i64| rem_nodes <= 0 && rem_cpus <= 0;
+        let mut need = start;
         // (start, end, cpus, nodes, weight) per set.
         let mut sets: Vec<(usize, usize, i64, i64, u64)> = runs
             .iter()
@@ -519,17 +690,16 @@ pub(super) fn pick_nodes(
                 )
             })
             .collect();
-        let mut picked: Vec<usize> = Vec::new();
         let mut success = false;
-        while !sets.is_empty() && max_nodes > 0 {
+        while !sets.is_empty() && need.max_nodes > 0 {
             let mut best: Option<usize> = None;
             let mut best_suff = false;
             for (k, &(_, _, cpus, nodes, weight)) in sets.iter().enumerate() {
                 if nodes == 0 {
                     continue;
                 }
-                let sufficient =
-                    cpus >= rem_cpus && super::enough_nodes(nodes, rem_nodes, min_n, req_n);
+                let sufficient = cpus >= need.rem_cpus
+                    && super::enough_nodes(nodes, need.rem_nodes, min_n, req_n);
                 let best_key = best.map(|b| (sets[b].4, sets[b].2, best_suff));
                 if super::better_set((weight, cpus, sufficient), best_key) {
                     best = Some(k);
@@ -537,47 +707,8 @@ pub(super) fn pick_nodes(
                 }
             }
             let Some(b) = best else { break };
-            let (first, last) = (sets[b].0, sets[b].1);
-            // With one node left to find, only the set's best fit remains.
-            let mut only: Option<usize> = None;
-            if rem_nodes <= 1 {
-                let mut best_fit: Option<(usize, u32)> = None;
-                for i in first..=last {
-                    let a = tree.avail(i);
-                    if a == 0 || i64::from(a) < rem_cpus {
-                        continue;
-                    }
-                    if best_fit.is_none_or(|(_, ba)| a < ba) {
-                        best_fit = Some((i, a));
-                        if i64::from(a) == rem_cpus {
-                            break;
-                        }
-                    }
-                }
-                if let Some((bf, _)) = best_fit {
-                    only = Some(bf);
-                }
-            }
-            for i in first..=last {
-                if max_nodes == 0 || done(rem_nodes, rem_cpus) {
-                    break;
-                }
-                let a = tree.avail(i);
-                if a == 0 || only.is_some_and(|o| o != i) {
-                    continue;
-                }
-                if max_nodes == 1 && i64::from(a) < rem_cpus {
-                    continue;
-                }
-                let c = super::cpus_to_use(j, a, rem_max_cpus, min_rem_nodes);
-                picked.push(i);
-                rem_cpus -= c;
-                rem_max_cpus -= c;
-                rem_nodes -= 1;
-                min_rem_nodes -= 1;
-                max_nodes -= 1;
-            }
-            if done(rem_nodes, rem_cpus) {
+            take_set(j, tree, sets[b].0, sets[b].1, &mut need, &mut picked);
+            if need.done() {
                 success = true;
                 break;
             }
@@ -587,16 +718,82 @@ pub(super) fn pick_nodes(
                 break;
             }
         }
-        if !success && rem_cpus <= 0 && super::enough_nodes(0, rem_nodes, min_n, req_n) {
+        if !success && need.rem_cpus <= 0 && super::enough_nodes(0, need.rem_nodes, min_n, req_n) {
             success = true;
         }
-        if success && (picked.len() as i64) >= min_n {
-            picked.sort_unstable();
-            Some(picked.iter().map(|&k| tree.nodes[k]).collect())
+        if success {
+            answer(picked)
         } else {
             None
         }
     })
+}
+
+/// What [`pick_nodes`] still has to find.
+#[derive(Clone, Copy)]
+struct Need {
+    rem_nodes: i64,
+    max_nodes: i64,
+    rem_cpus: i64,
+    rem_max_cpus: i64,
+    min_rem_nodes: i64,
+}
+
+impl Need {
+    fn done(&self) -> bool {
+        self.rem_nodes <= 0 && self.rem_cpus <= 0
+    }
+}
+
+/// `eval_nodes`' take from the chosen set (positions `first` to `last`):
+/// its nodes in order while more are wanted, or with one node left to
+/// find only the set's best fit.
+fn take_set(
+    j: &JobCtx<'_>,
+    tree: &Tree,
+    first: usize,
+    last: usize,
+    need: &mut Need,
+    picked: &mut Vec<usize>,
+) {
+    let mut only: Option<usize> = None;
+    if need.rem_nodes <= 1 {
+        let mut best_fit: Option<(usize, u32)> = None;
+        for i in first..=last {
+            let a = tree.avail(i);
+            if a == 0 || i64::from(a) < need.rem_cpus {
+                continue;
+            }
+            if best_fit.is_none_or(|(_, ba)| a < ba) {
+                best_fit = Some((i, a));
+                if i64::from(a) == need.rem_cpus {
+                    break;
+                }
+            }
+        }
+        if let Some((bf, _)) = best_fit {
+            only = Some(bf);
+        }
+    }
+    for i in first..=last {
+        if need.max_nodes == 0 || need.done() {
+            break;
+        }
+        let a = tree.avail(i);
+        if a == 0 || only.is_some_and(|o| o != i) {
+            continue;
+        }
+        if need.max_nodes == 1 && i64::from(a) < need.rem_cpus {
+            continue;
+        }
+        let c = super::cpus_to_use(j, a, need.rem_max_cpus, need.min_rem_nodes);
+        picked.push(i);
+        need.rem_cpus -= c;
+        need.rem_max_cpus -= c;
+        need.rem_nodes -= 1;
+        need.min_rem_nodes -= 1;
+        need.max_nodes -= 1;
+    }
 }
 
 #[cfg(test)]
