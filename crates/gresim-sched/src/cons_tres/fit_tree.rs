@@ -306,6 +306,8 @@ impl Tree {
                 .all(|&id| u16::try_from(cluster.node(id).cpus()).is_ok())
     }
 
+    /// The summary of position `k`: [`GAP`], or one set of that node
+    /// alone ([`Tree::leaf_run`]).
     fn leaf(
         &self,
         j: &JobCtx<'_>,
@@ -314,39 +316,61 @@ impl Tree {
         state: &ClusterState,
         k: usize,
     ) -> Sum {
+        leaf_sum(self.leaf_run(j, q, cache, state, k))
+    }
+
+    /// The set of position `k`'s node alone, or [`Run::NONE`] when the node
+    /// cannot hold the job (it ends the current set).
+    #[inline]
+    fn leaf_run(
+        &self,
+        j: &JobCtx<'_>,
+        q: &Quick,
+        cache: &mut super::EvalCache,
+        state: &ClusterState,
+        k: usize,
+    ) -> Run {
         let id = self.nodes[k];
         if !self.member[k] {
-            return GAP;
+            return Run::NONE;
         }
         let u = state.node(id);
         if !u.schedulable() {
             // DOWN or DRAIN: outside the node map, so it ends the set too.
-            return GAP;
+            return Run::NONE;
         }
         if cannot_fit(j, q, id, u) {
-            return GAP;
+            return Run::NONE;
         }
         match cache.get_or(self.shape, id, u, true, || eval_node(j, id, u, true)) {
-            None => GAP,
-            Some(e) => {
-                let r = Run {
-                    key: e.weight << CPU_BITS | u64::from(e.cpus),
-                    start: k as u16,
-                    end: k as u16,
-                    // At most the node's CPUs, which `fits` bounds.
-                    min_avail: u16::try_from(e.cpus).expect("a node's CPUs fit in 16 bits"),
-                    min_pos: k as u16,
-                };
-                Sum {
-                    empty: false,
-                    solid: true,
-                    pre: r,
-                    suf: r,
-                    inner: 0,
-                    best: Run::NONE,
-                }
-            }
+            None => Run::NONE,
+            Some(e) => Run {
+                key: e.weight << CPU_BITS | u64::from(e.cpus),
+                start: k as u16,
+                end: k as u16,
+                // At most the node's CPUs, which `fits` bounds.
+                min_avail: u16::try_from(e.cpus).expect("a node's CPUs fit in 16 bits"),
+                min_pos: k as u16,
+            },
         }
+    }
+}
+
+/// A leaf's summary: [`GAP`] for no set, else the one set `r`. A leaf's
+/// summary is thus equal to another leaf's when their `pre` are.
+#[inline]
+fn leaf_sum(r: Run) -> Sum {
+    if r.is_some() {
+        Sum {
+            empty: false,
+            solid: true,
+            pre: r,
+            suf: r,
+            inner: 0,
+            best: Run::NONE,
+        }
+    } else {
+        GAP
     }
 }
 
@@ -440,10 +464,14 @@ fn with_tree<R>(
             );
             dirty.sort_unstable();
             dirty.dedup();
+            // Leaves are all built (and so [`leaf_sum`]s): compared by their
+            // one set.
             dirty.retain(|&x| {
-                let leaf = tree.leaf(j, &q, cache, state, x - tree.size);
-                let changed = tree.sums[x] != leaf;
-                tree.sums[x] = leaf;
+                let r = tree.leaf_run(j, &q, cache, state, x - tree.size);
+                let changed = tree.sums[x].pre != r;
+                if changed {
+                    tree.sums[x] = leaf_sum(r);
+                }
                 changed
             });
             if tree.inner {
