@@ -35,7 +35,7 @@ const CPU_BITS: u32 = 24;
 struct Run {
     /// `weight << CPU_BITS | cpus`: the order of `eval_nodes`' choice among
     /// sufficient sets, compared as one integer. The first set wins ties,
-    /// which [`min_run`] keeps by taking its operands in position order.
+    /// which [`min_best`] keeps by taking its operands in position order.
     key: u64,
     start: u16,
     end: u16,
@@ -45,7 +45,7 @@ struct Run {
 
 impl Run {
     /// No set. Its key is above every set's ([`Tree::fits`] keeps the CPU
-    /// total below `(1 << CPU_BITS) - 1`), so [`min_run`] is one comparison.
+    /// total below `(1 << CPU_BITS) - 1`), so [`min_best`] is one comparison.
     /// `end` one below `start`, so that its [`Run::len`] is 0.
     const NONE: Run = Run {
         key: u64::MAX,
@@ -103,17 +103,6 @@ impl Run {
     }
 }
 
-/// The better of two sets (or no set), `a` lying before `b`: the lower key,
-/// `a` on a tie; a set before no set ([`Run::NONE`]'s key is above all).
-#[inline]
-fn min_run(a: Run, b: Run) -> Run {
-    if b.key < a.key {
-        b
-    } else {
-        a
-    }
-}
-
 /// What a range of positions holds, as far as the sets go.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Sum {
@@ -129,8 +118,45 @@ struct Sum {
     /// sets `best` is chosen from; 0: none), so that a listing of the large
     /// sets only ([`Tree::sets_min`]) skips the ranges without one.
     inner: u16,
-    /// The best set closed on both sides inside the range.
-    best: Run,
+    /// The best set closed on both sides inside the range: its key
+    /// ([`Run::NONE`]'s when there is none) and best-fit node's position;
+    /// no more of it is read (8 bytes less to compare and copy than a
+    /// [`Run`]).
+    best_key: u64,
+    best_pos: u16,
+}
+
+impl Sum {
+    /// The best set of all (key, best-fit position): the first with the
+    /// lowest key, of `pre`, the closed ones and `suf`.
+    #[inline]
+    fn top(&self) -> (u64, u16) {
+        let b = (self.pre.key, self.pre.min_pos);
+        let b = if self.best_key < b.0 {
+            (self.best_key, self.best_pos)
+        } else {
+            b
+        };
+        min_best(b, self.suf)
+    }
+
+    /// Whether the range holds a set closed on both sides.
+    #[inline]
+    fn has_best(&self) -> bool {
+        self.best_key != u64::MAX
+    }
+}
+
+/// Of a best set (key, best-fit position) and the set `b` lying after it,
+/// the better: the lower key, the first on a tie; a set before no set
+/// ([`Run::NONE`]'s key is above all).
+#[inline]
+fn min_best(a: (u64, u16), b: Run) -> (u64, u16) {
+    if b.key < a.0 {
+        (b.key, b.min_pos)
+    } else {
+        a
+    }
 }
 
 const EMPTY: Sum = Sum {
@@ -139,7 +165,8 @@ const EMPTY: Sum = Sum {
     pre: Run::NONE,
     suf: Run::NONE,
     inner: 0,
-    best: Run::NONE,
+    best_key: u64::MAX,
+    best_pos: 0,
 };
 
 /// A node that cannot hold the job: it ends the current set.
@@ -149,7 +176,8 @@ const GAP: Sum = Sum {
     pre: Run::NONE,
     suf: Run::NONE,
     inner: 0,
-    best: Run::NONE,
+    best_key: u64::MAX,
+    best_pos: 0,
 };
 
 /// `INNER`: whether to keep [`Sum::inner`] (0 otherwise), which only the
@@ -166,6 +194,12 @@ fn merge<const INNER: bool>(l: &Sum, r: &Sum) -> Sum {
     if l.suf.is_some() && r.pre.is_some() && l.suf.weight() == r.pre.weight() {
         let j = l.suf.join(r.pre);
         let closed = if !l.solid && !r.solid { j } else { Run::NONE };
+        let (best_key, best_pos) = min_best((l.best_key, l.best_pos), closed);
+        let (best_key, best_pos) = if r.best_key < best_key {
+            (r.best_key, r.best_pos)
+        } else {
+            (best_key, best_pos)
+        };
         Sum {
             empty: false,
             solid: l.solid && r.solid,
@@ -176,11 +210,18 @@ fn merge<const INNER: bool>(l: &Sum, r: &Sum) -> Sum {
             } else {
                 0
             },
-            best: min_run(min_run(l.best, closed), r.best),
+            best_key,
+            best_pos,
         }
     } else {
         let ls = if l.solid { Run::NONE } else { l.suf };
         let rp = if r.solid { Run::NONE } else { r.pre };
+        let b = min_best(min_best((l.best_key, l.best_pos), ls), rp);
+        let (best_key, best_pos) = if r.best_key < b.0 {
+            (r.best_key, r.best_pos)
+        } else {
+            b
+        };
         Sum {
             empty: false,
             solid: false,
@@ -191,7 +232,8 @@ fn merge<const INNER: bool>(l: &Sum, r: &Sum) -> Sum {
             } else {
                 0
             },
-            best: min_run(min_run(min_run(l.best, ls), rp), r.best),
+            best_key,
+            best_pos,
         }
     }
 }
@@ -367,7 +409,8 @@ fn leaf_sum(r: Run) -> Sum {
             pre: r,
             suf: r,
             inner: 0,
-            best: Run::NONE,
+            best_key: u64::MAX,
+            best_pos: 0,
         }
     } else {
         GAP
@@ -511,8 +554,8 @@ pub(super) fn pick(
 ) -> Option<(u32, NodeId)> {
     with_tree(j, state, part, trees, cache, false, |tree| {
         let root = &tree.sums[1];
-        let best = min_run(min_run(root.pre, root.best), root.suf).get()?;
-        Some(tree.nodes[best.min_pos as usize])
+        let (key, pos) = root.top();
+        (key != u64::MAX).then(|| tree.nodes[pos as usize])
     })
 }
 
@@ -547,7 +590,7 @@ impl Tree {
             }
             return;
         }
-        if !s.pre.is_some() && !s.suf.is_some() && !s.best.is_some() {
+        if !s.pre.is_some() && !s.suf.is_some() && !s.has_best() {
             // Only nodes that cannot hold the job: the current set ends.
             out.extend(cur.take());
             return;
@@ -588,7 +631,7 @@ impl Tree {
             cont(cur, r, out);
             return;
         }
-        if !s.pre.is_some() && !s.suf.is_some() && !s.best.is_some() {
+        if !s.pre.is_some() && !s.suf.is_some() && !s.has_best() {
             close(cur.take(), out);
             return;
         }
@@ -664,11 +707,11 @@ pub(super) fn pick_nodes(
         // a node's most CPUs. When that set completes the job, the loop
         // stops there with the same nodes; otherwise it is run.
         let root = &tree.sums[1];
-        let top = min_run(min_run(root.pre, root.best), root.suf);
-        if top.is_some() && start.max_nodes > 0 {
+        let (top, _) = root.top();
+        if top != u64::MAX && start.max_nodes > 0 {
             let min = u16::try_from(min_nodes.max(1)).unwrap_or(u16::MAX);
             tree.sets_min(min, &mut runs);
-            let lowest = runs.iter().filter(|r| r.weight() == top.weight());
+            let lowest = runs.iter().filter(|r| r.weight() == top >> CPU_BITS);
             let best = lowest.clone().filter(|r| r.cpus() as i64 >= min_cpus).fold(
                 None,
                 |b: Option<&Run>, r| match b {
