@@ -430,9 +430,12 @@ impl Tree {
                     continue;
                 }
                 last = x;
-                let m = merge::<INNER>(&self.sums[2 * x], &self.sums[2 * x + 1]);
-                if self.sums[x] != m {
-                    self.sums[x] = m;
+                // One bounds check for the summary and both children: from
+                // `x` to `2x + 1`, they are at 0, `x` and `x + 1`.
+                let sums = &mut self.sums[x..=2 * x + 1];
+                let m = merge::<INNER>(&sums[x], &sums[x + 1]);
+                if sums[0] != m {
+                    sums[0] = m;
                     dirty[kept] = x;
                     kept += 1;
                 }
