@@ -106,10 +106,8 @@ impl Run {
 /// What a range of positions holds, as far as the sets go.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Sum {
-    /// Only nodes the selection does not see (not schedulable).
-    empty: bool,
-    /// Not empty, and every node it sees is usable with the same weight:
-    /// one set, `pre` = `suf`.
+    /// Every position is a usable node of the same weight: one set, `pre`
+    /// = `suf`.
     solid: bool,
     /// The set touching the range's start / end (open on that side).
     pre: Run,
@@ -159,19 +157,11 @@ fn min_best(a: (u64, u16), b: Run) -> (u64, u16) {
     }
 }
 
-const EMPTY: Sum = Sum {
-    empty: true,
-    solid: false,
-    pre: Run::NONE,
-    suf: Run::NONE,
-    inner: 0,
-    best_key: u64::MAX,
-    best_pos: 0,
-};
-
-/// A node that cannot hold the job: it ends the current set.
+/// A node that cannot hold the job: it ends the current set. The positions
+/// past the last node (up to a power of two) are gaps too: a set ending at
+/// the last node is then closed rather than open at the end, which changes
+/// neither the sets listed nor the first best one.
 const GAP: Sum = Sum {
-    empty: false,
     solid: false,
     pre: Run::NONE,
     suf: Run::NONE,
@@ -184,12 +174,6 @@ const GAP: Sum = Sum {
 /// trees [`pick_nodes`] uses need ([`Tree::inner`]).
 #[inline]
 fn merge<const INNER: bool>(l: &Sum, r: &Sum) -> Sum {
-    if l.empty {
-        return *r;
-    }
-    if r.empty {
-        return *l;
-    }
     // Sets in position order: l.pre, l.best, l.suf, r.pre, r.best, r.suf.
     if l.suf.is_some() && r.pre.is_some() && l.suf.weight() == r.pre.weight() {
         let j = l.suf.join(r.pre);
@@ -201,7 +185,6 @@ fn merge<const INNER: bool>(l: &Sum, r: &Sum) -> Sum {
             (best_key, best_pos)
         };
         Sum {
-            empty: false,
             solid: l.solid && r.solid,
             pre: if l.solid { j } else { l.pre },
             suf: if r.solid { j } else { r.suf },
@@ -223,7 +206,6 @@ fn merge<const INNER: bool>(l: &Sum, r: &Sum) -> Sum {
             b
         };
         Sum {
-            empty: false,
             solid: false,
             pre: l.pre,
             suf: r.suf,
@@ -319,7 +301,7 @@ impl Tree {
             part,
             at: None,
             size,
-            sums: vec![EMPTY; 2 * size],
+            sums: vec![GAP; 2 * size],
             pos_of,
             nodes,
             member,
@@ -404,7 +386,6 @@ impl Tree {
 fn leaf_sum(r: Run) -> Sum {
     if r.is_some() {
         Sum {
-            empty: false,
             solid: true,
             pre: r,
             suf: r,
@@ -579,9 +560,6 @@ impl Tree {
 
     fn sets_in(&self, x: usize, cur: &mut Option<Run>, out: &mut Vec<Run>) {
         let s = &self.sums[x];
-        if s.empty {
-            return;
-        }
         if s.solid {
             let Some(r) = s.pre.get() else { return };
             match cur {
@@ -614,9 +592,6 @@ impl Tree {
 
     fn sets_min_in(&self, x: usize, min: u16, cur: &mut Option<Run>, out: &mut Vec<Run>) {
         let s = &self.sums[x];
-        if s.empty {
-            return;
-        }
         // A set that has ended: kept if large enough.
         let close = |c: Option<Run>, out: &mut Vec<Run>| {
             out.extend(c.filter(|c| c.len() >= min));
