@@ -12,8 +12,11 @@
 //! CPU is enough), so `eval_nodes` chooses the first set with the lowest
 //! (weight, CPU total), and in it the first node with the fewest available
 //! CPUs: the root's answer ([`pick`]). Several nodes ([`applies_many`]):
-//! [`pick_nodes`] lists the sets from the tree and runs `eval_nodes`' loop
-//! over them. When either finds nothing, the caller does the full selection
+//! [`pick_nodes`] first lists only the sets large enough to be sufficient
+//! ([`Tree::sets_min`]) and takes the one `eval_nodes`' loop would choose
+//! first when that is certain and the set completes the job; otherwise it
+//! lists every set from the tree and runs `eval_nodes`' loop over them.
+//! When either finds nothing, the caller does the full selection
 //! (second pass, knapsack), which gives the same answer as without the tree.
 
 use super::{cannot_fit, eval_node, EvalCache, JobCtx, Quick};
