@@ -146,9 +146,12 @@ impl ShapeKey {
             segment: _,
         } = j.req;
         let k = &self.req;
-        // The counts that tell most shapes apart come first; the GRES list,
-        // compared as a block of memory, last.
-        self.min_tasks == j.min_tasks
+        // The counts that tell most shapes apart come first (the GPUs per
+        // node first of all: jobs that differ only in them, such as the
+        // benchmark's, are told apart by it alone); the GRES list, compared
+        // as a block of memory, last.
+        *gpus_per_node == k.gpus_per_node
+            && self.min_tasks == j.min_tasks
             && self.max_tasks == j.max_tasks
             && self.min_cpus_node == j.min_cpus_node
             && self.cpt == j.cpt
@@ -157,7 +160,6 @@ impl ShapeKey {
             && *ntasks_per_node == k.ntasks_per_node
             && *cpus_per_task == k.cpus_per_task
             && *mem == k.mem
-            && *gpus_per_node == k.gpus_per_node
             && *gpus_per_job == k.gpus_per_job
             && *gpus_per_task == k.gpus_per_task
             && *cpus_per_gpu == k.cpus_per_gpu
@@ -185,7 +187,8 @@ impl EvalCache {
         if self.shapes.get(last).is_some_and(|k| k.matches(j)) {
             return Some(last as u32);
         }
-        if let Some(i) = self.shapes.iter().position(|k| k.matches(j)) {
+        // The others (`last` did not match).
+        if let Some(i) = (0..self.shapes.len()).find(|&i| i != last && self.shapes[i].matches(j)) {
             self.last_shape = i as u32;
             return Some(i as u32);
         }

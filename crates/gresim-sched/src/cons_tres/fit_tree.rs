@@ -12,8 +12,11 @@
 //! CPU is enough), so `eval_nodes` chooses the first set with the lowest
 //! (weight, CPU total), and in it the first node with the fewest available
 //! CPUs: the root's answer ([`pick`]). Several nodes ([`applies_many`]):
-//! [`pick_nodes`] lists the sets from the tree and runs `eval_nodes`' loop
-//! over them. When either finds nothing, the caller does the full selection
+//! [`pick_nodes`] first lists only the sets large enough to be sufficient
+//! ([`Tree::sets_min`]) and takes the one `eval_nodes`' loop would choose
+//! first when that is certain and the set completes the job; otherwise it
+//! lists every set from the tree and runs `eval_nodes`' loop over them.
+//! When either finds nothing, the caller does the full selection
 //! (second pass, knapsack), which gives the same answer as without the tree.
 
 use super::{cannot_fit, eval_node, EvalCache, JobCtx, Quick};
@@ -35,7 +38,7 @@ const CPU_BITS: u32 = 24;
 struct Run {
     /// `weight << CPU_BITS | cpus`: the order of `eval_nodes`' choice among
     /// sufficient sets, compared as one integer. The first set wins ties,
-    /// which [`min_run`] keeps by taking its operands in position order.
+    /// which [`min_best`] keeps by taking its operands in position order.
     key: u64,
     start: u16,
     end: u16,
@@ -45,11 +48,12 @@ struct Run {
 
 impl Run {
     /// No set. Its key is above every set's ([`Tree::fits`] keeps the CPU
-    /// total below `(1 << CPU_BITS) - 1`), so [`min_run`] is one comparison.
+    /// total below `(1 << CPU_BITS) - 1`), so [`min_best`] is one comparison.
+    /// `end` one below `start`, so that its [`Run::len`] is 0.
     const NONE: Run = Run {
         key: u64::MAX,
         start: u16::MAX,
-        end: 0,
+        end: u16::MAX - 1,
         min_avail: 0,
         min_pos: 0,
     };
@@ -68,6 +72,12 @@ impl Run {
     #[inline]
     fn cpus(&self) -> u64 {
         self.key & ((1 << CPU_BITS) - 1)
+    }
+    /// [`Run::nodes`] in 16 bits (positions are), without a test for no set
+    /// ([`Run::NONE`]'s `end` is below its `start`: 0).
+    #[inline]
+    fn len(&self) -> u16 {
+        (self.end.wrapping_sub(self.start)).wrapping_add(1)
     }
     #[inline]
     fn nodes(&self) -> u32 {
@@ -96,76 +106,119 @@ impl Run {
     }
 }
 
-/// The better of two sets (or no set), `a` lying before `b`: the lower key,
-/// `a` on a tie; a set before no set ([`Run::NONE`]'s key is above all).
+/// What a range of positions holds, as far as the sets go.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Sum {
+    /// Every position is a usable node of the same weight: one set, `pre`
+    /// = `suf`.
+    solid: bool,
+    /// The set touching the range's start / end (open on that side).
+    pre: Run,
+    suf: Run,
+    /// The most nodes of a set closed on both sides inside the range (the
+    /// sets `best` is chosen from; 0: none), so that a listing of the large
+    /// sets only ([`Tree::sets_min`]) skips the ranges without one.
+    inner: u16,
+    /// The best set closed on both sides inside the range: its key
+    /// ([`Run::NONE`]'s when there is none) and best-fit node's position;
+    /// no more of it is read (8 bytes less to compare and copy than a
+    /// [`Run`]).
+    best_key: u64,
+    best_pos: u16,
+}
+
+impl Sum {
+    /// The best set of all (key, best-fit position): the first with the
+    /// lowest key, of `pre`, the closed ones and `suf`.
+    #[inline]
+    fn top(&self) -> (u64, u16) {
+        let b = (self.pre.key, self.pre.min_pos);
+        let b = if self.best_key < b.0 {
+            (self.best_key, self.best_pos)
+        } else {
+            b
+        };
+        min_best(b, self.suf)
+    }
+
+    /// Whether the range holds a set closed on both sides.
+    #[inline]
+    fn has_best(&self) -> bool {
+        self.best_key != u64::MAX
+    }
+}
+
+/// Of a best set (key, best-fit position) and the set `b` lying after it,
+/// the better: the lower key, the first on a tie; a set before no set
+/// ([`Run::NONE`]'s key is above all).
 #[inline]
-fn min_run(a: Run, b: Run) -> Run {
-    if b.key < a.key {
-        b
+fn min_best(a: (u64, u16), b: Run) -> (u64, u16) {
+    if b.key < a.0 {
+        (b.key, b.min_pos)
     } else {
         a
     }
 }
 
-/// What a range of positions holds, as far as the sets go.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Sum {
-    /// Only nodes the selection does not see (not schedulable).
-    empty: bool,
-    /// Not empty, and every node it sees is usable with the same weight:
-    /// one set, `pre` = `suf`.
-    solid: bool,
-    /// The set touching the range's start / end (open on that side).
-    pre: Run,
-    suf: Run,
-    /// The best set closed on both sides inside the range.
-    best: Run,
-}
-
-const EMPTY: Sum = Sum {
-    empty: true,
-    solid: false,
-    pre: Run::NONE,
-    suf: Run::NONE,
-    best: Run::NONE,
-};
-
-/// A node that cannot hold the job: it ends the current set.
+/// A node that cannot hold the job: it ends the current set. The positions
+/// past the last node (up to a power of two) are gaps too: a set ending at
+/// the last node is then closed rather than open at the end, which changes
+/// neither the sets listed nor the first best one.
 const GAP: Sum = Sum {
-    empty: false,
     solid: false,
     pre: Run::NONE,
     suf: Run::NONE,
-    best: Run::NONE,
+    inner: 0,
+    best_key: u64::MAX,
+    best_pos: 0,
 };
 
-fn merge(l: &Sum, r: &Sum) -> Sum {
-    if l.empty {
-        return *r;
-    }
-    if r.empty {
-        return *l;
-    }
+/// `INNER`: whether to keep [`Sum::inner`] (0 otherwise), which only the
+/// trees [`pick_nodes`] uses need ([`Tree::inner`]).
+#[inline]
+fn merge<const INNER: bool>(l: &Sum, r: &Sum) -> Sum {
     // Sets in position order: l.pre, l.best, l.suf, r.pre, r.best, r.suf.
     if l.suf.is_some() && r.pre.is_some() && l.suf.weight() == r.pre.weight() {
         let j = l.suf.join(r.pre);
         let closed = if !l.solid && !r.solid { j } else { Run::NONE };
+        let (best_key, best_pos) = min_best((l.best_key, l.best_pos), closed);
+        let (best_key, best_pos) = if r.best_key < best_key {
+            (r.best_key, r.best_pos)
+        } else {
+            (best_key, best_pos)
+        };
         Sum {
-            empty: false,
             solid: l.solid && r.solid,
             pre: if l.solid { j } else { l.pre },
             suf: if r.solid { j } else { r.suf },
-            best: min_run(min_run(l.best, closed), r.best),
+            inner: if INNER {
+                l.inner.max(r.inner).max(closed.len())
+            } else {
+                0
+            },
+            best_key,
+            best_pos,
         }
     } else {
         let ls = if l.solid { Run::NONE } else { l.suf };
         let rp = if r.solid { Run::NONE } else { r.pre };
+        let b = min_best(min_best((l.best_key, l.best_pos), ls), rp);
+        let (best_key, best_pos) = if r.best_key < b.0 {
+            (r.best_key, r.best_pos)
+        } else {
+            b
+        };
         Sum {
-            empty: false,
             solid: false,
             pre: l.pre,
             suf: r.suf,
-            best: min_run(min_run(min_run(l.best, ls), rp), r.best),
+            inner: if INNER {
+                l.inner.max(r.inner).max(ls.len()).max(rp.len())
+            } else {
+                0
+            },
+            best_key,
+            best_pos,
         }
     }
 }
@@ -186,8 +239,13 @@ pub(super) struct Tree {
     nodes: Vec<NodeId>,
     /// Per position, whether the node is the partition's.
     member: Vec<bool>,
+    /// The most CPUs of a node at any position.
+    max_cpus: u64,
     /// Scratch: summaries to recompute.
     dirty: Vec<usize>,
+    /// Whether the summaries keep [`Sum::inner`] ([`pick_nodes`] has used
+    /// the tree).
+    inner: bool,
     /// When it was last used (a counter over all trees).
     used: u64,
 }
@@ -227,6 +285,11 @@ impl Tree {
             _ => (0, 0),
         };
         let nodes: Vec<NodeId> = (lo..hi).map(NodeId::from_idx).collect();
+        let max_cpus = nodes
+            .iter()
+            .map(|&id| u64::from(cluster.node(id).cpus()))
+            .max()
+            .unwrap_or(0);
         let mut member = vec![false; nodes.len()];
         for id in pn {
             member[id.idx() - lo] = true;
@@ -241,11 +304,13 @@ impl Tree {
             part,
             at: None,
             size,
-            sums: vec![EMPTY; 2 * size],
+            sums: vec![GAP; 2 * size],
             pos_of,
             nodes,
             member,
+            max_cpus,
             dirty: Vec::new(),
+            inner: false,
             used: 0,
         }
     }
@@ -268,6 +333,8 @@ impl Tree {
                 .all(|&id| u16::try_from(cluster.node(id).cpus()).is_ok())
     }
 
+    /// The summary of position `k`: [`GAP`], or one set of that node
+    /// alone ([`Tree::leaf_run`]).
     fn leaf(
         &self,
         j: &JobCtx<'_>,
@@ -276,50 +343,103 @@ impl Tree {
         state: &ClusterState,
         k: usize,
     ) -> Sum {
+        leaf_sum(self.leaf_run(j, q, cache, state, k))
+    }
+
+    /// The set of position `k`'s node alone, or [`Run::NONE`] when the node
+    /// cannot hold the job (it ends the current set).
+    #[inline]
+    fn leaf_run(
+        &self,
+        j: &JobCtx<'_>,
+        q: &Quick,
+        cache: &mut super::EvalCache,
+        state: &ClusterState,
+        k: usize,
+    ) -> Run {
         let id = self.nodes[k];
         if !self.member[k] {
-            return GAP;
+            return Run::NONE;
         }
         let u = state.node(id);
         if !u.schedulable() {
             // DOWN or DRAIN: outside the node map, so it ends the set too.
-            return GAP;
+            return Run::NONE;
         }
         if cannot_fit(j, q, id, u) {
-            return GAP;
+            return Run::NONE;
         }
         match cache.get_or(self.shape, id, u, true, || eval_node(j, id, u, true)) {
-            None => GAP,
-            Some(e) => {
-                let r = Run {
-                    key: e.weight << CPU_BITS | u64::from(e.cpus),
-                    start: k as u16,
-                    end: k as u16,
-                    // At most the node's CPUs, which `fits` bounds.
-                    min_avail: u16::try_from(e.cpus).expect("a node's CPUs fit in 16 bits"),
-                    min_pos: k as u16,
-                };
-                Sum {
-                    empty: false,
-                    solid: true,
-                    pre: r,
-                    suf: r,
-                    best: Run::NONE,
+            None => Run::NONE,
+            Some(e) => Run {
+                key: e.weight << CPU_BITS | u64::from(e.cpus),
+                start: k as u16,
+                end: k as u16,
+                // At most the node's CPUs, which `fits` bounds.
+                min_avail: u16::try_from(e.cpus).expect("a node's CPUs fit in 16 bits"),
+                min_pos: k as u16,
+            },
+        }
+    }
+}
+
+/// A leaf's summary: [`GAP`] for no set, else the one set `r`. A leaf's
+/// summary is thus equal to another leaf's when their `pre` are.
+#[inline]
+fn leaf_sum(r: Run) -> Sum {
+    if r.is_some() {
+        Sum {
+            solid: true,
+            pre: r,
+            suf: r,
+            inner: 0,
+            best_key: u64::MAX,
+            best_pos: 0,
+        }
+    } else {
+        GAP
+    }
+}
+
+impl Tree {
+    /// One level at a time (the dirty summaries are all at one depth, in
+    /// order): each parent once, kept for the next level if its summary
+    /// changed; in one pass over the list.
+    fn merge_up<const INNER: bool>(&mut self, dirty: &mut Vec<usize>) {
+        while !dirty.is_empty() && dirty[0] > 1 {
+            let (mut kept, mut last) = (0, 0);
+            for r in 0..dirty.len() {
+                let x = dirty[r] / 2;
+                if x == last {
+                    continue;
+                }
+                last = x;
+                // One bounds check for the summary and both children: from
+                // `x` to `2x + 1`, they are at 0, `x` and `x + 1`.
+                let sums = &mut self.sums[x..=2 * x + 1];
+                let m = merge::<INNER>(&sums[x], &sums[x + 1]);
+                if sums[0] != m {
+                    sums[0] = m;
+                    dirty[kept] = x;
+                    kept += 1;
                 }
             }
+            dirty.truncate(kept);
         }
     }
 }
 
 /// Runs `f` on the tree of `j`'s shape over `part`, brought up to date with
 /// the live `state`, and returns the shape's id (in the evaluation cache)
-/// with `f`'s answer; `None` without a tree (too many shapes).
+/// with `f`'s answer; `None` without a tree (too many shapes). `inner`: the
+/// summaries must keep [`Sum::inner`] (for [`Tree::sets_min`]).
 fn with_tree<R>(
     j: &JobCtx<'_>,
     state: &ClusterState,
     part: PartId,
     trees: &mut Trees,
     cache: &mut EvalCache,
+    inner: bool,
     f: impl FnOnce(&Tree) -> Option<R>,
 ) -> Option<(u32, R)> {
     let shape = cache.shape_id(j)?;
@@ -347,10 +467,17 @@ fn with_tree<R>(
     tree.used = clock;
     let q = Quick::of(j);
     let ix = state.fit_index();
-    let changes = tree.at.and_then(|at| ix.changes_since(at));
+    // `inner` asked of a tree without it: built again, with it.
+    let fresh = inner && !tree.inner;
+    let changes = tree
+        .at
+        .filter(|_| !fresh)
+        .and_then(|at| ix.changes_since(at));
     if changes.is_none() {
         // Another state (perhaps of another cluster): start afresh.
+        let inner = inner || tree.inner;
         *tree = Tree::new(j.cluster, part, shape);
+        tree.inner = inner;
     }
     match changes {
         Some(ch) => {
@@ -367,31 +494,20 @@ fn with_tree<R>(
             );
             dirty.sort_unstable();
             dirty.dedup();
+            // Leaves are all built (and so [`leaf_sum`]s): compared by their
+            // one set.
             dirty.retain(|&x| {
-                let leaf = tree.leaf(j, &q, cache, state, x - tree.size);
-                let changed = tree.sums[x] != leaf;
-                tree.sums[x] = leaf;
+                let r = tree.leaf_run(j, &q, cache, state, x - tree.size);
+                let changed = tree.sums[x].pre != r;
+                if changed {
+                    tree.sums[x] = leaf_sum(r);
+                }
                 changed
             });
-            // One level at a time (the dirty summaries are all at one
-            // depth, in order): each parent once, kept for the next level
-            // if its summary changed; in one pass over the list.
-            while !dirty.is_empty() && dirty[0] > 1 {
-                let (mut kept, mut last) = (0, 0);
-                for r in 0..dirty.len() {
-                    let x = dirty[r] / 2;
-                    if x == last {
-                        continue;
-                    }
-                    last = x;
-                    let m = merge(&tree.sums[2 * x], &tree.sums[2 * x + 1]);
-                    if tree.sums[x] != m {
-                        tree.sums[x] = m;
-                        dirty[kept] = x;
-                        kept += 1;
-                    }
-                }
-                dirty.truncate(kept);
+            if tree.inner {
+                tree.merge_up::<true>(&mut dirty);
+            } else {
+                tree.merge_up::<false>(&mut dirty);
             }
             tree.dirty = dirty;
         }
@@ -400,7 +516,11 @@ fn with_tree<R>(
                 tree.sums[tree.size + k] = tree.leaf(j, &q, cache, state, k);
             }
             for x in (1..tree.size).rev() {
-                tree.sums[x] = merge(&tree.sums[2 * x], &tree.sums[2 * x + 1]);
+                tree.sums[x] = if tree.inner {
+                    merge::<true>(&tree.sums[2 * x], &tree.sums[2 * x + 1])
+                } else {
+                    merge::<false>(&tree.sums[2 * x], &tree.sums[2 * x + 1])
+                };
             }
         }
     }
@@ -419,10 +539,10 @@ pub(super) fn pick(
     trees: &mut Trees,
     cache: &mut EvalCache,
 ) -> Option<(u32, NodeId)> {
-    with_tree(j, state, part, trees, cache, |tree| {
+    with_tree(j, state, part, trees, cache, false, |tree| {
         let root = &tree.sums[1];
-        let best = min_run(min_run(root.pre, root.best), root.suf).get()?;
-        Some(tree.nodes[best.min_pos as usize])
+        let (key, pos) = root.top();
+        (key != u64::MAX).then(|| tree.nodes[pos as usize])
     })
 }
 
@@ -443,9 +563,6 @@ impl Tree {
 
     fn sets_in(&self, x: usize, cur: &mut Option<Run>, out: &mut Vec<Run>) {
         let s = &self.sums[x];
-        if s.empty {
-            return;
-        }
         if s.solid {
             let Some(r) = s.pre.get() else { return };
             match cur {
@@ -457,13 +574,60 @@ impl Tree {
             }
             return;
         }
-        if !s.pre.is_some() && !s.suf.is_some() && !s.best.is_some() {
+        if !s.pre.is_some() && !s.suf.is_some() && !s.has_best() {
             // Only nodes that cannot hold the job: the current set ends.
             out.extend(cur.take());
             return;
         }
         self.sets_in(2 * x, cur, out);
         self.sets_in(2 * x + 1, cur, out);
+    }
+
+    /// The node sets of `min` nodes or more, in position order, exactly as
+    /// [`Tree::sets`] lists them (the others left out): a range whose
+    /// inside holds no set that large (`inner`) is not walked down, its
+    /// first and last sets are taken from its summary.
+    fn sets_min(&self, min: u16, out: &mut Vec<Run>) {
+        let mut cur: Option<Run> = None;
+        self.sets_min_in(1, min, &mut cur, out);
+        out.extend(cur.filter(|c| c.len() >= min));
+    }
+
+    fn sets_min_in(&self, x: usize, min: u16, cur: &mut Option<Run>, out: &mut Vec<Run>) {
+        let s = &self.sums[x];
+        // A set that has ended: kept if large enough.
+        let close = |c: Option<Run>, out: &mut Vec<Run>| {
+            out.extend(c.filter(|c| c.len() >= min));
+        };
+        // `r` goes on from the current set (same weight) or starts one.
+        let cont = |cur: &mut Option<Run>, r: Run, out: &mut Vec<Run>| match cur {
+            Some(c) if c.weight() == r.weight() => *c = c.join(r),
+            _ => {
+                out.extend(cur.take().filter(|c| c.len() >= min));
+                *cur = Some(r);
+            }
+        };
+        if s.solid {
+            let Some(r) = s.pre.get() else { return };
+            cont(cur, r, out);
+            return;
+        }
+        if !s.pre.is_some() && !s.suf.is_some() && !s.has_best() {
+            close(cur.take(), out);
+            return;
+        }
+        if s.inner < min {
+            // Not solid: the first set ends inside the range, and the last
+            // one begins there; the sets between are too small.
+            if let Some(r) = s.pre.get() {
+                cont(cur, r, out);
+            }
+            close(cur.take(), out);
+            *cur = s.suf.get();
+            return;
+        }
+        self.sets_min_in(2 * x, min, cur, out);
+        self.sets_min_in(2 * x + 1, min, cur, out);
     }
 
     /// CPUs node position `k` offers (0: not usable).
@@ -491,21 +655,80 @@ pub(super) fn pick_nodes(
     trees: &mut Trees,
     cache: &mut EvalCache,
 ) -> Option<(u32, Vec<NodeId>)> {
-    with_tree(j, state, part, trees, cache, |tree| {
+    with_tree(j, state, part, trees, cache, true, |tree| {
+        let (min_n, req_n) = (i64::from(min_nodes), i64::from(req_nodes));
+        let min_cpus = i64::from(j.req.total_tasks(min_nodes.max(1))) * i64::from(j.cpt);
+        let start = Need {
+            rem_nodes: min_n.max(req_n),
+            max_nodes: i64::from(max_nodes),
+            rem_cpus: min_cpus,
+            rem_max_cpus: min_cpus,
+            min_rem_nodes: min_n,
+        };
         let mut runs = Vec::new();
+        let mut picked: Vec<usize> = Vec::new();
+        let answer = |mut picked: Vec<usize>| {
+            if (picked.len() as i64) >= min_n {
+                picked.sort_unstable();
+                Some(picked.iter().map(|&k| tree.nodes[k]).collect())
+            } else {
+                None
+            }
+        };
+        // The common case first: a set that is sufficient by itself. A
+        // sufficient set has `min_nodes` nodes or more (`enough_nodes` with
+        // `rem_nodes` = max(min, req) asks for `min`), so only those are
+        // listed. The loop below first chooses among the sets of the lowest
+        // weight (of all sets), in order: a sufficient set replaces an
+        // insufficient choice or one with more CPUs, and an insufficient set
+        // replaces any choice with fewer CPUs. So when no insufficient set
+        // of that weight has more CPUs than the sufficient ones' fewest, it
+        // chooses the first sufficient set with the fewest CPUs. The sets
+        // not listed have fewer than `min` nodes, so at most `min - 1` times
+        // a node's most CPUs. When that set completes the job, the loop
+        // stops there with the same nodes; otherwise it is run.
+        let root = &tree.sums[1];
+        let (top, _) = root.top();
+        if top != u64::MAX && start.max_nodes > 0 {
+            let min = u16::try_from(min_nodes.max(1)).unwrap_or(u16::MAX);
+            tree.sets_min(min, &mut runs);
+            let lowest = runs.iter().filter(|r| r.weight() == top >> CPU_BITS);
+            let best = lowest.clone().filter(|r| r.cpus() as i64 >= min_cpus).fold(
+                None,
+                |b: Option<&Run>, r| match b {
+                    Some(b) if b.cpus() <= r.cpus() => Some(b),
+                    _ => Some(r),
+                },
+            );
+            let short = lowest
+                .filter(|r| (r.cpus() as i64) < min_cpus)
+                .map(|r| r.cpus())
+                .max()
+                .unwrap_or(0)
+                .max(u64::from(min - 1) * tree.max_cpus);
+            if let Some(b) = best.filter(|b| short <= b.cpus()) {
+                let mut need = start;
+                take_set(
+                    j,
+                    tree,
+                    b.start as usize,
+                    b.end as usize,
+                    &mut need,
+                    &mut picked,
+                );
+                if need.done() {
+                    return answer(picked);
+                }
+            }
+            runs.clear();
+            picked.clear();
+        }
         tree.sets(&mut runs);
         let usable_cnt: u64 = runs.iter().map(|r| u64::from(r.nodes())).sum();
         if usable_cnt < u64::from(min_nodes) {
             return None;
         }
-        let (min_n, req_n) = (i64::from(min_nodes), i64::from(req_nodes));
-        let mut rem_nodes = min_n.max(req_n);
-        let mut max_nodes = i64::from(max_nodes);
-        let min_cpus = i64::from(j.req.total_tasks(min_nodes.max(1))) * i64::from(j.cpt);
-        let mut rem_cpus = min_cpus;
-        let mut rem_max_cpus = min_cpus;
-        let mut min_rem_nodes = min_n;
-        let done = |rem_nodes: i64, rem_cpus: i64| rem_nodes <= 0 && rem_cpus <= 0;
+        let mut need = start;
         // (start, end, cpus, nodes, weight) per set.
         let mut sets: Vec<(usize, usize, i64, i64, u64)> = runs
             .iter()
@@ -519,17 +742,16 @@ pub(super) fn pick_nodes(
                 )
             })
             .collect();
-        let mut picked: Vec<usize> = Vec::new();
         let mut success = false;
-        while !sets.is_empty() && max_nodes > 0 {
+        while !sets.is_empty() && need.max_nodes > 0 {
             let mut best: Option<usize> = None;
             let mut best_suff = false;
             for (k, &(_, _, cpus, nodes, weight)) in sets.iter().enumerate() {
                 if nodes == 0 {
                     continue;
                 }
-                let sufficient =
-                    cpus >= rem_cpus && super::enough_nodes(nodes, rem_nodes, min_n, req_n);
+                let sufficient = cpus >= need.rem_cpus
+                    && super::enough_nodes(nodes, need.rem_nodes, min_n, req_n);
                 let best_key = best.map(|b| (sets[b].4, sets[b].2, best_suff));
                 if super::better_set((weight, cpus, sufficient), best_key) {
                     best = Some(k);
@@ -537,47 +759,8 @@ pub(super) fn pick_nodes(
                 }
             }
             let Some(b) = best else { break };
-            let (first, last) = (sets[b].0, sets[b].1);
-            // With one node left to find, only the set's best fit remains.
-            let mut only: Option<usize> = None;
-            if rem_nodes <= 1 {
-                let mut best_fit: Option<(usize, u32)> = None;
-                for i in first..=last {
-                    let a = tree.avail(i);
-                    if a == 0 || i64::from(a) < rem_cpus {
-                        continue;
-                    }
-                    if best_fit.is_none_or(|(_, ba)| a < ba) {
-                        best_fit = Some((i, a));
-                        if i64::from(a) == rem_cpus {
-                            break;
-                        }
-                    }
-                }
-                if let Some((bf, _)) = best_fit {
-                    only = Some(bf);
-                }
-            }
-            for i in first..=last {
-                if max_nodes == 0 || done(rem_nodes, rem_cpus) {
-                    break;
-                }
-                let a = tree.avail(i);
-                if a == 0 || only.is_some_and(|o| o != i) {
-                    continue;
-                }
-                if max_nodes == 1 && i64::from(a) < rem_cpus {
-                    continue;
-                }
-                let c = super::cpus_to_use(j, a, rem_max_cpus, min_rem_nodes);
-                picked.push(i);
-                rem_cpus -= c;
-                rem_max_cpus -= c;
-                rem_nodes -= 1;
-                min_rem_nodes -= 1;
-                max_nodes -= 1;
-            }
-            if done(rem_nodes, rem_cpus) {
+            take_set(j, tree, sets[b].0, sets[b].1, &mut need, &mut picked);
+            if need.done() {
                 success = true;
                 break;
             }
@@ -587,16 +770,82 @@ pub(super) fn pick_nodes(
                 break;
             }
         }
-        if !success && rem_cpus <= 0 && super::enough_nodes(0, rem_nodes, min_n, req_n) {
+        if !success && need.rem_cpus <= 0 && super::enough_nodes(0, need.rem_nodes, min_n, req_n) {
             success = true;
         }
-        if success && (picked.len() as i64) >= min_n {
-            picked.sort_unstable();
-            Some(picked.iter().map(|&k| tree.nodes[k]).collect())
+        if success {
+            answer(picked)
         } else {
             None
         }
     })
+}
+
+/// What [`pick_nodes`] still has to find.
+#[derive(Clone, Copy)]
+struct Need {
+    rem_nodes: i64,
+    max_nodes: i64,
+    rem_cpus: i64,
+    rem_max_cpus: i64,
+    min_rem_nodes: i64,
+}
+
+impl Need {
+    fn done(&self) -> bool {
+        self.rem_nodes <= 0 && self.rem_cpus <= 0
+    }
+}
+
+/// `eval_nodes`' take from the chosen set (positions `first` to `last`):
+/// its nodes in order while more are wanted, or with one node left to
+/// find only the set's best fit.
+fn take_set(
+    j: &JobCtx<'_>,
+    tree: &Tree,
+    first: usize,
+    last: usize,
+    need: &mut Need,
+    picked: &mut Vec<usize>,
+) {
+    let mut only: Option<usize> = None;
+    if need.rem_nodes <= 1 {
+        let mut best_fit: Option<(usize, u32)> = None;
+        for i in first..=last {
+            let a = tree.avail(i);
+            if a == 0 || i64::from(a) < need.rem_cpus {
+                continue;
+            }
+            if best_fit.is_none_or(|(_, ba)| a < ba) {
+                best_fit = Some((i, a));
+                if i64::from(a) == need.rem_cpus {
+                    break;
+                }
+            }
+        }
+        if let Some((bf, _)) = best_fit {
+            only = Some(bf);
+        }
+    }
+    for i in first..=last {
+        if need.max_nodes == 0 || need.done() {
+            break;
+        }
+        let a = tree.avail(i);
+        if a == 0 || only.is_some_and(|o| o != i) {
+            continue;
+        }
+        if need.max_nodes == 1 && i64::from(a) < need.rem_cpus {
+            continue;
+        }
+        let c = super::cpus_to_use(j, a, need.rem_max_cpus, need.min_rem_nodes);
+        picked.push(i);
+        need.rem_cpus -= c;
+        need.rem_max_cpus -= c;
+        need.rem_nodes -= 1;
+        need.min_rem_nodes -= 1;
+        need.max_nodes -= 1;
+    }
 }
 
 #[cfg(test)]

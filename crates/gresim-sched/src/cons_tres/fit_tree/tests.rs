@@ -1,6 +1,7 @@
 //! Unit tests of `fit_tree` (fit_tree.rs).
 
-use super::super::{job_test_with, SelectCache};
+use super::super::{job_test_with, JobCtx, SelectCache};
+use super::{with_tree, Run};
 use crate::select::{Skip, View};
 use crate::SchedParams;
 use gresim_model::catalog::model_by_name;
@@ -186,5 +187,69 @@ proptest! {
         }
         // Both outcomes, and the tree's case, were exercised.
         prop_assert!(tree_fits > 0 || fails > 250, "tree fits {}, fails {}", tree_fits, fails);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// The listing of the large node sets only (`Tree::sets_min`, which
+    /// skips the ranges whose summaries hold no set that large) gives
+    /// exactly the sets of the full listing (`Tree::sets`) with that many
+    /// nodes or more, in the same order, on random clusters and usages and
+    /// after random updates of the tree.
+    #[test]
+    fn large_sets_equal_filtered_full_listing(
+        shapes in proptest::collection::vec(any::<u8>(), 1..80),
+        members in any::<u64>(),
+        seed in 1u64..u64::MAX,
+    ) {
+        let mut cache = SelectCache::default();
+        let c = cluster(&shapes, members);
+        let p = SchedParams::default();
+        let n = shapes.len();
+        let mut s = ClusterState::new(&c);
+        let mut running: Vec<Allocation> = Vec::new();
+        let mut x = seed;
+        for _ in 0..120 {
+            let r = next(&mut x);
+            if r % 3 == 0 && !running.is_empty() {
+                let a = running.swap_remove((r as usize / 3) % running.len());
+                s.release(&c, &a).expect("allocated");
+            } else if r % 17 == 1 {
+                let id = NodeId::from_idx((r as usize / 17) % n);
+                let st = [NodeAdminState::Up, NodeAdminState::Down, NodeAdminState::Drain]
+                    [(r / 7 % 3) as usize];
+                s.set_admin(id, st);
+            } else {
+                let req = request(next(&mut x));
+                let part = PartId::from_idx((r % 5 == 2) as usize);
+                if let Some(a) = job_test_with(&c, &p, &req, part, View::Now(&s, None), &mut cache, true) {
+                    s.allocate(&c, &a).expect("free");
+                    running.push(a);
+                }
+            }
+            // A tree with `inner` kept, brought up to date, listed both ways.
+            let req = request(next(&mut x));
+            let j = JobCtx::new(&c, &p, &req);
+            let part = PartId::from_idx((r % 4 == 3) as usize);
+            let SelectCache { trees, eval, .. } = &mut cache;
+            let checked = with_tree(&j, &s, part, trees, eval, true, |tree| {
+                let mut all = Vec::new();
+                tree.sets(&mut all);
+                for min in 1..=6u16 {
+                    let want: Vec<Run> = all.iter().copied().filter(|r| r.nodes() >= u32::from(min)).collect();
+                    let mut got = Vec::new();
+                    tree.sets_min(min, &mut got);
+                    if got != want {
+                        return Some(Err(format!("min {min}: {got:?} != {want:?}")));
+                    }
+                }
+                Some(Ok(()))
+            });
+            if let Some((_, res)) = checked {
+                prop_assert!(res.is_ok(), "{}", res.unwrap_err());
+            }
+        }
     }
 }
