@@ -27,6 +27,38 @@ fn alloc(nodes: &[usize]) -> Allocation {
     }
 }
 
+/// The nodes of an end drawn as `ix`: mostly one node, some several, a few
+/// very many.
+fn end_nodes(ix: &[prop::sample::Index], nnodes: usize) -> Vec<usize> {
+    let k = match ix.len() {
+        1..=30 => 1,
+        31..=37 => 2 + ix.len() % 3,
+        _ => ix.len(),
+    };
+    let mut ns: Vec<usize> = ix[..k.min(ix.len())]
+        .iter()
+        .map(|i| i.index(nnodes))
+        .collect();
+    ns.sort_unstable();
+    ns.dedup();
+    ns
+}
+
+/// A node mask of about `density` % of `nnodes` nodes, from `seed`.
+fn random_mask(nnodes: usize, density: u32, seed: u64) -> Vec<u64> {
+    let mut mask = bf_map::bitmap(bf_map::words_for(nnodes));
+    let mut x = seed | 1;
+    for n in 0..nnodes {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        if (x % 100) < u64::from(density) {
+            bf_map::set_bit(&mut mask, NodeId::from_idx(n));
+        }
+    }
+    mask
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
@@ -49,14 +81,7 @@ proptest! {
         let words = bf_map::words_for(nnodes);
         let mut ends: Vec<(u64, Vec<usize>)> = ends
             .into_iter()
-            .map(|(t, ix)| {
-                // Mostly one node, some several, a few very many.
-                let k = match ix.len() { 1..=30 => 1, 31..=37 => 2 + ix.len() % 3, _ => ix.len() };
-                let mut ns: Vec<usize> = ix[..k.min(ix.len())].iter().map(|i| i.index(nnodes)).collect();
-                ns.sort_unstable();
-                ns.dedup();
-                (t, ns)
-            })
+            .map(|(t, ix)| (t, end_nodes(&ix, nnodes)))
             .collect();
         ends.sort_by_key(|e| e.0);
         let allocs: Vec<Allocation> = ends.iter().map(|(_, ns)| alloc(ns)).collect();
@@ -66,16 +91,7 @@ proptest! {
             .map(|((t, _), a)| Running::new(*t, Cow::Borrowed(a), words))
             .collect();
         let blocks = EndBlocks::new(&running, words);
-        let mut mask = bf_map::bitmap(words);
-        let mut x = seed | 1;
-        for n in 0..nnodes {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            if (x % 100) < u64::from(density) {
-                bf_map::set_bit(&mut mask, NodeId::from_idx(n));
-            }
-        }
+        let mask = random_mask(nnodes, density, seed);
         let touches = |k: usize| ends[k].1.iter().any(|&n| bf_map::has_bit(&mask, NodeId::from_idx(n)));
         let len = running.len();
         let (i, j) = if len == 0 { (0, 0) } else {
@@ -114,13 +130,7 @@ proptest! {
         let words = bf_map::words_for(nnodes);
         let all: Vec<(u64, Vec<usize>, bool)> = ends
             .into_iter()
-            .map(|(t, ix, later)| {
-                let k = match ix.len() { 1..=30 => 1, 31..=37 => 2 + ix.len() % 3, _ => ix.len() };
-                let mut ns: Vec<usize> = ix[..k.min(ix.len())].iter().map(|i| i.index(nnodes)).collect();
-                ns.sort_unstable();
-                ns.dedup();
-                (t, ns, later)
-            })
+            .map(|(t, ix, later)| (t, end_nodes(&ix, nnodes), later))
             .collect();
         let allocs: Vec<Allocation> = all.iter().map(|(_, ns, _)| alloc(ns)).collect();
         // The ends present at first, in order of end (stable).
@@ -147,16 +157,7 @@ proptest! {
             blocks.insert(&running, at);
         }
         prop_assert_eq!(&blocks.times, &running.iter().map(|r| r.end).collect::<Vec<_>>());
-        let mut mask = bf_map::bitmap(words);
-        let mut y = seed | 1;
-        for n in 0..nnodes {
-            y ^= y << 13;
-            y ^= y >> 7;
-            y ^= y << 17;
-            if (y % 100) < u64::from(density) {
-                bf_map::set_bit(&mut mask, NodeId::from_idx(n));
-            }
-        }
+        let mask = random_mask(nnodes, density, seed);
         let touches = |k: usize| all[ids[k]].1.iter().any(|&n| bf_map::has_bit(&mask, NodeId::from_idx(n)));
         let len = running.len();
         let i = from.index(len + 1);
