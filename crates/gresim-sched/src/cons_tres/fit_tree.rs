@@ -132,13 +132,16 @@ impl Sum {
     /// lowest key, of `pre`, the closed ones and `suf`.
     #[inline]
     fn top(&self) -> (u64, u16) {
-        let b = (self.pre.key, self.pre.min_pos);
-        let b = if self.best_key < b.0 {
-            (self.best_key, self.best_pos)
-        } else {
-            b
-        };
-        min_best(b, self.suf)
+        min_best(
+            first_best((self.pre.key, self.pre.min_pos), self.best()),
+            self.suf,
+        )
+    }
+
+    /// The best closed set's (key, best-fit position).
+    #[inline]
+    fn best(&self) -> (u64, u16) {
+        (self.best_key, self.best_pos)
     }
 
     /// Whether the range holds a set closed on both sides.
@@ -148,16 +151,22 @@ impl Sum {
     }
 }
 
-/// Of a best set (key, best-fit position) and the set `b` lying after it,
-/// the better: the lower key, the first on a tie; a set before no set
-/// ([`Run::NONE`]'s key is above all).
+/// Of two sets as (key, best-fit position), `a` lying before `b`, the
+/// better: the lower key, `a` on a tie; a set before no set ([`Run::NONE`]'s
+/// key is above all).
 #[inline]
-fn min_best(a: (u64, u16), b: Run) -> (u64, u16) {
-    if b.key < a.0 {
-        (b.key, b.min_pos)
+fn first_best(a: (u64, u16), b: (u64, u16)) -> (u64, u16) {
+    if b.0 < a.0 {
+        b
     } else {
         a
     }
+}
+
+/// [`first_best`] of a best set and the set `b` lying after it.
+#[inline]
+fn min_best(a: (u64, u16), b: Run) -> (u64, u16) {
+    first_best(a, (b.key, b.min_pos))
 }
 
 /// A node that cannot hold the job: it ends the current set. The positions
@@ -181,12 +190,7 @@ fn merge<const INNER: bool>(l: &Sum, r: &Sum) -> Sum {
     if l.suf.is_some() && r.pre.is_some() && l.suf.weight() == r.pre.weight() {
         let j = l.suf.join(r.pre);
         let closed = if !l.solid && !r.solid { j } else { Run::NONE };
-        let (best_key, best_pos) = min_best((l.best_key, l.best_pos), closed);
-        let (best_key, best_pos) = if r.best_key < best_key {
-            (r.best_key, r.best_pos)
-        } else {
-            (best_key, best_pos)
-        };
+        let (best_key, best_pos) = first_best(min_best(l.best(), closed), r.best());
         Sum {
             solid: l.solid && r.solid,
             pre: if l.solid { j } else { l.pre },
@@ -202,12 +206,7 @@ fn merge<const INNER: bool>(l: &Sum, r: &Sum) -> Sum {
     } else {
         let ls = if l.solid { Run::NONE } else { l.suf };
         let rp = if r.solid { Run::NONE } else { r.pre };
-        let b = min_best(min_best((l.best_key, l.best_pos), ls), rp);
-        let (best_key, best_pos) = if r.best_key < b.0 {
-            (r.best_key, r.best_pos)
-        } else {
-            b
-        };
+        let (best_key, best_pos) = first_best(min_best(min_best(l.best(), ls), rp), r.best());
         Sum {
             solid: false,
             pre: l.pre,
