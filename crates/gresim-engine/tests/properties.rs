@@ -2370,17 +2370,22 @@ proptest! {
     /// end by end) change no decision: random clusters, queues, limits,
     /// admin actions and will-run windows (`bf_will_run_window`, 0 included,
     /// and its wall-clock phase) give the same starts, ends and allocations
-    /// as the plain pass kept in `gresim_sched::backfill_plain`.
+    /// as the plain pass kept in `gresim_sched::backfill_plain`. Small
+    /// `bf_max_job_test` values make the pass stop early, where the fast
+    /// pass counts the jobs whose plans wait before it has planned them
+    /// (only jobs that reach a try count, `bf_last_depth_try`).
     #[test]
     fn fast_backfill_decides_as_the_plain_pass(
-        (mut s, window, phase) in (
+        (mut s, window, phase, max_test) in (
             scenario(),
             prop_oneof![Just(30u64), Just(0u64), 1u64..=300],
             0u64..=299,
+            prop_oneof![Just(500u32), 1u32..=6],
         )
     ) {
         s.params.bf_will_run_window = window;
         s.params.bf_epoch_phase = phase % window.max(1);
+        s.params.bf_max_job_test = max_test;
         same_decisions(
             &s,
             Box::new(gresim_sched::Fifo::with_backfill()),

@@ -1,6 +1,9 @@
 //! Backfill in the manner of sched/backfill (`_attempt_backfill()`).
 //!
-//! Records are visited in queue order, up to `bf_max_job_test`. Each job is
+//! Records are visited in queue order until `bf_max_job_test` of them have
+//! reached a try with enough usable nodes (`_try_sched()`; Slurm's
+//! `bf_last_depth_try`: a job whose every try finds too few nodes free of
+//! reservations does not count). Each job is
 //! planned with its time limit (never its real run time), as Slurm 22.05
 //! plans it:
 //!
@@ -414,8 +417,9 @@ fn counts_fit(req: &gresim_model::job::JobRequest, c: Counts) -> bool {
 
 /// A job backfill tested, in queue order, whose plan may wait.
 enum Todo {
-    /// Plan it (with its record's priority, `bf_job_priority`).
-    Plan(JobIdx, PartId, u32),
+    /// Plan it (with its record's priority, `bf_job_priority`), and whether
+    /// it is already counted against `bf_max_job_test` (see [`Budget`]).
+    Plan(JobIdx, PartId, u32, Counted),
     /// A preemptor's reservation: its index in the pass's holds (nodes,
     /// and the end of the reservation from the map's start). Kept out of
     /// line so that a plan stays small.
@@ -484,7 +488,7 @@ pub fn backfill_pass(
     map.reset(nnodes);
     let words = bf_map::words_for(nnodes);
     let mut started: Vec<JobIdx> = Vec::new();
-    let mut tested = 0u32;
+    let mut budget = Budget::default();
     // Planned ends of running jobs, in order. The allocations are borrowed
     // from the job table; only jobs this pass starts own theirs.
     let jobs: &[gresim_model::job::Job] = ctx.jobs;
@@ -536,8 +540,10 @@ pub fn backfill_pass(
     let mut holds: Vec<(Vec<NodeId>, Time)> = Vec::new();
     let mut records = queue.iter();
     loop {
-        let (job, part, prio) = match ready.pop_front() {
-            Some(Todo::Plan(job, part, prio)) => (job, part, prio),
+        let (job, part, prio, mut counted) = match ready.pop_front() {
+            Some(Todo::Plan(job, part, prio, counted)) => {
+                (job, part, prio, counted == Counted::Yes)
+            }
             Some(Todo::Hold(i)) => {
                 if let Some((nodes, end)) = holds.get(i as usize) {
                     let e = end / res_q * res_q;
@@ -546,10 +552,89 @@ pub fn backfill_pass(
                 continue;
             }
             None => {
-                let Some(k) = records.next() else { break };
-                if tested >= ctx.params.bf_max_job_test {
-                    break;
+                // `bf_max_job_test` counts the jobs that reached a try
+                // (`bf_last_depth_try`); the deferred ones not known to
+                // are planned first where they could reach the limit.
+                match budget.check(ctx.params.bf_max_job_test) {
+                    Check::Full => break,
+                    Check::Resolve => {
+                        // The map has not changed since the first of the
+                        // waiting jobs was queued: a job not known to reach
+                        // a try is asked again, as when it was queued.
+                        let mut pending = 0u32;
+                        for t in deferred.iter_mut() {
+                            match t {
+                                Todo::Plan(job, part, _, certain) => {
+                                    let (job, part) = (*job, *part);
+                                    if *certain == Counted::Unknown {
+                                        *certain = Counted::Asked;
+                                        let f = first_try(
+                                            ctx,
+                                            map,
+                                            windows,
+                                            (
+                                                &mut blocked,
+                                                &mut avoid,
+                                                &mut usable_bits,
+                                                &mut resv_ex,
+                                            ),
+                                            &mut parts,
+                                            &mut fits_memo,
+                                            job,
+                                            part,
+                                        );
+                                        let need = ctx.jobs[job.idx()].request.min_nodes.max(1);
+                                        if f.usable.is_some_and(|u| {
+                                            u64::from(u) >= u64::from(need) + u64::from(pending)
+                                        }) {
+                                            *certain = Counted::Yes;
+                                            budget.tried += 1;
+                                            budget.unknown -= 1;
+                                        }
+                                    }
+                                    pending =
+                                        pending.saturating_add(plan_nodes_bound(ctx, job, part));
+                                }
+                                Todo::Hold(i) => {
+                                    pending = pending.saturating_add(
+                                        holds.get(*i as usize).map_or(0, |h| h.0.len() as u32),
+                                    );
+                                }
+                            }
+                        }
+                        if !matches!(budget.check(ctx.params.bf_max_job_test), Check::Resolve) {
+                            continue;
+                        }
+                        // Up to the first job not known to reach a try;
+                        // those after it wait on (their bound counts the
+                        // nodes of the waiting jobs before them, a superset
+                        // of those left).
+                        let upto = deferred
+                            .iter()
+                            .position(|t| matches!(t, Todo::Plan(.., c) if *c != Counted::Yes))
+                            .map_or(deferred.len(), |u| u + 1);
+                        ready.extend(deferred.drain(..upto));
+                        budget.drained();
+                        for t in &deferred {
+                            match *t {
+                                Todo::Plan(job, part, _, certain) => {
+                                    budget.unknown += u32::from(certain != Counted::Yes);
+                                    budget.pending_nodes = budget
+                                        .pending_nodes
+                                        .saturating_add(plan_nodes_bound(ctx, job, part));
+                                }
+                                Todo::Hold(i) => {
+                                    budget.pending_nodes = budget.pending_nodes.saturating_add(
+                                        holds.get(i as usize).map_or(0, |h| h.0.len() as u32),
+                                    );
+                                }
+                            }
+                        }
+                        continue;
+                    }
+                    Check::Room => {}
                 }
+                let Some(k) = records.next() else { break };
                 let (job, part, prio) = (k.job, k.part, k.priority());
                 if started.contains(&job) {
                     continue;
@@ -567,7 +652,6 @@ pub fn backfill_pass(
                     ctx.set_reason(job, r, None);
                     continue;
                 }
-                tested += 1;
                 *tested_count += 1;
                 // `_try_sched()` with preemption candidates: a job that fits
                 // once they are gone starts now, and `select_nodes()`
@@ -582,13 +666,19 @@ pub fn backfill_pass(
                         preempt_start,
                     ) {
                         crate::preempt::BfPreempt::No => {}
-                        crate::preempt::BfPreempt::Started => continue,
+                        // (Preemption is `_try_sched()`'s: the job reached it.)
+                        crate::preempt::BfPreempt::Started => {
+                            budget.tried += 1;
+                            continue;
+                        }
                         // It waits for its preemptees: its nodes are
                         // reserved for it from now for its time limit
                         // (`_add_reservation()` after `_start_job()`
                         // failed), in its place among the plans.
                         crate::preempt::BfPreempt::Waits(alloc) => {
+                            budget.tried += 1;
                             let end = now.saturating_add(plan_limit(ctx, job, part));
+                            budget.pending_nodes += alloc.nodes.len() as u32;
                             deferred.push(Todo::Hold(holds.len() as u32));
                             holds.push((alloc.node_ids().collect(), end));
                             continue;
@@ -613,6 +703,7 @@ pub fn backfill_pass(
                     .is_err()
                     && crate::gang::row_start(ctx, job, part, prio, None, true)
                 {
+                    budget.tried += 1;
                     started.push(job);
                     // As for a start below: later jobs plan with it.
                     if let Some(s) = ctx.started.last() {
@@ -632,14 +723,15 @@ pub fn backfill_pass(
                 // which needs the counts of all the nodes to fit.
                 let req = &ctx.jobs[job.idx()].request;
                 let slurm = placement.is_slurm();
-                if slurm && req.nodelist.is_empty() && {
+                let (wait, usable) = if slurm && req.nodelist.is_empty() && {
                     let m = memo_for(&mut fits_memo, ctx, req, part);
                     !counts_fit(req, fits_memo[m].base)
                 } {
-                    deferred.push(Todo::Plan(job, part, prio));
-                } else if slurm
-                    && !deferred.is_empty()
-                    && !may_start_now(
+                    // (Whether it reaches a try is asked only if the
+                    // count needs it: `Check::Resolve` below.)
+                    (true, None)
+                } else if slurm && !deferred.is_empty() {
+                    let f = first_try(
                         ctx,
                         map,
                         windows,
@@ -648,15 +740,41 @@ pub fn backfill_pass(
                         &mut fits_memo,
                         job,
                         part,
-                    )
-                {
+                    );
+                    (!f.may_start, f.usable)
+                } else {
+                    (false, None)
+                };
+                if wait {
                     // It cannot start now even on the map without the
                     // reservations of the jobs waiting before it, which
-                    // only take nodes away: it waits with them.
-                    deferred.push(Todo::Plan(job, part, prio));
+                    // only take nodes away: it waits with them. It reaches
+                    // a try for certain where its first one has enough
+                    // usable nodes even if each job waiting before it
+                    // reserves as many more as it may take.
+                    let req = &ctx.jobs[job.idx()].request;
+                    let certain = usable.is_some_and(|u| {
+                        u64::from(u)
+                            >= u64::from(req.min_nodes.max(1)) + u64::from(budget.pending_nodes)
+                    });
+                    if certain {
+                        budget.tried += 1;
+                    } else {
+                        budget.unknown += 1;
+                    }
+                    budget.pending_nodes = budget
+                        .pending_nodes
+                        .saturating_add(plan_nodes_bound(ctx, job, part));
+                    let counted = match (certain, usable) {
+                        (true, _) => Counted::Yes,
+                        (false, Some(_)) => Counted::Asked,
+                        (false, None) => Counted::Unknown,
+                    };
+                    deferred.push(Todo::Plan(job, part, prio, counted));
                 } else {
                     ready.extend(deferred.drain(..));
-                    ready.push_back(Todo::Plan(job, part, prio));
+                    budget.drained();
+                    ready.push_back(Todo::Plan(job, part, prio, Counted::Unknown));
                 }
                 continue;
             }
@@ -737,6 +855,12 @@ pub fn backfill_pass(
                     }
                     None => break,
                 }
+            }
+            // The job reaches `_try_sched()`: it counts against
+            // `bf_max_job_test` (once).
+            if !counted {
+                counted = true;
+                budget.tried += 1;
             }
             // The nodes (and GPUs) that could hold the job now by counts:
             // the partition's totals less what the blocked nodes hold.
@@ -872,18 +996,30 @@ pub fn backfill_pass(
     started
 }
 
-/// Whether `job` may start now on the backfill map as it stands, by the
-/// tests of the first try of its plan (below in [`backfill_pass`]) that
-/// only fail more where more nodes are reserved: the reservations' test,
-/// enough usable nodes and the required ones among them, and the counts
-/// (nodes, GPUs, CPUs) of the nodes no reservation blocks. A job for which
-/// it is false cannot start now once more reservations are in the map
-/// either, so its plan may wait with the jobs deferred before it. (Node
-/// selection itself is not asked: `_eval_nodes()` may fail on more nodes
-/// where it fits on fewer, e.g. by picking a node whose cores or GPUs then
-/// fail, or taking small nodes first and running out of nodes.)
+/// What the first try of `job`'s plan (below in [`backfill_pass`]) finds
+/// on the backfill map as it stands, for a job whose plan may wait.
+#[derive(Default)]
+struct FirstTry {
+    /// Whether `job` may start now: the tests of its first try that only
+    /// fail more where more nodes are reserved: the reservations' test,
+    /// enough usable nodes and the required ones among them, and the counts
+    /// (nodes, GPUs, CPUs) of the nodes no reservation blocks. A job for
+    /// which it is false cannot start now once more reservations are in the
+    /// map either, so its plan may wait with the jobs deferred before it.
+    /// (Node selection itself is not asked: `_eval_nodes()` may fail on more
+    /// nodes where it fits on fewer, e.g. by picking a node whose cores or
+    /// GPUs then fail, or taking small nodes first and running out of
+    /// nodes.)
+    may_start: bool,
+    /// The usable nodes that no reservation blocks in the first try's
+    /// window, where they alone decide whether the try reaches
+    /// `_try_sched()` (no node list, no advance reservations).
+    usable: Option<u32>,
+}
+
+/// [`FirstTry`] of `job` in `part`.
 #[allow(clippy::too_many_arguments)]
-fn may_start_now(
+fn first_try(
     ctx: &PassCtx<'_>,
     map: &BfMap,
     windows: &mut bf_map::Windows,
@@ -892,7 +1028,8 @@ fn may_start_now(
     fits_memo: &mut Vec<FitsMemo>,
     job: JobIdx,
     part: PartId,
-) -> bool {
+) -> FirstTry {
+    let no = FirstTry::default();
     let now = ctx.now;
     let (_, limit, _) = plan_limits(ctx, job, part);
     let req = crate::select::request_now(ctx.cluster, &ctx.jobs[job.idx()], now, ctx.params);
@@ -915,13 +1052,16 @@ fn may_start_now(
                     }
                 }
             }
-            _ => return false,
+            _ => return no,
         }
     }
-    if bf_map::count_unblocked(usable_bits, blocked) < need_nodes
-        || req.nodelist.iter().any(|&id| bf_map::has_bit(blocked, id))
-    {
-        return false;
+    let usable = bf_map::count_unblocked(usable_bits, blocked);
+    let first = FirstTry {
+        may_start: false,
+        usable: (ctx.resv.is_none() && req.nodelist.is_empty()).then_some(usable),
+    };
+    if usable < need_nodes || req.nodelist.iter().any(|&id| bf_map::has_bit(blocked, id)) {
+        return first;
     }
     let fm = &fits_memo[memo];
     let mut counts = fm.base;
@@ -930,7 +1070,73 @@ fn may_start_now(
             counts.sub(f);
         }
     }
-    counts_fit(&req, counts)
+    FirstTry {
+        may_start: counts_fit(&req, counts),
+        ..first
+    }
+}
+
+/// The most nodes a plan of `job` in `part` can reserve.
+fn plan_nodes_bound(ctx: &PassCtx<'_>, job: JobIdx, part: PartId) -> u32 {
+    let req = &ctx.jobs[job.idx()].request;
+    if req.max_nodes_open {
+        ctx.cluster.partition(part).nodes.len() as u32
+    } else {
+        req.max_nodes.max(req.min_nodes).max(1)
+    }
+}
+
+/// `bf_max_job_test` as sched/backfill counts it: `bf_last_depth_try`, the
+/// jobs of the pass that reached `_try_sched()` in some try (the
+/// reservations left them enough usable nodes), checked before each next
+/// record. A job whose plan waits ([`Todo::Plan`]) is counted when it is
+/// queued if its first try certainly reaches `_try_sched()`; otherwise it is
+/// `unknown` until planned, and the pass plans the waiting jobs (which it
+/// may do at any time before a later job) once they could make the count.
+#[derive(Default)]
+struct Budget {
+    tried: u32,
+    unknown: u32,
+    /// The most nodes the waiting jobs' plans can reserve.
+    pending_nodes: u32,
+}
+
+/// Whether a job waiting to be planned counts against `bf_max_job_test`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Counted {
+    /// Not known yet; its first try was not asked.
+    Unknown,
+    /// Not known: its first try was asked and does not settle it (its plan
+    /// will).
+    Asked,
+    /// It reaches a try: counted.
+    Yes,
+}
+
+/// What [`Budget::check`] allows before the next record.
+enum Check {
+    Room,
+    /// The waiting jobs could make the count: plan them first.
+    Resolve,
+    Full,
+}
+
+impl Budget {
+    fn check(&self, max: u32) -> Check {
+        if self.tried >= max {
+            Check::Full
+        } else if u64::from(self.tried) + u64::from(self.unknown) >= u64::from(max) {
+            Check::Resolve
+        } else {
+            Check::Room
+        }
+    }
+
+    /// The waiting jobs went to be planned (before any later job).
+    fn drained(&mut self) {
+        self.unknown = 0;
+        self.pending_nodes = 0;
+    }
 }
 
 /// The index in `memo` of the fits of `req`'s shape in `part`, computed on

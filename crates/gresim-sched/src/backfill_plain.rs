@@ -9,7 +9,10 @@
 //!
 //! Backfill in the manner of sched/backfill (`_attempt_backfill()`).
 //!
-//! Records are visited in queue order, up to `bf_max_job_test`. Each job is
+//! Records are visited in queue order until `bf_max_job_test` of them have
+//! reached a try with enough usable nodes (`_try_sched()`; Slurm's
+//! `bf_last_depth_try`: a job whose every try finds too few nodes free of
+//! reservations does not count). Each job is
 //! planned with its time limit (never its real run time), as Slurm 22.05
 //! plans it:
 //!
@@ -266,7 +269,9 @@ pub fn backfill_pass(
             ctx.set_reason(job, r, None);
             continue;
         }
-        tested += 1;
+        // `bf_max_job_test` counts the jobs that reach `_try_sched()`
+        // (`bf_last_depth_try`), below.
+        let mut counted = false;
         // A `NoReserve` QOS's job is planned for one minute under any
         // PreemptMode, runs with its own limit, and reserves nothing.
         let run_limit = plan_limit(ctx, job, part);
@@ -371,6 +376,10 @@ pub fn backfill_pass(
                     }
                     None => break,
                 }
+            }
+            if !counted {
+                counted = true;
+                tested += 1;
             }
 
             // Can it start now (or at start_res) on those nodes?
