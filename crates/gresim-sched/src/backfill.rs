@@ -848,7 +848,10 @@ pub fn backfill_pass(
             // Enough usable nodes, and the required ones among them?
             let usable = bf_map::count_unblocked(&usable_bits, &blocked);
             if usable < need_nodes || req.nodelist.iter().any(|&id| bf_map::has_bit(&blocked, id)) {
-                match later {
+                // `goto TRY_LATER` only for a job that may reserve: a
+                // `NoReserve` one is done (and, never having reached
+                // `_try_sched()`, uncounted).
+                match later.filter(|_| !no_reserve) {
                     Some(l) => {
                         start_res = l;
                         continue;

@@ -369,7 +369,10 @@ pub fn backfill_pass(
                 }
             }
             if usable < need_nodes || req.nodelist.iter().any(|id| avoid[id.idx()]) {
-                match later {
+                // `goto TRY_LATER` only for a job that may reserve: a
+                // `NoReserve` one is done (and, never having reached
+                // `_try_sched()`, uncounted).
+                match later.filter(|_| !no_reserve) {
                     Some(l) => {
                         start_res = l;
                         continue;
