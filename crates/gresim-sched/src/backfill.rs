@@ -558,49 +558,35 @@ pub fn backfill_pass(
                 match budget.check(ctx.params.bf_max_job_test) {
                     Check::Full => break,
                     Check::Resolve => {
-                        // The map has not changed since the first of the
-                        // waiting jobs was queued: a job not known to reach
-                        // a try is asked again, as when it was queued.
+                        // A job not known to reach a try is asked now: every
+                        // job before it is planned (its reservation in the
+                        // map) or waits (at most `pending` more nodes).
                         let mut pending = 0u32;
                         for t in deferred.iter_mut() {
-                            match t {
-                                Todo::Plan(job, part, _, certain) => {
-                                    let (job, part) = (*job, *part);
-                                    if *certain == Counted::Unknown {
-                                        *certain = Counted::Asked;
-                                        let f = first_try(
-                                            ctx,
-                                            map,
-                                            windows,
-                                            (
-                                                &mut blocked,
-                                                &mut avoid,
-                                                &mut usable_bits,
-                                                &mut resv_ex,
-                                            ),
-                                            &mut parts,
-                                            &mut fits_memo,
-                                            job,
-                                            part,
-                                        );
-                                        let need = ctx.jobs[job.idx()].request.min_nodes.max(1);
-                                        if f.usable.is_some_and(|u| {
-                                            u64::from(u) >= u64::from(need) + u64::from(pending)
-                                        }) {
-                                            *certain = Counted::Yes;
-                                            budget.tried += 1;
-                                            budget.unknown -= 1;
-                                        }
-                                    }
-                                    pending =
-                                        pending.saturating_add(plan_nodes_bound(ctx, job, part));
-                                }
-                                Todo::Hold(i) => {
-                                    pending = pending.saturating_add(
-                                        holds.get(*i as usize).map_or(0, |h| h.0.len() as u32),
-                                    );
+                            let nodes = todo_nodes(ctx, &holds, t);
+                            if let Todo::Plan(job, part, _, certain @ Counted::Unknown) = t {
+                                let (job, part) = (*job, *part);
+                                *certain = Counted::Asked;
+                                let f = first_try(
+                                    ctx,
+                                    map,
+                                    windows,
+                                    (&mut blocked, &mut avoid, &mut usable_bits, &mut resv_ex),
+                                    &mut parts,
+                                    &mut fits_memo,
+                                    job,
+                                    part,
+                                );
+                                let need = ctx.jobs[job.idx()].request.min_nodes.max(1);
+                                if f.usable.is_some_and(|u| {
+                                    u64::from(u) >= u64::from(need) + u64::from(pending)
+                                }) {
+                                    *certain = Counted::Yes;
+                                    budget.tried += 1;
+                                    budget.unknown -= 1;
                                 }
                             }
+                            pending = pending.saturating_add(nodes);
                         }
                         if !matches!(budget.check(ctx.params.bf_max_job_test), Check::Resolve) {
                             continue;
@@ -616,19 +602,12 @@ pub fn backfill_pass(
                         ready.extend(deferred.drain(..upto));
                         budget.drained();
                         for t in &deferred {
-                            match *t {
-                                Todo::Plan(job, part, _, certain) => {
-                                    budget.unknown += u32::from(certain != Counted::Yes);
-                                    budget.pending_nodes = budget
-                                        .pending_nodes
-                                        .saturating_add(plan_nodes_bound(ctx, job, part));
-                                }
-                                Todo::Hold(i) => {
-                                    budget.pending_nodes = budget.pending_nodes.saturating_add(
-                                        holds.get(i as usize).map_or(0, |h| h.0.len() as u32),
-                                    );
-                                }
+                            if let Todo::Plan(.., certain) = t {
+                                budget.unknown += u32::from(*certain != Counted::Yes);
                             }
+                            budget.pending_nodes = budget
+                                .pending_nodes
+                                .saturating_add(todo_nodes(ctx, &holds, t));
                         }
                         continue;
                     }
@@ -1076,6 +1055,14 @@ fn first_try(
     FirstTry {
         may_start: counts_fit(&req, counts),
         ..first
+    }
+}
+
+/// The most nodes a waiting [`Todo`] can reserve once planned.
+fn todo_nodes(ctx: &PassCtx<'_>, holds: &[(Vec<NodeId>, Time)], t: &Todo) -> u32 {
+    match *t {
+        Todo::Plan(job, part, ..) => plan_nodes_bound(ctx, job, part),
+        Todo::Hold(i) => holds.get(i as usize).map_or(0, |h| h.0.len() as u32),
     }
 }
 
