@@ -588,6 +588,44 @@ pub fn backfill_pass(
                             }
                             pending = pending.saturating_add(nodes);
                         }
+                        // The first waiting job, with no other before it,
+                        // would be planned on the map as it stands: its
+                        // tries' node counts alone tell whether it reaches
+                        // a try, without its plan. One that never does
+                        // leaves nothing to plan (it would reserve nothing).
+                        while matches!(budget.check(ctx.params.bf_max_job_test), Check::Resolve) {
+                            let Some(Todo::Plan(job, part, _, c)) = deferred.first_mut() else {
+                                break;
+                            };
+                            if *c == Counted::Yes {
+                                break;
+                            }
+                            let (job, part) = (*job, *part);
+                            match reaches_try(
+                                ctx,
+                                map,
+                                windows,
+                                (&mut blocked, &mut avoid, &mut usable_bits),
+                                &mut parts,
+                                job,
+                                part,
+                                map_end,
+                            ) {
+                                Some(true) => {
+                                    *c = Counted::Yes;
+                                    budget.tried += 1;
+                                    budget.unknown -= 1;
+                                }
+                                Some(false) => {
+                                    deferred.remove(0);
+                                    budget.unknown -= 1;
+                                    budget.pending_nodes = budget
+                                        .pending_nodes
+                                        .saturating_sub(plan_nodes_bound(ctx, job, part));
+                                }
+                                None => break,
+                            }
+                        }
                         if !matches!(budget.check(ctx.params.bf_max_job_test), Check::Resolve) {
                             continue;
                         }
@@ -1056,6 +1094,54 @@ fn first_try(
         may_start: counts_fit(&req, counts),
         ..first
     }
+}
+
+/// Whether `job`'s plan on the map as it stands would reach a try
+/// (`_try_sched()`): its tries as in [`backfill_pass`], from now and then
+/// from each `later_start`, up to the first with enough usable nodes (and
+/// the required ones) free of reservations in its window. `None` where
+/// advance reservations take part (their test is the plan's).
+#[allow(clippy::too_many_arguments)]
+fn reaches_try(
+    ctx: &PassCtx<'_>,
+    map: &BfMap,
+    windows: &mut bf_map::Windows,
+    (blocked, avoid, usable_bits): (&mut [u64], &mut Avoid, &mut [u64]),
+    parts: &mut PartMasks,
+    job: JobIdx,
+    part: PartId,
+    map_end: Time,
+) -> Option<bool> {
+    if ctx.resv.is_some() {
+        return None;
+    }
+    let now = ctx.now;
+    let (_, limit, no_reserve) = plan_limits(ctx, job, part);
+    let req = crate::select::request_now(ctx.cluster, &ctx.jobs[job.idx()], now, ctx.params);
+    let need_nodes = req.min_nodes.max(1);
+    let pm = parts.of(ctx, part);
+    usable_bits.copy_from_slice(&pm.sched);
+    for &id in &req.exclude {
+        bf_map::clear_bit(usable_bits, id);
+    }
+    let mut start_res = now;
+    windows.restart();
+    for _try in 0..64 {
+        let end_time = start_res.max(now) + limit;
+        map.blocked_in(windows, start_res, end_time, blocked);
+        avoid.stale();
+        let later = map.later_start_from(windows.first_after(), end_time, map_end, &pm.sched);
+        if bf_map::count_unblocked(usable_bits, blocked) >= need_nodes
+            && !req.nodelist.iter().any(|&id| bf_map::has_bit(blocked, id))
+        {
+            return Some(true);
+        }
+        match later.filter(|_| !no_reserve) {
+            Some(l) => start_res = l,
+            None => return Some(false),
+        }
+    }
+    Some(false)
 }
 
 /// The most nodes a waiting [`Todo`] can reserve once planned.
