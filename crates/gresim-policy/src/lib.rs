@@ -366,8 +366,10 @@ pub struct PassStats {
     /// Backfill passes run (`slurm`: the backfill pass; `easy` and
     /// `conservative`: main passes, which is where they plan).
     pub backfill_passes: u64,
-    /// Jobs tested by those passes (`slurm`: counted against
-    /// `bf_max_job_test`; `easy`/`conservative`: jobs planned or tried).
+    /// Jobs tested by those passes (`slurm`: the records a pass looked at
+    /// past its limit checks, the jobs `bf_max_job_test` counts (those that
+    /// reached a try) among them; `easy`/`conservative`: jobs planned or
+    /// tried).
     pub tested: u64,
     /// Most jobs tested by one backfill pass.
     pub tested_max: u64,

@@ -118,7 +118,8 @@ pub struct SchedParams {
     pub bf_window: u64,
     /// `bf_resolution` in seconds.
     pub bf_resolution: u64,
-    /// `bf_max_job_test`.
+    /// `bf_max_job_test`: jobs per backfill pass that reach a try
+    /// (Slurm's `bf_last_depth_try`).
     pub bf_max_job_test: u32,
     /// `max_switch_wait` in seconds (default 300): the longest a job's
     /// `--switches=N@time` may wait (job_mgr.c `_max_switch_wait()`).

@@ -488,7 +488,10 @@ pub fn backfill_pass(
     map.reset(nnodes);
     let words = bf_map::words_for(nnodes);
     let mut started: Vec<JobIdx> = Vec::new();
-    let mut budget = Budget::default();
+    let mut budget = Budget {
+        max: ctx.params.bf_max_job_test,
+        ..Budget::default()
+    };
     // Planned ends of running jobs, in order. The allocations are borrowed
     // from the job table; only jobs this pass starts own theirs.
     let jobs: &[gresim_model::job::Job] = ctx.jobs;
@@ -532,8 +535,10 @@ pub fn backfill_pass(
     // Tested jobs that cannot start now, whatever the reservations, wait
     // here unplanned: their reservations matter only to a later job that
     // could start now, and are made, in queue order, before it is planned.
-    // Jobs still waiting when the pass ends would have changed nothing.
-    // A preemptor's reservation waits there too, in its place.
+    // Jobs still waiting when the pass ends would have changed nothing;
+    // they are planned earlier only where `bf_max_job_test`'s count needs
+    // to know whether they reach a try ([`Budget`]). A preemptor's
+    // reservation waits there too, in its place.
     let mut deferred: Vec<Todo> =
         Vec::with_capacity(queue.len().min(ctx.params.bf_max_job_test as usize));
     let mut ready: std::collections::VecDeque<Todo> = Default::default();
@@ -555,7 +560,7 @@ pub fn backfill_pass(
                 // `bf_max_job_test` counts the jobs that reached a try
                 // (`bf_last_depth_try`); the deferred ones not known to
                 // are planned first where they could reach the limit.
-                match budget.check(ctx.params.bf_max_job_test) {
+                match budget.check() {
                     Check::Full => break,
                     Check::Resolve => {
                         // A job not known to reach a try is asked now: every
@@ -563,6 +568,9 @@ pub fn backfill_pass(
                         // map) or waits (at most `pending` more nodes).
                         let mut pending = 0u32;
                         for t in deferred.iter_mut() {
+                            if !matches!(budget.check(), Check::Resolve) {
+                                break;
+                            }
                             let nodes = todo_nodes(ctx, &holds, t);
                             if let Todo::Plan(job, part, _, certain @ Counted::Unknown) = t {
                                 let (job, part) = (*job, *part);
@@ -577,10 +585,7 @@ pub fn backfill_pass(
                                     job,
                                     part,
                                 );
-                                let need = ctx.jobs[job.idx()].request.min_nodes.max(1);
-                                if f.usable.is_some_and(|u| {
-                                    u64::from(u) >= u64::from(need) + u64::from(pending)
-                                }) {
+                                if f.surely_tries(ctx, job, pending) {
                                     *certain = Counted::Yes;
                                     budget.tried += 1;
                                     budget.unknown -= 1;
@@ -593,7 +598,7 @@ pub fn backfill_pass(
                         // tries' node counts alone tell whether it reaches
                         // a try, without its plan. One that never does
                         // leaves nothing to plan (it would reserve nothing).
-                        while matches!(budget.check(ctx.params.bf_max_job_test), Check::Resolve) {
+                        while matches!(budget.check(), Check::Resolve) {
                             let Some(Todo::Plan(job, part, _, c)) = deferred.first_mut() else {
                                 break;
                             };
@@ -626,7 +631,7 @@ pub fn backfill_pass(
                                 None => break,
                             }
                         }
-                        if !matches!(budget.check(ctx.params.bf_max_job_test), Check::Resolve) {
+                        if !matches!(budget.check(), Check::Resolve) {
                             continue;
                         }
                         // Up to the first job not known to reach a try;
@@ -637,16 +642,15 @@ pub fn backfill_pass(
                             .iter()
                             .position(|t| matches!(t, Todo::Plan(.., c) if *c != Counted::Yes))
                             .map_or(deferred.len(), |u| u + 1);
-                        ready.extend(deferred.drain(..upto));
-                        budget.drained();
-                        for t in &deferred {
+                        for t in &deferred[..upto] {
                             if let Todo::Plan(.., certain) = t {
-                                budget.unknown += u32::from(*certain != Counted::Yes);
+                                budget.unknown -= u32::from(*certain != Counted::Yes);
                             }
                             budget.pending_nodes = budget
                                 .pending_nodes
-                                .saturating_add(todo_nodes(ctx, &holds, t));
+                                .saturating_sub(todo_nodes(ctx, &holds, t));
                         }
+                        ready.extend(deferred.drain(..upto));
                         continue;
                     }
                     Check::Room => {}
@@ -740,13 +744,13 @@ pub fn backfill_pass(
                 // which needs the counts of all the nodes to fit.
                 let req = &ctx.jobs[job.idx()].request;
                 let slurm = placement.is_slurm();
-                let (wait, usable) = if slurm && req.nodelist.is_empty() && {
+                let (wait, first) = if slurm && req.nodelist.is_empty() && {
                     let m = memo_for(&mut fits_memo, ctx, req, part);
                     !counts_fit(req, fits_memo[m].base)
                 } {
                     // (Whether it reaches a try is asked only if the
-                    // count needs it: `Check::Resolve` below.)
-                    (true, None)
+                    // count needs it: `Check::Resolve`, at the next record.)
+                    (true, FirstTry::default())
                 } else if slurm && !deferred.is_empty() {
                     let f = first_try(
                         ctx,
@@ -758,9 +762,9 @@ pub fn backfill_pass(
                         job,
                         part,
                     );
-                    (!f.may_start, f.usable)
+                    (!f.may_start, f)
                 } else {
-                    (false, None)
+                    (false, FirstTry::default())
                 };
                 if wait {
                     // It cannot start now even on the map without the
@@ -769,11 +773,7 @@ pub fn backfill_pass(
                     // a try for certain where its first one has enough
                     // usable nodes even if each job waiting before it
                     // reserves as many more as it may take.
-                    let req = &ctx.jobs[job.idx()].request;
-                    let certain = usable.is_some_and(|u| {
-                        u64::from(u)
-                            >= u64::from(req.min_nodes.max(1)) + u64::from(budget.pending_nodes)
-                    });
+                    let certain = first.surely_tries(ctx, job, budget.pending_nodes);
                     if certain {
                         budget.tried += 1;
                     } else {
@@ -782,7 +782,7 @@ pub fn backfill_pass(
                     budget.pending_nodes = budget
                         .pending_nodes
                         .saturating_add(plan_nodes_bound(ctx, job, part));
-                    let counted = match (certain, usable) {
+                    let counted = match (certain, first.usable) {
                         (true, _) => Counted::Yes,
                         (false, Some(_)) => Counted::Asked,
                         (false, None) => Counted::Unknown,
@@ -1037,6 +1037,17 @@ struct FirstTry {
     usable: Option<u32>,
 }
 
+impl FirstTry {
+    /// Whether `job`'s plan certainly reaches a try: its first one has
+    /// enough usable nodes even if the jobs planned before it reserve
+    /// `pending` more.
+    fn surely_tries(&self, ctx: &PassCtx<'_>, job: JobIdx, pending: u32) -> bool {
+        let need = ctx.jobs[job.idx()].request.min_nodes.max(1);
+        self.usable
+            .is_some_and(|u| u64::from(u) >= u64::from(need) + u64::from(pending))
+    }
+}
+
 /// [`FirstTry`] of `job` in `part`.
 #[allow(clippy::too_many_arguments)]
 fn first_try(
@@ -1171,6 +1182,8 @@ fn plan_nodes_bound(ctx: &PassCtx<'_>, job: JobIdx, part: PartId) -> u32 {
 /// may do at any time before a later job) once they could make the count.
 #[derive(Default)]
 struct Budget {
+    /// `bf_max_job_test`.
+    max: u32,
     tried: u32,
     unknown: u32,
     /// The most nodes the waiting jobs' plans can reserve.
@@ -1198,10 +1211,10 @@ enum Check {
 }
 
 impl Budget {
-    fn check(&self, max: u32) -> Check {
-        if self.tried >= max {
+    fn check(&self) -> Check {
+        if self.tried >= self.max {
             Check::Full
-        } else if u64::from(self.tried) + u64::from(self.unknown) >= u64::from(max) {
+        } else if u64::from(self.tried) + u64::from(self.unknown) >= u64::from(self.max) {
             Check::Resolve
         } else {
             Check::Room
