@@ -292,6 +292,14 @@ fn print_pass_stats(out: &gresim_engine::SimOutput, wall: f64) {
         st.tested_max,
         st.tested
     );
+    if st.tentative > 0 {
+        println!(
+            "tentative per pass  mean {:.1} ({} in all: records looked at past a point where bf_max_job_test \
+may have stopped the pass, never settled as nothing after them needed it; not in tested)",
+            st.tentative as f64 / st.backfill_passes.max(1) as f64,
+            st.tentative
+        );
+    }
     println!(
         "queue depth         mean {depth_mean:.1}, max {depth_max} (pending jobs, time-weighted over the run); \
 at backfill passes mean {:.1}, max {}",

@@ -373,6 +373,11 @@ pub struct PassStats {
     pub tested: u64,
     /// Most jobs tested by one backfill pass.
     pub tested_max: u64,
+    /// `slurm`: records a backfill pass looked at past a point where
+    /// `bf_max_job_test` may have been reached, and which it never had to
+    /// settle (each only waited, and no later record could start or change
+    /// anything): Slurm's pass looked at some of them. Not in `tested`.
+    pub tentative: u64,
     /// Queued jobs at the start of each backfill pass, summed (divide by
     /// `backfill_passes` for the mean).
     pub queued_sum: u64,

@@ -473,6 +473,7 @@ pub fn backfill_pass(
     cache: &mut SelectCache,
     scratch: &mut Scratch,
     tested_count: &mut u64,
+    tentative_count: &mut u64,
     preempt_start: &mut [Option<gresim_model::job::Time>],
 ) -> Vec<JobIdx> {
     let now = ctx.now;
@@ -536,14 +537,31 @@ pub fn backfill_pass(
     // here unplanned: their reservations matter only to a later job that
     // could start now, and are made, in queue order, before it is planned.
     // Jobs still waiting when the pass ends would have changed nothing;
-    // they are planned earlier only where `bf_max_job_test`'s count needs
-    // to know whether they reach a try ([`Budget`]). A preemptor's
-    // reservation waits there too, in its place.
-    let mut deferred: Vec<Todo> =
-        Vec::with_capacity(queue.len().min(ctx.params.bf_max_job_test as usize));
+    // they are planned earlier only where `bf_max_job_test`'s count must be
+    // known before a record that could change something ([`Budget`], and
+    // `tentative` below). A preemptor's reservation waits there too, in its
+    // place.
+    let mut deferred: std::collections::VecDeque<Todo> = std::collections::VecDeque::with_capacity(
+        queue.len().min(ctx.params.bf_max_job_test as usize),
+    );
+    // The first `asked` waiting jobs have none not asked among them, and
+    // may reserve `asked_nodes` nodes in all (the waiting jobs are asked
+    // from there on, not again from the first).
+    let (mut asked, mut asked_nodes) = (0usize, 0u32);
     let mut ready: std::collections::VecDeque<Todo> = Default::default();
     let mut holds: Vec<(Vec<NodeId>, Time)> = Vec::new();
     let mut records = queue.iter();
+    // Past a point where the count may have reached `bf_max_job_test`
+    // (`Check::Resolve`), records are looked at tentatively: one that only
+    // waits is deferred like the others, as its plan matters only if a
+    // later job may start now. Whether the pass reached it is settled (the
+    // waiting jobs planned, as far as the count needs) only before a record
+    // that could change something: a job that may start now, a reason to
+    // set, a preemption or a row start. That record is held and looked at
+    // again once the count is known.
+    let mut tentative = 0u64;
+    let mut settle = false;
+    let mut held: Option<&QueueKey> = None;
     loop {
         let (job, part, prio, mut counted) = match ready.pop_front() {
             Some(Todo::Plan(job, part, prio, counted)) => {
@@ -566,8 +584,8 @@ pub fn backfill_pass(
                         // A job not known to reach a try is asked now: every
                         // job before it is planned (its reservation in the
                         // map) or waits (at most `pending` more nodes).
-                        let mut pending = 0u32;
-                        for t in deferred.iter_mut() {
+                        let mut pending = asked_nodes;
+                        for t in deferred.range_mut(asked..) {
                             if !matches!(budget.check(), Check::Resolve) {
                                 break;
                             }
@@ -592,6 +610,8 @@ pub fn backfill_pass(
                                 }
                             }
                             pending = pending.saturating_add(nodes);
+                            asked += 1;
+                            asked_nodes = pending;
                         }
                         // The first waiting job, with no other before it,
                         // would be planned on the map as it stands: its
@@ -599,7 +619,7 @@ pub fn backfill_pass(
                         // a try, without its plan. One that never does
                         // leaves nothing to plan (it would reserve nothing).
                         while matches!(budget.check(), Check::Resolve) {
-                            let Some(Todo::Plan(job, part, _, c)) = deferred.first_mut() else {
+                            let Some(Todo::Plan(job, part, _, c)) = deferred.front_mut() else {
                                 break;
                             };
                             if *c == Counted::Yes {
@@ -622,11 +642,15 @@ pub fn backfill_pass(
                                     budget.unknown -= 1;
                                 }
                                 Some(false) => {
-                                    deferred.remove(0);
+                                    deferred.pop_front();
                                     budget.unknown -= 1;
-                                    budget.pending_nodes = budget
-                                        .pending_nodes
-                                        .saturating_sub(plan_nodes_bound(ctx, job, part));
+                                    let nodes = plan_nodes_bound(ctx, job, part);
+                                    budget.pending_nodes =
+                                        budget.pending_nodes.saturating_sub(nodes);
+                                    if asked > 0 {
+                                        asked -= 1;
+                                        asked_nodes = asked_nodes.saturating_sub(nodes);
+                                    }
                                 }
                                 None => break,
                             }
@@ -634,28 +658,45 @@ pub fn backfill_pass(
                         if !matches!(budget.check(), Check::Resolve) {
                             continue;
                         }
-                        // Up to the first job not known to reach a try;
-                        // those after it wait on (their bound counts the
-                        // nodes of the waiting jobs before them, a superset
-                        // of those left).
-                        let upto = deferred
-                            .iter()
-                            .position(|t| matches!(t, Todo::Plan(.., c) if *c != Counted::Yes))
-                            .map_or(deferred.len(), |u| u + 1);
-                        for t in &deferred[..upto] {
-                            if let Todo::Plan(.., certain) = t {
-                                budget.unknown -= u32::from(*certain != Counted::Yes);
+                        // The count may have reached the limit: the next
+                        // record is looked at tentatively, unless a held one
+                        // needs the count settled.
+                        if settle {
+                            // Up to the first job not known to reach a try;
+                            // those after it wait on (their bound counts the
+                            // nodes of the waiting jobs before them, a superset
+                            // of those left).
+                            let upto = deferred
+                                .iter()
+                                .position(|t| matches!(t, Todo::Plan(.., c) if *c != Counted::Yes))
+                                .map_or(deferred.len(), |u| u + 1);
+                            let mut nodes = 0u32;
+                            for t in deferred.range(..upto) {
+                                if let Todo::Plan(.., certain) = t {
+                                    budget.unknown -= u32::from(*certain != Counted::Yes);
+                                }
+                                nodes = nodes.saturating_add(todo_nodes(ctx, &holds, t));
                             }
-                            budget.pending_nodes = budget
-                                .pending_nodes
-                                .saturating_sub(todo_nodes(ctx, &holds, t));
+                            budget.pending_nodes = budget.pending_nodes.saturating_sub(nodes);
+                            ready.extend(deferred.drain(..upto));
+                            (asked, asked_nodes) = if asked >= upto {
+                                (asked - upto, asked_nodes.saturating_sub(nodes))
+                            } else {
+                                (0, 0)
+                            };
+                            continue;
                         }
-                        ready.extend(deferred.drain(..upto));
-                        continue;
                     }
-                    Check::Room => {}
+                    Check::Room => {
+                        // Every record looked at so far was reached.
+                        *tested_count += std::mem::take(&mut tentative);
+                        settle = false;
+                    }
                 }
-                let Some(k) = records.next() else { break };
+                let unsure = matches!(budget.check(), Check::Resolve);
+                let Some(k) = held.take().or_else(|| records.next()) else {
+                    break;
+                };
                 let (job, part, prio) = (k.job, k.part, k.priority());
                 if started.contains(&job) {
                     continue;
@@ -663,17 +704,45 @@ pub fn backfill_pass(
                 if limits.reason(ctx, job, part).is_some() {
                     continue;
                 }
+                // A record that may change something before the count is
+                // known: the count is settled first, then it is looked at
+                // again (or the pass ends before it).
+                let mut hold = || {
+                    held = Some(k);
+                    settle = true;
+                };
                 // `job_array_start_test()` names the throttle in backfill too.
                 if !ctx.throttle_allows(job) {
+                    if unsure {
+                        hold();
+                        continue;
+                    }
                     ctx.set_reason(job, gresim_model::Reason::JobArrayTaskLimit, None);
                     continue;
                 }
                 // An accounting limit holds the job: no reservation (`acct_policy_job_runnable_*`).
                 if let Some(r) = acct_memo.runnable(ctx, job, part) {
+                    if unsure {
+                        hold();
+                        continue;
+                    }
                     ctx.set_reason(job, r, None);
                     continue;
                 }
-                *tested_count += 1;
+                if unsure
+                    && (ctx.params.preempt.enabled()
+                        || ctx
+                            .params
+                            .row_sharing(ctx.cluster.partition(part), &ctx.jobs[job.idx()].request))
+                {
+                    hold();
+                    continue;
+                }
+                if unsure {
+                    tentative += 1;
+                } else {
+                    *tested_count += 1;
+                }
                 // `_try_sched()` with preemption candidates: a job that fits
                 // once they are gone starts now, and `select_nodes()`
                 // preempts them for it; it starts in a later pass.
@@ -700,7 +769,7 @@ pub fn backfill_pass(
                             budget.tried += 1;
                             let end = now.saturating_add(plan_limit(ctx, job, part));
                             budget.pending_nodes += alloc.nodes.len() as u32;
-                            deferred.push(Todo::Hold(holds.len() as u32));
+                            deferred.push_back(Todo::Hold(holds.len() as u32));
                             holds.push((alloc.node_ids().collect(), end));
                             continue;
                         }
@@ -766,6 +835,11 @@ pub fn backfill_pass(
                 } else {
                     (false, FirstTry::default())
                 };
+                if !wait && unsure {
+                    tentative -= 1;
+                    hold();
+                    continue;
+                }
                 if wait {
                     // It cannot start now even on the map without the
                     // reservations of the jobs waiting before it, which
@@ -787,9 +861,10 @@ pub fn backfill_pass(
                         (false, Some(_)) => Counted::Asked,
                         (false, None) => Counted::Unknown,
                     };
-                    deferred.push(Todo::Plan(job, part, prio, counted));
+                    deferred.push_back(Todo::Plan(job, part, prio, counted));
                 } else {
                     ready.extend(deferred.drain(..));
+                    (asked, asked_nodes) = (0, 0);
                     budget.drained();
                     ready.push_back(Todo::Plan(job, part, prio, Counted::Unknown));
                 }
@@ -1013,6 +1088,7 @@ pub fn backfill_pass(
             break;
         }
     }
+    *tentative_count += tentative;
     started
 }
 
@@ -1052,7 +1128,7 @@ impl FirstTry {
 #[allow(clippy::too_many_arguments)]
 fn first_try(
     ctx: &PassCtx<'_>,
-    map: &BfMap,
+    map: &mut BfMap,
     windows: &mut bf_map::Windows,
     (blocked, avoid, usable_bits, resv_ex): (&mut [u64], &mut Avoid, &mut [u64], &mut [bool]),
     parts: &mut PartMasks,
@@ -1071,7 +1147,16 @@ fn first_try(
         bf_map::clear_bit(usable_bits, id);
     }
     windows.restart();
-    map.blocked_in(windows, now, now + limit, blocked);
+    if !map.blocked_first(now, now + limit, blocked) {
+        map.blocked_in(windows, now, now + limit, blocked);
+    }
+    #[cfg(debug_assertions)]
+    {
+        let mut w = bf_map::Windows::default();
+        let mut b = bf_map::bitmap(blocked.len());
+        map.blocked_in(&mut w, now, now + limit, &mut b);
+        debug_assert_eq!(&b[..], &blocked[..]);
+    }
     // (The plan that may follow sets `blocked` again.)
     avoid.stale();
     if let Some(all) = ctx.resv {
@@ -1178,8 +1263,10 @@ fn plan_nodes_bound(ctx: &PassCtx<'_>, job: JobIdx, part: PartId) -> u32 {
 /// reservations left them enough usable nodes), checked before each next
 /// record. A job whose plan waits ([`Todo::Plan`]) is counted when it is
 /// queued if its first try certainly reaches `_try_sched()`; otherwise it is
-/// `unknown` until planned, and the pass plans the waiting jobs (which it
-/// may do at any time before a later job) once they could make the count.
+/// `unknown` until planned. Once the waiting jobs could make the count, the
+/// pass looks at later records tentatively, and plans the waiting jobs
+/// (which it may do at any time before a later job) only before a record
+/// that could change something, as far as the count needs.
 #[derive(Default)]
 struct Budget {
     /// `bf_max_job_test`.

@@ -77,6 +77,11 @@ pub(crate) struct BfMap {
     /// free in slot `k` (of any partition), so that
     /// [`BfMap::later_start_from`] compares bitmaps only there.
     frees: Vec<bool>,
+    /// `pre[k * words..(k + 1) * words]`: the OR of slots `0..=k`, for the
+    /// first `pre_rows` slots (the rest are made when asked; a reservation
+    /// or a new boundary at slot `k` leaves only the rows before it).
+    pre: Vec<u64>,
+    pre_rows: usize,
 }
 
 /// A node bitmap of `words` words.
@@ -142,6 +147,8 @@ impl BfMap {
             list: Vec::new(),
             list_nodes: Vec::new(),
             frees: Vec::new(),
+            pre: Vec::new(),
+            pre_rows: 0,
         }
     }
 
@@ -154,6 +161,7 @@ impl BfMap {
         self.list.clear();
         self.list_nodes.clear();
         self.frees.clear();
+        self.pre_rows = 0;
     }
 
     /// Works out [`BfMap::frees`] of boundary `k` again.
@@ -183,6 +191,7 @@ impl BfMap {
             return k;
         }
         let w = self.words;
+        self.pre_rows = self.pre_rows.min(k);
         self.times.insert(k, t);
         // A copy of slot `k - 1` (none before the first) inserted at `k`.
         let (at, len) = (k * w, self.masks.len());
@@ -208,6 +217,7 @@ impl BfMap {
             .push((start, end, from, self.list_nodes.len() as u32));
         let a = self.boundary(start);
         let b = self.boundary(end);
+        self.pre_rows = self.pre_rows.min(a);
         let w = self.words;
         for k in a..b {
             let m = &mut self.masks[k * w..(k + 1) * w];
@@ -359,6 +369,45 @@ impl BfMap {
                 *o = *b;
             }
         }
+    }
+
+    /// [`BfMap::blocked`] for a window `[a, b]` that begins in the map's
+    /// first slot (no boundary after the first lies at or before `a`), as
+    /// each job's first try from now asks: the OR of the slots from the
+    /// first to the last beginning no later than `b`, kept as prefix ORs
+    /// while the map does not change before them. Returns false (and leaves
+    /// `out` alone) for a window beginning later.
+    pub(crate) fn blocked_first(&mut self, a: Time, b: Time, out: &mut [u64]) -> bool {
+        let n = self.times.len();
+        if n > 1 && self.times[1] <= a {
+            return false;
+        }
+        let hi = self.times.partition_point(|&x| x <= b);
+        if hi == 0 {
+            out.fill(0);
+            return true;
+        }
+        let w = self.words;
+        if self.pre.len() < n * w {
+            self.pre.resize(n * w, 0);
+        }
+        while self.pre_rows < hi {
+            let k = self.pre_rows;
+            let (before, row) = self.pre.split_at_mut(k * w);
+            let row = &mut row[..w];
+            let mask = &self.masks[k * w..(k + 1) * w];
+            if k == 0 {
+                row.copy_from_slice(mask);
+            } else {
+                let prev = &before[(k - 1) * w..];
+                for ((r, m), p) in row.iter_mut().zip(mask).zip(prev) {
+                    *r = m | p;
+                }
+            }
+            self.pre_rows += 1;
+        }
+        out.copy_from_slice(&self.pre[(hi - 1) * w..hi * w]);
+        true
     }
 
     /// Slurm's `later_start`: walking the slots from the one holding

@@ -334,7 +334,7 @@ impl Policy for Fifo {
         if !self.backfill {
             return;
         }
-        let (queued, mut tested) = (self.queue.len(), 0);
+        let (queued, mut tested, mut tentative) = (self.queue.len(), 0, 0);
         #[cfg(feature = "reference")]
         if self.plain_backfill {
             for job in crate::backfill_plain::backfill_pass(
@@ -354,6 +354,7 @@ impl Policy for Fifo {
             &mut self.cache,
             &mut self.bf_scratch,
             &mut tested,
+            &mut tentative,
             &mut self.preempt_start,
         ) {
             self.remove_job(job);
@@ -363,6 +364,7 @@ impl Policy for Fifo {
             self.remove_job(ctx.suspended[k].by);
         }
         self.stats.add_backfill_pass(queued, tested);
+        self.stats.tentative += tentative;
     }
 
     fn stats(&self) -> crate::PassStats {

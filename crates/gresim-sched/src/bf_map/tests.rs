@@ -238,3 +238,45 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// First tries from the map's start, asked between reservations as a
+    /// pass asks them: the prefix ORs kept from one question to the next
+    /// give the blocked nodes the map gives each window on its own, and a
+    /// window beginning after the map's first slot is left to
+    /// `blocked_in`.
+    #[test]
+    fn first_windows_answer_as_each_window(
+        n in prop::sample::select(vec![3usize, 64, 130]),
+        res in reservations(130),
+        steps in prop::collection::vec((0u64..60, 0u64..700, any::<bool>()), 1..30),
+    ) {
+        let res: Vec<Reservation> = res
+            .into_iter()
+            .map(|mut x| {
+                x.nodes.retain(|id| id.idx() < n);
+                x
+            })
+            .filter(|x| !x.nodes.is_empty())
+            .collect();
+        let mut map = BfMap::new(n);
+        let mut left = res.iter();
+        let (mut out, mut want) = (bitmap(words_for(n)), bitmap(words_for(n)));
+        for (a, len, add) in steps {
+            if add {
+                if let Some(x) = left.next() {
+                    map.reserve(x.start, x.end, &x.nodes);
+                }
+            }
+            map.blocked(a, a + len, &mut want);
+            out.fill(u64::MAX);
+            let first = map.times.len() < 2 || map.times[1] > a;
+            prop_assert_eq!(map.blocked_first(a, a + len, &mut out), first);
+            if first {
+                prop_assert_eq!(&out, &want, "window [{}, {}]", a, a + len);
+            } else {
+                prop_assert!(out.iter().all(|&x| x == u64::MAX));
+            }
+        }
+    }
+}
