@@ -368,8 +368,8 @@ pub struct PassStats {
     pub backfill_passes: u64,
     /// Jobs tested by those passes (`slurm`: the records a pass looked at
     /// past its limit checks, the jobs `bf_max_job_test` counts (those that
-    /// reached a try) among them; `easy`/`conservative`: jobs planned or
-    /// tried).
+    /// reached a try) among them, less those in `tentative`;
+    /// `easy`/`conservative`: jobs planned or tried).
     pub tested: u64,
     /// Most jobs tested by one backfill pass.
     pub tested_max: u64,

@@ -159,6 +159,17 @@ fn reservations(n: usize) -> impl Strategy<Value = Vec<Reservation>> {
     )
 }
 
+/// The reservations' nodes below `n`, and the reservations left with any.
+fn within(res: Vec<Reservation>, n: usize) -> Vec<Reservation> {
+    res.into_iter()
+        .map(|mut x| {
+            x.nodes.retain(|id| id.idx() < n);
+            x
+        })
+        .filter(|x| !x.nodes.is_empty())
+        .collect()
+}
+
 proptest! {
     #[test]
     fn slot_map_answers_as_the_reservation_list(
@@ -211,14 +222,7 @@ proptest! {
         len in 0u64..700,
         steps in prop::collection::vec((0u64..200, 0u64..200), 1..30),
     ) {
-        let res: Vec<Reservation> = res
-            .into_iter()
-            .map(|mut x| {
-                x.nodes.retain(|id| id.idx() < n);
-                x
-            })
-            .filter(|x| !x.nodes.is_empty())
-            .collect();
+        let res = within(res, n);
         let map = map_of(&res, n);
         let part = bits(&(0..n).map(|i| i % 4 != 1).collect::<Vec<_>>());
         let mut w = Windows::default();
@@ -251,14 +255,7 @@ proptest! {
         res in reservations(130),
         steps in prop::collection::vec((0u64..60, 0u64..700, any::<bool>()), 1..30),
     ) {
-        let res: Vec<Reservation> = res
-            .into_iter()
-            .map(|mut x| {
-                x.nodes.retain(|id| id.idx() < n);
-                x
-            })
-            .filter(|x| !x.nodes.is_empty())
-            .collect();
+        let res = within(res, n);
         let mut map = BfMap::new(n);
         let mut left = res.iter();
         let (mut out, mut want) = (bitmap(words_for(n)), bitmap(words_for(n)));
