@@ -549,10 +549,6 @@ pub fn backfill_pass(
     let mut deferred: std::collections::VecDeque<Todo> = std::collections::VecDeque::with_capacity(
         queue.len().min(ctx.params.bf_max_job_test as usize),
     );
-    // The first `asked` waiting jobs have none not asked among them, and
-    // may reserve `asked_nodes` nodes in all (the waiting jobs are asked
-    // from there on, not again from the first).
-    let (mut asked, mut asked_nodes) = (0usize, 0u32);
     let mut ready: std::collections::VecDeque<Todo> = Default::default();
     let mut holds: Vec<(Vec<NodeId>, Time)> = Vec::new();
     let mut records = queue.iter();
@@ -582,15 +578,15 @@ pub fn backfill_pass(
             None => {
                 // `bf_max_job_test` counts the jobs that reached a try
                 // (`bf_last_depth_try`); the deferred ones not known to
-                // are planned first where they could reach the limit.
-                match budget.check() {
+                // are asked where they could reach the limit, and planned
+                // only when a held record needs the count settled.
+                let unsure = match budget.check() {
                     Check::Full => break,
                     Check::Resolve => {
                         // A job not known to reach a try is asked now: every
                         // job before it is planned (its reservation in the
                         // map) or waits (at most `pending` more nodes).
-                        let mut pending = asked_nodes;
-                        for t in deferred.range_mut(asked..) {
+                        for t in deferred.range_mut(budget.asked..) {
                             if !matches!(budget.check(), Check::Resolve) {
                                 break;
                             }
@@ -608,15 +604,14 @@ pub fn backfill_pass(
                                     job,
                                     part,
                                 );
-                                if f.surely_tries(ctx, job, pending) {
+                                if f.surely_tries(ctx, job, budget.asked_nodes) {
                                     *certain = Counted::Yes;
                                     budget.tried += 1;
                                     budget.unknown -= 1;
                                 }
                             }
-                            pending = pending.saturating_add(nodes);
-                            asked += 1;
-                            asked_nodes = pending;
+                            budget.asked += 1;
+                            budget.asked_nodes = budget.asked_nodes.saturating_add(nodes);
                         }
                         // The first waiting job, with no other before it,
                         // would be planned on the map as it stands: its
@@ -649,13 +644,7 @@ pub fn backfill_pass(
                                 Some(false) => {
                                     deferred.pop_front();
                                     budget.unknown -= 1;
-                                    let nodes = plan_nodes_bound(ctx, job, part);
-                                    budget.pending_nodes =
-                                        budget.pending_nodes.saturating_sub(nodes);
-                                    if asked > 0 {
-                                        asked -= 1;
-                                        asked_nodes = asked_nodes.saturating_sub(nodes);
-                                    }
+                                    budget.left_front(1, plan_nodes_bound(ctx, job, part));
                                 }
                                 None => break,
                             }
@@ -682,23 +671,19 @@ pub fn backfill_pass(
                                 }
                                 nodes = nodes.saturating_add(todo_nodes(ctx, &holds, t));
                             }
-                            budget.pending_nodes = budget.pending_nodes.saturating_sub(nodes);
+                            budget.left_front(upto, nodes);
                             ready.extend(deferred.drain(..upto));
-                            (asked, asked_nodes) = if asked >= upto {
-                                (asked - upto, asked_nodes.saturating_sub(nodes))
-                            } else {
-                                (0, 0)
-                            };
                             continue;
                         }
+                        true
                     }
                     Check::Room => {
                         // Every record looked at so far was reached.
                         *tested_count += std::mem::take(&mut tentative);
                         settle = false;
+                        false
                     }
-                }
-                let unsure = matches!(budget.check(), Check::Resolve);
+                };
                 let Some(k) = held.take().or_else(|| records.next()) else {
                     break;
                 };
@@ -869,7 +854,6 @@ pub fn backfill_pass(
                     deferred.push_back(Todo::Plan(job, part, prio, counted));
                 } else {
                     ready.extend(deferred.drain(..));
-                    (asked, asked_nodes) = (0, 0);
                     budget.drained();
                     ready.push_back(Todo::Plan(job, part, prio, Counted::Unknown));
                 }

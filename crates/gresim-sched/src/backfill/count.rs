@@ -194,6 +194,11 @@ pub(super) struct Budget {
     pub(super) unknown: u32,
     /// The most nodes the waiting jobs' plans can reserve.
     pub(super) pending_nodes: u32,
+    /// The first `asked` waiting jobs have none not asked among them, and
+    /// their plans may reserve `asked_nodes` nodes in all (the waiting jobs
+    /// are asked from there on, not again from the first).
+    pub(super) asked: usize,
+    pub(super) asked_nodes: u32,
 }
 
 /// Whether a job waiting to be planned counts against `bf_max_job_test`.
@@ -231,5 +236,18 @@ impl Budget {
     pub(super) fn drained(&mut self) {
         self.unknown = 0;
         self.pending_nodes = 0;
+        self.asked = 0;
+        self.asked_nodes = 0;
+    }
+
+    /// The first `n` waiting jobs, whose plans may reserve `nodes` nodes,
+    /// left the list (to be planned, or never reaching a try).
+    pub(super) fn left_front(&mut self, n: usize, nodes: u32) {
+        self.pending_nodes = self.pending_nodes.saturating_sub(nodes);
+        (self.asked, self.asked_nodes) = if self.asked >= n {
+            (self.asked - n, self.asked_nodes.saturating_sub(nodes))
+        } else {
+            (0, 0)
+        };
     }
 }
