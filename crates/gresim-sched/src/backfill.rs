@@ -92,6 +92,34 @@ struct FitsMemo {
     changes: FitChanges<Fit>,
 }
 
+/// The pass's [`FitsMemo`]s, and spare ones whose memory a new shape takes
+/// (kept from one pass to the next in [`Scratch`]).
+#[derive(Default)]
+struct Memos {
+    list: Vec<FitsMemo>,
+    spare: Vec<FitsMemo>,
+}
+
+impl Memos {
+    /// A new pass: every memo is spare.
+    fn restart(&mut self) {
+        self.spare.append(&mut self.list);
+    }
+}
+
+impl std::ops::Deref for Memos {
+    type Target = Vec<FitsMemo>;
+    fn deref(&self) -> &Vec<FitsMemo> {
+        &self.list
+    }
+}
+
+impl std::ops::DerefMut for Memos {
+    fn deref_mut(&mut self) -> &mut Vec<FitsMemo> {
+        &mut self.list
+    }
+}
+
 impl FitsMemo {
     /// A job started on `alloc`'s nodes: their fits in the new state. (The
     /// fit changes are worked out again from the sweep's log, which
@@ -462,6 +490,7 @@ pub struct Scratch {
     map: Option<BfMap>,
     sweep: Sweep,
     windows: bf_map::Windows,
+    memos: Memos,
 }
 
 impl std::fmt::Debug for Scratch {
@@ -511,7 +540,8 @@ pub fn backfill_pass(
         .collect();
     // What `node_may_fit` says of each partition node in the current state,
     // by request shape and partition, brought up to date at each start.
-    let mut fits_memo: Vec<FitsMemo> = Vec::new();
+    let mut fits_memo = std::mem::take(&mut scratch.memos);
+    fits_memo.restart();
     // The running jobs released in planned-end order (valid until the pass
     // starts a job).
     let sweep = &mut scratch.sweep;
@@ -1078,13 +1108,14 @@ pub fn backfill_pass(
         }
     }
     *tentative_count += tentative;
+    scratch.memos = fits_memo;
     started
 }
 
 /// The index in `memo` of the fits of `req`'s shape in `part`, computed on
 /// the current state if absent.
 fn memo_for(
-    memo: &mut Vec<FitsMemo>,
+    memo: &mut Memos,
     ctx: &PassCtx<'_>,
     req: &std::sync::Arc<gresim_model::job::JobRequest>,
     part: PartId,
@@ -1096,8 +1127,17 @@ fn memo_for(
         return i;
     }
     let nnodes = ctx.cluster.nodes.len();
-    let mut fits: Vec<Option<Fit>> = vec![None; nnodes];
-    let mut bits = bf_map::bitmap(bf_map::words_for(nnodes));
+    // (A spare memo's memory is taken where there is one.)
+    let spare = memo.spare.pop();
+    let (mut fits, mut bits, mut changes) = match spare {
+        Some(m) => (m.fits, m.bits, m.changes),
+        None => Default::default(),
+    };
+    fits.clear();
+    fits.resize(nnodes, None);
+    bits.clear();
+    bits.resize(bf_map::words_for(nnodes), 0);
+    changes.reset();
     let mut base = Counts::default();
     for &id in &ctx.cluster.partition(part).nodes {
         fits[id.idx()] = node_fit(ctx, ctx.state.node(id), id, req);
@@ -1107,7 +1147,8 @@ fn memo_for(
         }
     }
     if memo.len() >= FITS_MEMO_MAX {
-        memo.remove(0);
+        let old = memo.list.remove(0);
+        memo.spare.push(old);
     }
     memo.push(FitsMemo {
         req: std::sync::Arc::clone(req),
@@ -1115,7 +1156,7 @@ fn memo_for(
         fits,
         bits,
         base,
-        changes: FitChanges::default(),
+        changes,
     });
     memo.len() - 1
 }

@@ -7,7 +7,7 @@
 use gresim_model::job::Time;
 use gresim_model::{JobIdx, NodeId, PartId};
 
-use super::{counts_fit, memo_for, plan_limits, Avoid, FitsMemo, PartMasks, Todo};
+use super::{counts_fit, memo_for, plan_limits, Avoid, Memos, PartMasks, Todo};
 use crate::bf_map::{self, BfMap};
 use crate::PassCtx;
 
@@ -51,7 +51,7 @@ pub(super) fn first_try(
     windows: &mut bf_map::Windows,
     (blocked, avoid, usable_bits, resv_ex): (&mut [u64], &mut Avoid, &mut [u64], &mut [bool]),
     parts: &mut PartMasks,
-    fits_memo: &mut Vec<FitsMemo>,
+    fits_memo: &mut Memos,
     job: JobIdx,
     part: PartId,
 ) -> FirstTry {
