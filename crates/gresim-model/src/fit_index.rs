@@ -126,6 +126,27 @@ fn level1(u: &NodeUsage) -> u8 {
 }
 
 impl FitIndex {
+    /// Makes `self` a clone of `other` (a new index, with no change log, as
+    /// [`Clone::clone`] makes), reusing its memory.
+    pub(crate) fn clone_into_from(&mut self, other: &FitIndex) {
+        let FitIndex {
+            words,
+            top,
+            levels,
+            sched,
+            level_of,
+            parts,
+            log,
+        } = other;
+        self.words = *words;
+        self.top = *top;
+        self.levels.clone_from(levels);
+        self.sched.clone_from(sched);
+        self.level_of.clone_from(level_of);
+        self.parts = std::sync::Arc::clone(parts);
+        self.log = log.clone();
+    }
+
     pub(crate) fn new(cluster: &Cluster, nodes: &[NodeUsage]) -> FitIndex {
         let n = nodes.len();
         let words = n.div_ceil(64);

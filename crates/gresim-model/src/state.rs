@@ -478,6 +478,30 @@ impl ShareUse {
 }
 
 impl ClusterState {
+    /// Makes `self` a clone of `other` (as [`Clone::clone`] would: a new
+    /// state, with no change log), reusing its memory.
+    pub fn clone_into_from(&mut self, other: &ClusterState) {
+        // Destructured, so that a new field cannot be forgotten here.
+        let ClusterState {
+            nodes,
+            alloc_cpus,
+            alloc_gpus,
+            alloc_gpus_by_type,
+            alloc_gpu_sevenths,
+            shares,
+            unschedulable,
+            index,
+        } = other;
+        self.nodes.clone_from(nodes);
+        self.alloc_cpus = *alloc_cpus;
+        self.alloc_gpus = *alloc_gpus;
+        self.alloc_gpus_by_type.clone_from(alloc_gpus_by_type);
+        self.alloc_gpu_sevenths = *alloc_gpu_sevenths;
+        self.shares.clone_from(shares);
+        self.unschedulable = *unschedulable;
+        self.index.clone_into_from(index);
+    }
+
     pub fn new(cluster: &Cluster) -> Self {
         let mut nodes: Vec<NodeUsage> = cluster
             .nodes

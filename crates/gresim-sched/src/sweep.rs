@@ -30,6 +30,19 @@ pub(crate) struct Sweep {
     /// States after the first `k` ends, for node selection, the most
     /// recently used last.
     mats: Vec<(usize, ClusterState)>,
+    /// States no longer needed, whose memory a new copy takes.
+    spare: Vec<ClusterState>,
+}
+
+/// A copy of `from`, in the memory of a spare state if there is one.
+fn copy_of(spare: &mut Vec<ClusterState>, from: &ClusterState) -> ClusterState {
+    match spare.pop() {
+        Some(mut st) => {
+            st.clone_into_from(from);
+            st
+        }
+        None => from.clone(),
+    }
 }
 
 /// States [`Sweep`] keeps for node selection, and how far one is moved
@@ -42,9 +55,10 @@ impl Sweep {
     /// log's memory.
     pub(crate) fn reset(&mut self) {
         self.log.clear();
-        self.state = None;
+        self.spare.extend(self.state.take());
         self.done = 0;
-        self.mats.clear();
+        self.spare.extend(self.mats.drain(..).map(|(_, st)| st));
+        self.spare.truncate(MATS + 1);
     }
 
     /// Releases the ends up to index `upto` (exclusive) from `now` (the
@@ -58,7 +72,8 @@ impl Sweep {
         upto: usize,
     ) {
         while self.done < upto.min(ends.count()) {
-            let st = self.state.get_or_insert_with(|| now.clone());
+            let spare = &mut self.spare;
+            let st = self.state.get_or_insert_with(|| copy_of(spare, now));
             let alloc = ends.alloc(self.done);
             let _ = st.release(cluster, alloc);
             for na in &alloc.nodes {
@@ -88,7 +103,7 @@ impl Sweep {
     ) {
         if self.done == 0 && self.mats.is_empty() {
             self.log.clear();
-            self.state = None;
+            self.spare.extend(self.state.take());
             return;
         }
         if alloc.nodes.iter().any(|na| na.share.is_some()) {
@@ -156,7 +171,8 @@ impl Sweep {
         at: usize,
     ) -> &ClusterState {
         if at == self.done {
-            return self.state.get_or_insert_with(|| now.clone());
+            let spare = &mut self.spare;
+            return self.state.get_or_insert_with(|| copy_of(spare, now));
         }
         if let Some(i) = self.mats.iter().position(|(k, _)| *k == at) {
             let m = self.mats.remove(i);
@@ -174,18 +190,18 @@ impl Sweep {
             // the current one.
             _ => match near {
                 Some(i) if self.state.is_none() || dist(self.done) > dist(self.mats[i].0) => {
-                    (self.mats[i].0, self.mats[i].1.clone())
+                    (self.mats[i].0, copy_of(&mut self.spare, &self.mats[i].1))
                 }
                 _ => match &self.state {
-                    Some(sw) => (self.done, sw.clone()),
-                    None => (0, now.clone()),
+                    Some(sw) => (self.done, copy_of(&mut self.spare, sw)),
+                    None => (0, copy_of(&mut self.spare, now)),
                 },
             },
         };
         while k > at {
             if st.allocate(cluster, ends.alloc(k - 1)).is_err() {
                 // Replay from the current state instead.
-                st = now.clone();
+                st.clone_into_from(now);
                 k = 0;
                 break;
             }

@@ -245,3 +245,38 @@ fn node_states_count_one_row_and_sharing_jobs() {
 fn node_usage_stays_56_bytes() {
     assert_eq!(std::mem::size_of::<NodeUsage>(), 56);
 }
+
+/// A state's `Debug` without its change log's id (two clones of one state
+/// differ only there).
+fn without_log_id(s: &ClusterState) -> String {
+    let d = format!("{s:?}");
+    let Some(at) = d.find("uid: ") else {
+        return d;
+    };
+    let rest = &d[at + 5..];
+    let digits = rest.chars().take_while(char::is_ascii_digit).count();
+    format!("{}{}", &d[..at], &rest[digits..])
+}
+
+#[test]
+fn a_state_copied_into_another_is_its_clone() {
+    let c = one_node();
+    let a_job = alloc(&[0, 1], 600, 0b0011);
+    let mut a = ClusterState::new(&c);
+    a.allocate(&c, &a_job).unwrap();
+    // Another state, with other usage, takes `a`'s.
+    let mut b = ClusterState::new(&c);
+    b.allocate(&c, &alloc(&[2], 100, 0b1100)).unwrap();
+    b.clone_into_from(&a);
+    let mut clone = a.clone();
+    assert_eq!(without_log_id(&b), without_log_id(&clone));
+    assert_ne!(without_log_id(&b), without_log_id(&ClusterState::new(&c)));
+    // A copy, like a clone, keeps no change log.
+    assert!(a.fit_index().tracked());
+    assert!(!b.fit_index().tracked() && !clone.fit_index().tracked());
+    // And both go on alike.
+    b.release(&c, &a_job).unwrap();
+    clone.release(&c, &a_job).unwrap();
+    assert_eq!(without_log_id(&b), without_log_id(&clone));
+    assert_eq!((b.alloc_gpus(), b.alloc_cpus()), (0, 0));
+}
