@@ -186,21 +186,25 @@ impl Ends for [Running<'_>] {
 struct EndBlocks {
     words: usize,
     masks: Vec<u64>,
-    /// `nodes[off[k]..off[k + 1]]`: the nodes of end `k` (unless it is wide:
-    /// then its bitmap).
+    /// The nodes of the ends on several nodes (unless wide: then their
+    /// bitmaps), each end's in one range of `nodes` given by `lists`, which
+    /// [`EndBlocks::single`] indexes. An inserted end's list goes at the
+    /// end: nothing moves.
     nodes: Vec<u32>,
-    off: Vec<u32>,
+    lists: Vec<(u32, u32)>,
     /// On a cluster of at most [`FLAT_WORDS`] words of nodes, instead of
     /// the lists: `flat[k * words..(k + 1) * words]`, the nodes of end `k`.
     flat: Vec<u64>,
-    /// Without `flat`: the node of each end on one node ([`MANY`] for an
-    /// end on several), so that most ends are tested with one bit.
+    /// Without `flat`: the node of each end on one node, so that most ends
+    /// are tested with one bit; for an end on several, [`MANY`] with the
+    /// index of its list in `lists`.
     single: Vec<u32>,
     times: Vec<Time>,
 }
 
-/// [`EndBlocks::single`] of an end on several nodes.
-const MANY: u32 = u32::MAX;
+/// The bit of [`EndBlocks::single`] that marks an end on several nodes
+/// (the bits below it index [`EndBlocks::lists`]).
+const MANY: u32 = 1 << 31;
 
 const END_BLOCK: usize = 64;
 
@@ -210,14 +214,10 @@ const FLAT_WORDS: usize = 2;
 impl EndBlocks {
     fn new(ends: &[Running<'_>], words: usize) -> Self {
         let mut masks = vec![0u64; ends.len().div_ceil(END_BLOCK) * words];
-        let (mut nodes, mut off) = (Vec::new(), Vec::new());
         let flat_ends = words <= FLAT_WORDS;
         let mut flat = Vec::new();
         if flat_ends {
             flat.resize(ends.len() * words, 0);
-        } else {
-            off.reserve(ends.len() + 1);
-            off.push(0);
         }
         for (k, r) in ends.iter().enumerate() {
             let m = &mut masks[k / END_BLOCK * words..(k / END_BLOCK + 1) * words];
@@ -225,33 +225,36 @@ impl EndBlocks {
                 bf_map::set_bit(m, id);
                 if flat_ends {
                     bf_map::set_bit(&mut flat[k * words..(k + 1) * words], id);
-                } else if r.bits.is_none() {
-                    nodes.push(id.idx() as u32);
                 }
             }
-            if !flat_ends {
-                off.push(nodes.len() as u32);
-            }
         }
-        let single = if flat_ends {
-            Vec::new()
-        } else {
-            ends.iter()
-                .map(|r| match &r.alloc.nodes[..] {
-                    [one] => one.node.idx() as u32,
-                    _ => MANY,
-                })
-                .collect()
-        };
-        EndBlocks {
+        let mut b = EndBlocks {
             words,
             masks,
-            nodes,
-            off,
+            nodes: Vec::new(),
+            lists: Vec::new(),
             flat,
-            single,
+            single: Vec::new(),
             times: ends.iter().map(|r| r.end).collect(),
+        };
+        if !flat_ends {
+            b.single = ends.iter().map(|r| b.single_of(r)).collect();
         }
+        b
+    }
+
+    /// [`EndBlocks::single`] of `r`: its node, or a new list of its nodes.
+    fn single_of(&mut self, r: &Running<'_>) -> u32 {
+        if let [one] = &r.alloc.nodes[..] {
+            return one.node.idx() as u32;
+        }
+        let from = self.nodes.len() as u32;
+        if r.bits.is_none() {
+            self.nodes
+                .extend(r.alloc.node_ids().map(|id| id.idx() as u32));
+        }
+        self.lists.push((from, self.nodes.len() as u32));
+        MANY | (self.lists.len() - 1) as u32
     }
 
     /// `ends` gained the end at index `at` (the others in order after it):
@@ -270,25 +273,8 @@ impl EndBlocks {
                 bf_map::set_bit(&mut self.flat[at * w..(at + 1) * w], id);
             }
         } else {
-            self.single.insert(
-                at,
-                match &r.alloc.nodes[..] {
-                    [one] => one.node.idx() as u32,
-                    _ => MANY,
-                },
-            );
-            let o = self.off[at];
-            let list: Vec<u32> = if r.bits.is_none() {
-                r.alloc.node_ids().map(|id| id.idx() as u32).collect()
-            } else {
-                Vec::new()
-            };
-            let m = list.len() as u32;
-            self.nodes.splice(o as usize..o as usize, list);
-            for x in &mut self.off[at + 1..] {
-                *x += m;
-            }
-            self.off.insert(at + 1, o + m);
+            let one = self.single_of(r);
+            self.single.insert(at, one);
         }
         let blocks = ends.len().div_ceil(END_BLOCK);
         self.masks.resize(blocks * w, 0);
@@ -312,14 +298,17 @@ impl EndBlocks {
             return self.flat_touches(k, mask);
         }
         let n = self.single[k];
-        if n != MANY {
+        if n & MANY == 0 {
             return mask[n as usize / 64] & (1 << (n % 64)) != 0;
         }
         match &ends[k].bits {
             Some(b) => b.iter().zip(mask).any(|(x, y)| x & y != 0),
-            None => self.nodes[self.off[k] as usize..self.off[k + 1] as usize]
-                .iter()
-                .any(|&n| mask[n as usize / 64] & (1 << (n % 64)) != 0),
+            None => {
+                let (from, to) = self.lists[(n & !MANY) as usize];
+                self.nodes[from as usize..to as usize]
+                    .iter()
+                    .any(|&n| mask[n as usize / 64] & (1 << (n % 64)) != 0)
+            }
         }
     }
 
