@@ -16,8 +16,10 @@ use crate::cluster::Cluster;
 use crate::ids::NodeId;
 use crate::state::NodeUsage;
 
-/// Levels and partition memberships as bitsets over node indices.
-#[derive(Debug, Clone)]
+/// Levels and partition memberships as bitsets over node indices. A clone
+/// keeps no change log ([`ChangeLog`]'s `Clone`); `clone_from` reuses the
+/// target's memory.
+#[derive(Debug)]
 pub struct FitIndex {
     /// 64-bit words per bitset.
     words: usize,
@@ -125,10 +127,29 @@ fn level1(u: &NodeUsage) -> u8 {
     u.free_gpus.count_ones() as u8 + 1
 }
 
-impl FitIndex {
-    /// Makes `self` a clone of `other` (a new index, with no change log, as
-    /// [`Clone::clone`] makes), reusing its memory.
-    pub(crate) fn clone_into_from(&mut self, other: &FitIndex) {
+impl Clone for FitIndex {
+    fn clone(&self) -> Self {
+        let FitIndex {
+            words,
+            top,
+            levels,
+            sched,
+            level_of,
+            parts,
+            log,
+        } = self;
+        FitIndex {
+            words: *words,
+            top: *top,
+            levels: levels.clone(),
+            sched: sched.clone(),
+            level_of: level_of.clone(),
+            parts: std::sync::Arc::clone(parts),
+            log: log.clone(),
+        }
+    }
+
+    fn clone_from(&mut self, other: &Self) {
         let FitIndex {
             words,
             top,
@@ -146,7 +167,9 @@ impl FitIndex {
         self.parts = std::sync::Arc::clone(parts);
         self.log = log.clone();
     }
+}
 
+impl FitIndex {
     pub(crate) fn new(cluster: &Cluster, nodes: &[NodeUsage]) -> FitIndex {
         let n = nodes.len();
         let words = n.div_ceil(64);

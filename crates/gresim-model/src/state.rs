@@ -424,7 +424,7 @@ pub enum AllocError {
 }
 
 /// Free and allocated resources of every node, plus running totals.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct ClusterState {
     nodes: Vec<NodeUsage>,
     alloc_cpus: u64,
@@ -477,11 +477,36 @@ impl ShareUse {
     }
 }
 
-impl ClusterState {
-    /// Makes `self` a clone of `other` (as [`Clone::clone`] would: a new
-    /// state, with no change log), reusing its memory.
-    pub fn clone_into_from(&mut self, other: &ClusterState) {
-        // Destructured, so that a new field cannot be forgotten here.
+/// A clone is another state: its fit index keeps no change log
+/// ([`FitIndex`]). `clone_from` reuses the target's memory (backfill's
+/// sweep copies a state each pass).
+impl Clone for ClusterState {
+    fn clone(&self) -> Self {
+        // Destructured here and in `clone_from`, so that a new field cannot
+        // be forgotten.
+        let ClusterState {
+            nodes,
+            alloc_cpus,
+            alloc_gpus,
+            alloc_gpus_by_type,
+            alloc_gpu_sevenths,
+            shares,
+            unschedulable,
+            index,
+        } = self;
+        ClusterState {
+            nodes: nodes.clone(),
+            alloc_cpus: *alloc_cpus,
+            alloc_gpus: *alloc_gpus,
+            alloc_gpus_by_type: alloc_gpus_by_type.clone(),
+            alloc_gpu_sevenths: *alloc_gpu_sevenths,
+            shares: shares.clone(),
+            unschedulable: *unschedulable,
+            index: index.clone(),
+        }
+    }
+
+    fn clone_from(&mut self, other: &Self) {
         let ClusterState {
             nodes,
             alloc_cpus,
@@ -499,9 +524,11 @@ impl ClusterState {
         self.alloc_gpu_sevenths = *alloc_gpu_sevenths;
         self.shares.clone_from(shares);
         self.unschedulable = *unschedulable;
-        self.index.clone_into_from(index);
+        self.index.clone_from(index);
     }
+}
 
+impl ClusterState {
     pub fn new(cluster: &Cluster) -> Self {
         let mut nodes: Vec<NodeUsage> = cluster
             .nodes

@@ -38,7 +38,7 @@ pub(crate) struct Sweep {
 fn copy_of(spare: &mut Vec<ClusterState>, from: &ClusterState) -> ClusterState {
     match spare.pop() {
         Some(mut st) => {
-            st.clone_into_from(from);
+            st.clone_from(from);
             st
         }
         None => from.clone(),
@@ -102,8 +102,7 @@ impl Sweep {
         at: usize,
     ) {
         if self.done == 0 && self.mats.is_empty() {
-            self.log.clear();
-            self.spare.extend(self.state.take());
+            self.reset();
             return;
         }
         if alloc.nodes.iter().any(|na| na.share.is_some()) {
@@ -201,7 +200,7 @@ impl Sweep {
         while k > at {
             if st.allocate(cluster, ends.alloc(k - 1)).is_err() {
                 // Replay from the current state instead.
-                st.clone_into_from(now);
+                st.clone_from(now);
                 k = 0;
                 break;
             }

@@ -267,7 +267,7 @@ fn a_state_copied_into_another_is_its_clone() {
     // Another state, with other usage, takes `a`'s.
     let mut b = ClusterState::new(&c);
     b.allocate(&c, &alloc(&[2], 100, 0b1100)).unwrap();
-    b.clone_into_from(&a);
+    b.clone_from(&a);
     let mut clone = a.clone();
     assert_eq!(without_log_id(&b), without_log_id(&clone));
     assert_ne!(without_log_id(&b), without_log_id(&ClusterState::new(&c)));
