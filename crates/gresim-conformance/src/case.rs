@@ -75,6 +75,13 @@ pub struct CaseDef {
     /// `slurm.extra_conf` names the plugin (`TopologyPlugin=topology/tree`).
     #[serde(default)]
     pub topology_conf: Vec<String>,
+    /// The harness ran each slurmd under `reaper.py`, which reaps a killed
+    /// job's orphaned processes at once, as systemd does on a real node
+    /// (the recording VM's PID 1 takes 1-2 s, which makes slurmstepd's
+    /// kill of a job wait about 3.7 s by chance). It changes how the
+    /// recordings were made, not anything the simulation decides.
+    #[serde(default)]
+    pub reaper: bool,
 }
 
 /// A case's `accounting` block (the harness's `dbd.sh`).
