@@ -177,6 +177,18 @@ impl BfMap {
         &self.masks[k * self.words..(k + 1) * self.words]
     }
 
+    /// [`BfMap::mask`] with `W` words per bitmap (0: `self.words`, as
+    /// `mask`, which the general case keeps: it compiles to faster code
+    /// there).
+    #[inline(always)]
+    fn mask_w<const W: usize>(&self, k: usize) -> &[u64] {
+        if W == 0 {
+            self.mask(k)
+        } else {
+            &self.masks[k * W..(k + 1) * W]
+        }
+    }
+
     /// The index of the slot holding time `t`: the last boundary at or
     /// before it (0 when `t` is before the first).
     fn slot_of(&self, t: Time) -> usize {
@@ -307,14 +319,28 @@ impl BfMap {
     /// window (each slot is ORed in a few times over the whole series
     /// instead of once per window). Afterwards [`Windows::first_after`] is
     /// the index of the first boundary after `a`.
+    #[inline]
+    pub(crate) fn blocked_in(&self, w: &mut Windows, a: Time, b: Time, out: &mut [u64]) {
+        // With one or two words (up to 128 nodes) the word loops are a
+        // constant length the compiler unrolls: -3.9 % instructions on
+        // `bench_run swf 5000 --load 1.1 --policy slurm` (docs/performance.md,
+        // "2026-12-04 (sixth session)").
+        match self.words {
+            1 => self.blocked_in_w::<1>(w, a, b, out),
+            2 => self.blocked_in_w::<2>(w, a, b, out),
+            _ => self.blocked_in_w::<0>(w, a, b, out),
+        }
+    }
+
+    /// [`BfMap::blocked_in`] with `W` words per bitmap (0: `self.words`).
     // Out of line, as the compiler had it until the node states grew
     // `eval_node`: inlined into `backfill_pass` it cost 1.6 % more
     // instructions on `bench_run 10000 --load 1.2 --policy slurm`
     // (docs/performance.md, "2026-12-03").
     #[inline(never)]
-    pub(crate) fn blocked_in(&self, w: &mut Windows, a: Time, b: Time, out: &mut [u64]) {
+    fn blocked_in_w<const W: usize>(&self, w: &mut Windows, a: Time, b: Time, out: &mut [u64]) {
         let n = self.times.len();
-        let words = self.words;
+        let words = if W == 0 { self.words } else { W };
         if w.back.len() != words {
             w.back = bitmap(words);
         }
@@ -344,7 +370,11 @@ impl BfMap {
                 // Row `k` is slot `k` ORed with row `k + 1`.
                 let (head, next) = w.suf.split_at_mut((k - lo + 1) * words);
                 let row = &mut head[(k - lo) * words..];
-                for ((x, m), y) in row.iter_mut().zip(self.mask(k)).zip(&next[..words]) {
+                for ((x, m), y) in row[..words]
+                    .iter_mut()
+                    .zip(self.mask_w::<W>(k))
+                    .zip(&next[..words])
+                {
                     *x = m | y;
                 }
             }
@@ -353,7 +383,7 @@ impl BfMap {
             w.back.fill(0);
         } else {
             for k in w.hi.max(w.mid)..hi {
-                for (x, y) in w.back.iter_mut().zip(self.mask(k)) {
+                for (x, y) in w.back[..words].iter_mut().zip(self.mask_w::<W>(k)) {
                     *x |= y;
                 }
             }
@@ -361,11 +391,11 @@ impl BfMap {
         w.hi = hi;
         if lo < w.mid {
             let row = &w.suf[(lo - w.base) * words..(lo - w.base + 1) * words];
-            for ((o, b), x) in out.iter_mut().zip(&w.back).zip(row) {
+            for ((o, b), x) in out[..words].iter_mut().zip(&w.back[..words]).zip(row) {
                 *o = b | x;
             }
         } else {
-            for (o, b) in out.iter_mut().zip(&w.back) {
+            for (o, b) in out[..words].iter_mut().zip(&w.back[..words]) {
                 *o = *b;
             }
         }
