@@ -278,6 +278,44 @@ fn the_slow_preemption_kill_keeps_its_decision_floors() {
     check_floors(py, SLOW_KILL_FLOORS, &["--preempt-completing", "4"]);
 }
 
+/// `sim conformance` of case `name` (with `extra` arguments) into `tmp`;
+/// the path of its output.
+fn simulate(tmp: &Path, name: &str, extra: &[&str]) -> PathBuf {
+    let sim_out = tmp.join(format!("{name}.sim.json"));
+    let run = Command::new(env!("CARGO_BIN_EXE_sim"))
+        .arg("conformance")
+        .arg(dir().join("cases").join(format!("{name}.json")))
+        .args(extra)
+        .arg("-o")
+        .arg(&sim_out)
+        .output()
+        .expect("run sim");
+    assert!(
+        run.status.success(),
+        "sim conformance {name} failed: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    sim_out
+}
+
+/// `score.py --json` of a simulation against recordings (the first, then
+/// `--also` the others).
+fn score(py: &str, recs: &[PathBuf], sim_out: &Path) -> serde_json::Value {
+    let mut score = Command::new(py);
+    score.arg(dir().join("score.py")).arg(&recs[0]).arg(sim_out);
+    for also in &recs[1..] {
+        score.arg("--also").arg(also);
+    }
+    let out = score.arg("--json").output().expect("run score.py");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "score.py output for {} is not JSON ({e}): {}",
+            recs[0].display(),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
 /// Simulates each case (with `extra` arguments) and scores it against all its
 /// recordings; fails if one scores below its floor.
 fn check_floors(py: &str, floors: &[(&str, u32)], extra: &[&str]) {
@@ -286,21 +324,7 @@ fn check_floors(py: &str, floors: &[(&str, u32)], extra: &[&str]) {
     let mut failures = Vec::new();
     let mut total = (0u32, 0u32, 0u32);
     for &(name, floor) in floors {
-        let case = cases.join(format!("{name}.json"));
-        let sim_out = tmp.path().join(format!("{name}.sim.json"));
-        let run = Command::new(env!("CARGO_BIN_EXE_sim"))
-            .arg("conformance")
-            .arg(&case)
-            .args(extra)
-            .arg("-o")
-            .arg(&sim_out)
-            .output()
-            .expect("run sim");
-        assert!(
-            run.status.success(),
-            "sim conformance {name} failed: {}",
-            String::from_utf8_lossy(&run.stderr)
-        );
+        let sim_out = simulate(tmp.path(), name, extra);
         // Every recording there is (a case may miss one whose replay failed).
         let recs: Vec<PathBuf> = ["", ".rerun", ".rerun2"]
             .iter()
@@ -308,21 +332,7 @@ fn check_floors(py: &str, floors: &[(&str, u32)], extra: &[&str]) {
             .filter(|p| p.exists())
             .collect();
         assert!(!recs.is_empty(), "{name}: no recording");
-        let mut score = Command::new(py);
-        score
-            .arg(dir().join("score.py"))
-            .arg(&recs[0])
-            .arg(&sim_out);
-        for extra in &recs[1..] {
-            score.arg("--also").arg(extra);
-        }
-        let out = score.arg("--json").output().expect("run score.py");
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-            panic!(
-                "score.py output for {name} is not JSON ({e}): {}",
-                String::from_utf8_lossy(&out.stderr)
-            )
-        });
+        let v = score(py, &recs, &sim_out);
         let tasks = v["tasks"].as_u64().unwrap_or(0) as u32;
         let matched = v["matched"].as_u64().unwrap_or(0) as u32;
         let decisions = v["decisions_matched"].as_u64().unwrap_or(0) as u32;
@@ -390,26 +400,11 @@ fn every_recording_made_with_the_reaper_is_reproduced_on_its_own() {
     assert!(names.len() >= 7, "the reaper cases are missing: {names:?}");
     let mut failures = Vec::new();
     for name in &names {
-        let sim_out = tmp.path().join(format!("{name}.sim.json"));
-        let run = Command::new(env!("CARGO_BIN_EXE_sim"))
-            .arg("conformance")
-            .arg(cases.join(format!("{name}.json")))
-            .arg("-o")
-            .arg(&sim_out)
-            .output()
-            .expect("run sim");
-        assert!(run.status.success(), "sim conformance {name} failed");
+        let sim_out = simulate(tmp.path(), name, &[]);
         for suffix in ["", ".rerun", ".rerun2"] {
             let rec = cases.join(format!("{name}{suffix}.result.json"));
             assert!(rec.exists(), "{name}: recording {suffix:?} is missing");
-            let out = Command::new(py)
-                .arg(dir().join("score.py"))
-                .arg(&rec)
-                .arg(&sim_out)
-                .arg("--json")
-                .output()
-                .expect("run score.py");
-            let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("score JSON");
+            let v = score(py, &[rec], &sim_out);
             let tasks = v["tasks"].as_u64().unwrap_or(0);
             let decisions = v["decisions_matched"].as_u64().unwrap_or(0);
             println!("{name}{suffix:8} decisions: {decisions}/{tasks}");
