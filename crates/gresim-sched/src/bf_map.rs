@@ -177,9 +177,8 @@ impl BfMap {
         &self.masks[k * self.words..(k + 1) * self.words]
     }
 
-    /// [`BfMap::mask`] with `W` words per bitmap (0: `self.words`, as
-    /// `mask`, which the general case keeps: it compiles to faster code
-    /// there).
+    /// [`BfMap::mask`] with `W` words per bitmap (0: `self.words`, through
+    /// `mask`).
     #[inline(always)]
     fn mask_w<const W: usize>(&self, k: usize) -> &[u64] {
         if W == 0 {
