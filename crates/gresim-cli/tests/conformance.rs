@@ -79,15 +79,15 @@ const FLOORS: &[(&str, u32)] = &[
     // once (held out): every kill fast, each recording reproduced in full
     // (also checked one recording at a time below).
     ("preempt_grace_reaped", 5),
+    ("preempt_heldout_reaped", 8),
+    ("preempt_part_cancel_reaped", 9),
+    ("preempt_part_requeue_reaped", 9),
+    ("preempt_qos_requeue_reaped", 9),
     // The same for scancel's kill: a reaper case's kill_completing is 0
     // (fitted after cancel_cg_reaped was seen; kill_wait_sigterm_reaped was
     // scored after, held out).
     ("cancel_cg_reaped", 12),
     ("kill_wait_sigterm_reaped", 8),
-    ("preempt_heldout_reaped", 8),
-    ("preempt_part_cancel_reaped", 9),
-    ("preempt_part_requeue_reaped", 9),
-    ("preempt_qos_requeue_reaped", 9),
     // preempt_part_requeue scored 5 before Priority at submission followed
     // `_top_priority()`'s real comparison.
     ("preempt_grace", 5),
