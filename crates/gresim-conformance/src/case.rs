@@ -808,8 +808,11 @@ fn case_params(path: &Path, def: &CaseDef) -> Result<SchedParams, InputError> {
         // `scontrol requeue`: the job showed BeginTime (batch_requeue_fini)
         // 0-5 s after the requeue, most often 3-4 s (mixed_gpu j13 started
         // again 6, 10 and 9 s after it, pub_failures r04's reason came 1,
-        // 4 and 4.5 s after).
-        requeue_completing: 3,
+        // 4 and 4.5 s after): the same late reaping as above. With the
+        // reaper, `scontrol requeuehold`'s kill was done within the second
+        // in all three recordings of admin_requeuehold_reaped (its waiting
+        // jobs started in the second of each requeue).
+        requeue_completing: if def.reaper { 0 } else { 3 },
         // `scancel --signal=USR1 --batch`: the job ended FAILED 3 s after
         // the signal in all three recordings of admin_scancel.
         signal_exit_delay: 3,
