@@ -88,6 +88,12 @@ const FLOORS: &[(&str, u32)] = &[
     // scored after, held out).
     ("cancel_cg_reaped", 12),
     ("kill_wait_sigterm_reaped", 8),
+    // And for an admin requeue's: a reaper case's requeue_completing is 0
+    // (fitted after admin_requeuehold_reaped was seen; admin_requeue_reaped
+    // was recorded after, held out). admin_requeuehold_reaped's j3 differs
+    // in reasons only, as admin_requeuehold's does.
+    ("admin_requeuehold_reaped", 3),
+    ("admin_requeue_reaped", 4),
     // preempt_part_requeue scored 5 before Priority at submission followed
     // `_top_priority()`'s real comparison.
     ("preempt_grace", 5),
@@ -372,6 +378,13 @@ const REAPER_RECORDINGS_BELOW_95: &[(&str, u64)] = &[
     // started s1 before o3 came, which then preempted it again (as in
     // preempt_heldout's third recording). Whole seconds cannot order them.
     ("preempt_heldout_reaped.rerun2", 5),
+    // Not a kill: j2, submitted at 0.5 s, started at 1 s in these
+    // recordings, so j3 (submitted at 1 s) waited for Priority before
+    // Resources; gresim starts j2 in second 0 (as in admin_requeuehold).
+    ("admin_requeuehold_reaped", 3),
+    ("admin_requeuehold_reaped.rerun", 3),
+    ("admin_requeuehold_reaped.rerun2", 3),
+    ("admin_requeue_reaped", 3),
 ];
 
 #[test]
