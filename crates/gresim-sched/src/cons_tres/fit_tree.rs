@@ -26,7 +26,10 @@ use gresim_model::{Cluster, ClusterState, NodeId, PartId};
 
 /// Bits of a set's key that hold its CPU total. A partition with as many
 /// CPUs or more gets no tree ([`Tree::fits`]), so the total never reaches
-/// the weight's bits.
+/// the weight's bits. Above them, 24 bits of weight: the node's weight as
+/// its rank among the tree's nodes' weights (16 bits: positions are) and
+/// the GPU co-location byte, in the order of `eval_node`'s weight; so a key
+/// fits 48 bits, and a key with its set's start 64.
 const CPU_BITS: u32 = 24;
 
 /// The CPU total's bits of a key.
@@ -38,7 +41,8 @@ const NONE: u64 = u64::MAX;
 
 /// A consecutive node set as [`Tree::sets`] lists it: its order key
 /// (`weight << CPU_BITS | cpus`, the order of `eval_nodes`' choice among
-/// sufficient sets), first and last position. Every position from `start`
+/// sufficient sets, with the weight ranked as [`CPU_BITS`] says), first and
+/// last position. Every position from `start`
 /// to `end` holds a usable node of that weight.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Run {
@@ -77,7 +81,7 @@ impl Run {
 ///   of those whose node cannot hold the job; a set ends before the next
 ///   position in either;
 /// * `tops`: a minimum tree over positions whose leaf at a set's start is
-///   `key << 16 | start` (the set's key with its CPU total), `u128::MAX`
+///   `key << 16 | start` (the set's key with its CPU total), `u64::MAX`
 ///   elsewhere, so that the root is the first set of the lowest key;
 /// * `blocks`: per block of 64 positions, the least `cpus << 16 |
 ///   position` of its usable nodes ([`fit_leaf`]), so that the minimum over
@@ -99,7 +103,7 @@ pub(super) struct Tree {
     keys: Vec<u64>,
     starts: Vec<u64>,
     gaps: Vec<u64>,
-    tops: Vec<u128>,
+    tops: Vec<u64>,
     blocks: Vec<u32>,
     stale: Vec<u64>,
     /// Per node index, its position in the partition (`u32::MAX`: none).
@@ -109,6 +113,9 @@ pub(super) struct Tree {
     nodes: Vec<NodeId>,
     /// Per position, whether the node is the partition's.
     member: Vec<bool>,
+    /// Per position, the rank of its node's weight among the positions'
+    /// (the same order).
+    rank: Vec<u16>,
     /// The most CPUs of a node at any position.
     max_cpus: u64,
     /// Scratch: positions to evaluate again.
@@ -121,7 +128,7 @@ pub(super) struct Tree {
 }
 
 /// Minimum-tree entries kept at most over all trees (each tree has twice
-/// its leaves, 16 bytes each: about 4 MB): one tree per shape in use on
+/// its leaves, 8 bytes each: about 2 MB): one tree per shape in use on
 /// 1,000 nodes fits 128 times, on 10,000 nodes 8 times.
 /// Beyond that the least recently used trees are dropped.
 /// (Tests use a small budget, so that dropping trees is exercised.)
@@ -143,8 +150,8 @@ pub(super) fn applies(j: &JobCtx<'_>, min_nodes: u32, req_nodes: u32) -> bool {
 
 /// `tops`' leaf for the set of key `key` starting at `start`.
 #[inline]
-fn top(key: u64, start: usize) -> u128 {
-    u128::from(key) << 16 | start as u128
+fn top(key: u64, start: usize) -> u64 {
+    key << 16 | start as u64
 }
 
 /// The best-fit order's value of a node of key `key` at position `k`
@@ -219,6 +226,17 @@ impl Tree {
         for (k, id) in nodes.iter().enumerate() {
             pos_of[id.idx()] = k as u32;
         }
+        let mut weights: Vec<u32> = nodes.iter().map(|&id| cluster.node(id).weight).collect();
+        weights.sort_unstable();
+        weights.dedup();
+        let rank = nodes
+            .iter()
+            .map(|&id| {
+                let r = weights.partition_point(|&w| w < cluster.node(id).weight);
+                // At most one rank per position; `fits` refuses 65,535 or more.
+                u16::try_from(r).unwrap_or(u16::MAX)
+            })
+            .collect();
         let words = nodes.len().div_ceil(64).max(1);
         Tree {
             shape,
@@ -228,12 +246,13 @@ impl Tree {
             keys: vec![NONE; nodes.len()],
             starts: vec![0; words],
             gaps: vec![0; words],
-            tops: vec![u128::MAX; 2 * size],
+            tops: vec![u64::MAX; 2 * size],
             blocks: vec![u32::MAX; words],
             stale: vec![u64::MAX; words.div_ceil(64)],
             pos_of,
             nodes,
             member,
+            rank,
             max_cpus,
             dirty: Vec::new(),
             tops_dirty: Vec::new(),
@@ -243,8 +262,9 @@ impl Tree {
 
     /// Whether a set's key and positions can describe every set: the CPU
     /// total in [`CPU_BITS`] (the positions' CPUs together below
-    /// `(1 << CPU_BITS) - 1`, so that no set's key reaches [`NONE`]),
-    /// positions and a node's CPUs in 16 bits.
+    /// `(1 << CPU_BITS) - 1`, so that no set's key reaches [`NONE`] and no
+    /// `tops` leaf of a set `u64::MAX`), positions, weight ranks and a
+    /// node's CPUs in 16 bits.
     fn fits(&self, cluster: &Cluster) -> bool {
         let total: u64 = self
             .nodes
@@ -259,7 +279,8 @@ impl Tree {
                 .all(|&id| u16::try_from(cluster.node(id).cpus()).is_ok())
     }
 
-    /// The key of position `k`'s node alone (`weight << CPU_BITS | cpus`),
+    /// The key of position `k`'s node alone (`weight << CPU_BITS | cpus`,
+    /// the weight ranked),
     /// or [`NONE`] when the node cannot hold the job (it ends the current
     /// set).
     #[inline]
@@ -285,7 +306,10 @@ impl Tree {
         }
         match cache.get_or(self.shape, id, u, true, || eval_node(j, id, u, true)) {
             None => NONE,
-            Some(e) => e.weight << CPU_BITS | u64::from(e.cpus),
+            // `eval_node`'s weight is the node's, then the co-location byte.
+            Some(e) => {
+                (u64::from(self.rank[k]) << 8 | e.weight & 0xff) << CPU_BITS | u64::from(e.cpus)
+            }
         }
     }
 
@@ -342,7 +366,7 @@ impl Tree {
     /// The key of the set starting at `s` (its leaf in `tops`).
     #[inline]
     fn set_key(&self, s: usize) -> u64 {
-        (self.tops[self.size + s] >> 16) as u64
+        self.tops[self.size + s] >> 16
     }
 
     /// Records the set of key `key` starting at `s`.
@@ -356,12 +380,12 @@ impl Tree {
     #[inline]
     fn drop_set(&mut self, s: usize) {
         Tree::put_bit(&mut self.starts, s, false);
-        self.put_top(s, u128::MAX);
+        self.put_top(s, u64::MAX);
     }
 
     /// `tops`' leaf `s` is `v` (its ancestors once [`settle`]d).
     #[inline]
-    fn put_top(&mut self, s: usize, v: u128) {
+    fn put_top(&mut self, s: usize, v: u64) {
         self.tops[self.size + s] = v;
         self.tops_dirty.push(s);
     }
@@ -469,7 +493,7 @@ impl Tree {
         }
         self.starts.fill(0);
         self.gaps.fill(0);
-        self.tops.fill(u128::MAX);
+        self.tops.fill(u64::MAX);
         self.stale.fill(u64::MAX);
         self.tops_dirty.clear();
         let mut s = 0;
@@ -485,7 +509,7 @@ impl Tree {
                 s = k;
                 self.tops[self.size + k] = top(key, k);
             } else {
-                self.tops[self.size + s] += u128::from(key & CPU_MASK) << 16;
+                self.tops[self.size + s] += (key & CPU_MASK) << 16;
             }
         }
         for x in (1..self.size).rev() {
@@ -594,7 +618,7 @@ impl Tree {
     #[inline]
     fn top(&self) -> Option<(u64, usize)> {
         let t = self.tops[1];
-        (t != u128::MAX).then_some(((t >> 16) as u64, (t & 0xffff) as usize))
+        (t != u64::MAX).then_some((t >> 16, (t & 0xffff) as usize))
     }
 
     /// The first position from `s` to `e` (usable ones) with the fewest
