@@ -478,8 +478,8 @@ impl Tree {
         }
     }
 
-    /// Every position evaluated again, and the sets and minimum trees built
-    /// from them.
+    /// Every position evaluated again, and the sets and the minimum tree
+    /// built from them (every block stale).
     fn rebuild(
         &mut self,
         j: &JobCtx<'_>,
