@@ -1,12 +1,14 @@
 //! The first-pass choice of `_eval_nodes` without visiting every node: per
-//! job shape and partition, a segment tree over the partition's nodes (in
-//! index order) keeps the consecutive node sets that [`super::eval_nodes`]
-//! would build, with each set's CPU total and best-fit node. It is brought
-//! up to date from the live state's change log
+//! job shape and partition, a [`Tree`] over the partition's nodes (in index
+//! order) keeps the consecutive node sets that [`super::eval_nodes`] would
+//! build: where each begins and ends, its key (weight and CPU total), a
+//! minimum tree over the sets' keys, and per block of 64 nodes the best fit
+//! (fewest CPUs). It is brought up to date from the live state's change log
 //! ([`gresim_model::fit_index::FitIndex::changes_since`]): only the nodes
 //! that changed since the shape's last selection are evaluated again, and
-//! each change costs O(log nodes). docs/performance.md ("What changed in
-//! round 2") describes it.
+//! each change costs O(log nodes) (plus, when it splits a set, the shorter
+//! side's positions, and a block's 64 when a selection reads it again).
+//! docs/performance.md ("What changed in round 2", "Round 16") describes it.
 //!
 //! One node wanted ([`applies`]): every set is sufficient (one node with a
 //! CPU is enough), so `eval_nodes` chooses the first set with the lowest
@@ -22,215 +24,88 @@
 use super::{cannot_fit, eval_node, EvalCache, JobCtx, Quick};
 use gresim_model::{Cluster, ClusterState, NodeId, PartId};
 
-/// Bits of [`Run::key`] that hold a set's CPU total. A partition with as
-/// many CPUs or more gets no tree ([`Tree::new`]), so the total never
-/// reaches the weight's bits.
+/// Bits of a set's key that hold its CPU total. A partition with as many
+/// CPUs or more gets no tree ([`Tree::fits`]), so the total never reaches
+/// the weight's bits. Above them, 24 bits of weight: the node's weight as
+/// its rank among the tree's nodes' weights (16 bits: positions are) and
+/// the GPU co-location byte, in the order of `eval_node`'s weight; so a key
+/// fits 48 bits, and a key with its set's start 64.
 const CPU_BITS: u32 = 24;
 
-/// A consecutive node set: its order key (weight, then CPU total), first
-/// and last position, and its best-fit node (the first with the fewest
-/// CPUs). Every position from `start` to `end` holds a usable node.
-/// [`Run::NONE`] (no nodes) stands for no set, which keeps [`Sum`] plain
-/// integers, cheap to compare and to copy (16 bytes: positions and a
-/// node's CPUs in 16 bits; a partition beyond that gets no tree,
-/// [`Tree::fits`]).
+/// The CPU total's bits of a key.
+const CPU_MASK: u64 = (1 << CPU_BITS) - 1;
+
+/// The key of no node or set ([`Tree::keys`]' mark of a node that cannot
+/// hold the job): above every set's key.
+const NONE: u64 = u64::MAX;
+
+/// A consecutive node set as [`Tree::sets`] lists it: its order key
+/// (`weight << CPU_BITS | cpus`, the order of `eval_nodes`' choice among
+/// sufficient sets, with the weight ranked as [`CPU_BITS`] says), first and
+/// last position. Every position from `start`
+/// to `end` holds a usable node of that weight.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Run {
-    /// `weight << CPU_BITS | cpus`: the order of `eval_nodes`' choice among
-    /// sufficient sets, compared as one integer. The first set wins ties,
-    /// which [`min_best`] keeps by taking its operands in position order.
     key: u64,
     start: u16,
     end: u16,
-    min_avail: u16,
-    min_pos: u16,
 }
 
 impl Run {
-    /// No set. Its key is above every set's ([`Tree::fits`] keeps the CPU
-    /// total below `(1 << CPU_BITS) - 1`), so [`min_best`] is one comparison.
-    /// `end` one below `start`, so that its [`Run::len`] is 0.
-    const NONE: Run = Run {
-        key: u64::MAX,
-        start: u16::MAX,
-        end: u16::MAX - 1,
-        min_avail: 0,
-        min_pos: 0,
-    };
-    #[inline]
-    fn is_some(&self) -> bool {
-        self.start != u16::MAX
-    }
-    #[inline]
-    fn get(self) -> Option<Run> {
-        self.is_some().then_some(self)
-    }
     #[inline]
     fn weight(&self) -> u64 {
         self.key >> CPU_BITS
     }
     #[inline]
     fn cpus(&self) -> u64 {
-        self.key & ((1 << CPU_BITS) - 1)
+        self.key & CPU_MASK
     }
-    /// [`Run::nodes`] in 16 bits (positions are), without a test for no set
-    /// ([`Run::NONE`]'s `end` is below its `start`: 0).
+    /// Its nodes in 16 bits (positions are).
     #[inline]
     fn len(&self) -> u16 {
-        (self.end.wrapping_sub(self.start)).wrapping_add(1)
+        self.end - self.start + 1
     }
     #[inline]
     fn nodes(&self) -> u32 {
-        if self.is_some() {
-            u32::from(self.end - self.start) + 1
-        } else {
-            0
-        }
-    }
-    /// `self` followed directly by `b`, of the same weight.
-    #[inline]
-    fn join(self, b: Run) -> Run {
-        let (min_avail, min_pos) = if b.min_avail < self.min_avail {
-            (b.min_avail, b.min_pos)
-        } else {
-            (self.min_avail, self.min_pos)
-        };
-        Run {
-            // Same weight: the CPU totals add up below it.
-            key: self.key + b.cpus(),
-            start: self.start,
-            end: b.end,
-            min_avail,
-            min_pos,
-        }
+        u32::from(self.len())
     }
 }
 
-/// What a range of positions holds, as far as the sets go.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Sum {
-    /// Every position is a usable node of the same weight: one set, `pre`
-    /// = `suf`.
-    solid: bool,
-    /// The set touching the range's start / end (open on that side).
-    pre: Run,
-    suf: Run,
-    /// The most nodes of a set closed on both sides inside the range (the
-    /// sets `best` is chosen from; 0: none), so that a listing of the large
-    /// sets only ([`Tree::sets_min`]) skips the ranges without one.
-    inner: u16,
-    /// The best set closed on both sides inside the range: its key
-    /// ([`Run::NONE`]'s when there is none) and best-fit node's position;
-    /// no more of it is read (8 bytes less to compare and copy than a
-    /// [`Run`]).
-    best_key: u64,
-    best_pos: u16,
-}
-
-impl Sum {
-    /// The best set of all (key, best-fit position): the first with the
-    /// lowest key, of `pre`, the closed ones and `suf`.
-    #[inline]
-    fn top(&self) -> (u64, u16) {
-        min_best(
-            first_best((self.pre.key, self.pre.min_pos), self.best()),
-            self.suf,
-        )
-    }
-
-    /// The best closed set's (key, best-fit position).
-    #[inline]
-    fn best(&self) -> (u64, u16) {
-        (self.best_key, self.best_pos)
-    }
-
-    /// Whether the range holds a set closed on both sides.
-    #[inline]
-    fn has_best(&self) -> bool {
-        self.best_key != u64::MAX
-    }
-}
-
-/// Of two sets as (key, best-fit position), `a` lying before `b`, the
-/// better: the lower key, `a` on a tie; a set before no set ([`Run::NONE`]'s
-/// key is above all).
-#[inline]
-fn first_best(a: (u64, u16), b: (u64, u16)) -> (u64, u16) {
-    if b.0 < a.0 {
-        b
-    } else {
-        a
-    }
-}
-
-/// [`first_best`] of a best set and the set `b` lying after it.
-#[inline]
-fn min_best(a: (u64, u16), b: Run) -> (u64, u16) {
-    first_best(a, (b.key, b.min_pos))
-}
-
-/// A node that cannot hold the job: it ends the current set. The positions
-/// past the last node (up to a power of two) are gaps too: a set ending at
-/// the last node is then closed rather than open at the end, which changes
-/// neither the sets listed nor the first best one.
-const GAP: Sum = Sum {
-    solid: false,
-    pre: Run::NONE,
-    suf: Run::NONE,
-    inner: 0,
-    best_key: u64::MAX,
-    best_pos: 0,
-};
-
-/// `INNER`: whether to keep [`Sum::inner`] (0 otherwise), which only the
-/// trees [`pick_nodes`] uses need ([`Tree::inner`]).
-#[inline]
-fn merge<const INNER: bool>(l: &Sum, r: &Sum) -> Sum {
-    // Sets in position order: l.pre, l.best, l.suf, r.pre, r.best, r.suf.
-    if l.suf.is_some() && r.pre.is_some() && l.suf.weight() == r.pre.weight() {
-        let j = l.suf.join(r.pre);
-        let closed = if !l.solid && !r.solid { j } else { Run::NONE };
-        let (best_key, best_pos) = first_best(min_best(l.best(), closed), r.best());
-        Sum {
-            solid: l.solid && r.solid,
-            pre: if l.solid { j } else { l.pre },
-            suf: if r.solid { j } else { r.suf },
-            inner: if INNER {
-                l.inner.max(r.inner).max(closed.len())
-            } else {
-                0
-            },
-            best_key,
-            best_pos,
-        }
-    } else {
-        let ls = if l.solid { Run::NONE } else { l.suf };
-        let rp = if r.solid { Run::NONE } else { r.pre };
-        let (best_key, best_pos) = first_best(min_best(min_best(l.best(), ls), rp), r.best());
-        Sum {
-            solid: false,
-            pre: l.pre,
-            suf: r.suf,
-            inner: if INNER {
-                l.inner.max(r.inner).max(ls.len()).max(rp.len())
-            } else {
-                0
-            },
-            best_key,
-            best_pos,
-        }
-    }
-}
-
-/// One shape's tree over one partition.
+/// One shape's tree over one partition: the sets of consecutive usable
+/// nodes of one weight, kept as
+///
+/// * `keys`: per position, its node's key alone (`weight << CPU_BITS |
+///   cpus`), or [`NONE`] when the node cannot hold the job (it ends the
+///   current set);
+/// * `starts` and `gaps`: bitmaps of the positions where a set starts and
+///   of those whose node cannot hold the job; a set ends before the next
+///   position in either;
+/// * `tops`: a minimum tree over positions whose leaf at a set's start is
+///   `key << 16 | start` (the set's key with its CPU total), `u64::MAX`
+///   elsewhere, so that the root is the first set of the lowest key;
+/// * `blocks`: per block of 64 positions, the least `cpus << 16 |
+///   position` of its usable nodes ([`fit_leaf`]), so that the minimum over
+///   a set's positions is its first node with the fewest CPUs; a block
+///   whose nodes changed is marked `stale` and computed again only when a
+///   selection needs it ([`Tree::best_fit`]).
+///
+/// Changing a node changes at most three sets (the one it was in, split,
+/// or the two it joins), each a leaf of `tops`, and marks its block stale;
+/// the changed leaves' ancestors are then recomputed together, a level at a
+/// time, up to those that keep their value ([`settle`]).
 pub(super) struct Tree {
     shape: u32,
     part: PartId,
     /// The state position the leaves describe (`None`: not built).
     at: Option<(u64, u64)>,
-    /// Leaves (a power of two).
+    /// Leaves of `tops` (a power of two, at least the positions).
     size: usize,
-    sums: Vec<Sum>,
+    keys: Vec<u64>,
+    starts: Vec<u64>,
+    gaps: Vec<u64>,
+    tops: Vec<u64>,
+    blocks: Vec<u32>,
+    stale: Vec<u64>,
     /// Per node index, its position in the partition (`u32::MAX`: none).
     pos_of: Vec<u32>,
     /// Per position, the node: every node from the partition's first to
@@ -238,19 +113,23 @@ pub(super) struct Tree {
     nodes: Vec<NodeId>,
     /// Per position, whether the node is the partition's.
     member: Vec<bool>,
+    /// Per position, the rank of its node's weight among the positions'
+    /// (the same order).
+    rank: Vec<u16>,
     /// The most CPUs of a node at any position.
     max_cpus: u64,
-    /// Scratch: summaries to recompute.
+    /// Scratch: positions to evaluate again.
     dirty: Vec<usize>,
-    /// Whether the summaries keep [`Sum::inner`] ([`pick_nodes`] has used
-    /// the tree).
-    inner: bool,
+    /// Positions whose leaf in `tops` changed since it was last
+    /// [`settle`]d.
+    tops_dirty: Vec<usize>,
     /// When it was last used (a counter over all trees).
     used: u64,
 }
 
-/// Summaries kept at most over all trees (56 bytes each: 14 MB): one tree
-/// per shape in use on 1,000 nodes fits 128 times, on 10,000 nodes 8 times.
+/// Minimum-tree entries kept at most over all trees (each tree has twice
+/// its leaves, 8 bytes each: about 2 MB): one tree per shape in use on
+/// 1,000 nodes fits 128 times, on 10,000 nodes 8 times.
 /// Beyond that the least recently used trees are dropped.
 /// (Tests use a small budget, so that dropping trees is exercised.)
 const MAX_SUMS: usize = if cfg!(test) { 1 << 10 } else { 1 << 18 };
@@ -267,6 +146,55 @@ pub(super) type Trees = Vec<Tree>;
 pub(super) fn applies(j: &JobCtx<'_>, min_nodes: u32, req_nodes: u32) -> bool {
     let min_cpus = u64::from(j.req.total_tasks(min_nodes.max(1))) * u64::from(j.cpt);
     !j.gres.per_job() && min_nodes == 1 && req_nodes <= 1 && min_cpus <= 1
+}
+
+/// `tops`' leaf for the set of key `key` starting at `start`.
+#[inline]
+fn top(key: u64, start: usize) -> u64 {
+    key << 16 | start as u64
+}
+
+/// The best-fit order's value of a node of key `key` at position `k`
+/// (`u32::MAX` for no node): the fewest CPUs first, then the first.
+#[inline]
+fn fit_leaf(key: u64, k: usize) -> u32 {
+    if key == NONE {
+        u32::MAX
+    } else {
+        // The CPUs fit in 16 bits ([`Tree::fits`]), as do positions.
+        ((key & CPU_MASK) as u32) << 16 | k as u32
+    }
+}
+
+/// Brings the minimum tree `t` (of `size` leaves) up to date after its
+/// leaves at the positions in `dirty` changed (in any order, repeated or
+/// not): one level at a time, each parent once, kept for the next level
+/// only if its value changed (the ones above it are then right as they
+/// are). Leaves `dirty` empty.
+fn settle<T: Copy + Ord>(t: &mut [T], size: usize, dirty: &mut Vec<usize>) {
+    for d in dirty.iter_mut() {
+        *d += size;
+    }
+    // In order, so that siblings' parents are next to each other.
+    dirty.sort_unstable();
+    while !dirty.is_empty() && dirty[0] > 1 {
+        let (mut kept, mut last) = (0, 0);
+        for r in 0..dirty.len() {
+            let x = dirty[r] / 2;
+            if x == last {
+                continue;
+            }
+            last = x;
+            let m = t[2 * x].min(t[2 * x + 1]);
+            if t[x] != m {
+                t[x] = m;
+                dirty[kept] = x;
+                kept += 1;
+            }
+        }
+        dirty.truncate(kept);
+    }
+    dirty.clear();
 }
 
 impl Tree {
@@ -298,33 +226,52 @@ impl Tree {
         for (k, id) in nodes.iter().enumerate() {
             pos_of[id.idx()] = k as u32;
         }
+        let mut weights: Vec<u32> = nodes.iter().map(|&id| cluster.node(id).weight).collect();
+        weights.sort_unstable();
+        weights.dedup();
+        let rank = nodes
+            .iter()
+            .map(|&id| {
+                let r = weights.partition_point(|&w| w < cluster.node(id).weight);
+                // At most one rank per position; `fits` refuses 65,535 or more.
+                u16::try_from(r).unwrap_or(u16::MAX)
+            })
+            .collect();
+        let words = nodes.len().div_ceil(64).max(1);
         Tree {
             shape,
             part,
             at: None,
             size,
-            sums: vec![GAP; 2 * size],
+            keys: vec![NONE; nodes.len()],
+            starts: vec![0; words],
+            gaps: vec![0; words],
+            tops: vec![u64::MAX; 2 * size],
+            blocks: vec![u32::MAX; words],
+            stale: vec![u64::MAX; words.div_ceil(64)],
             pos_of,
             nodes,
             member,
+            rank,
             max_cpus,
             dirty: Vec::new(),
-            inner: false,
+            tops_dirty: Vec::new(),
             used: 0,
         }
     }
 
-    /// Whether [`Run`]'s fields can describe every set: the CPU total in
-    /// [`CPU_BITS`] (the positions' CPUs together below `(1 << CPU_BITS) - 1`,
-    /// so that no set's key reaches [`Run::NONE`]'s),
-    /// positions and a node's CPUs in 16 bits (`u16::MAX` marks no set).
+    /// Whether a set's key and positions can describe every set: the CPU
+    /// total in [`CPU_BITS`] (the positions' CPUs together below
+    /// `(1 << CPU_BITS) - 1`, so that no set's key reaches [`NONE`] and no
+    /// `tops` leaf of a set `u64::MAX`), positions, weight ranks and a
+    /// node's CPUs in 16 bits.
     fn fits(&self, cluster: &Cluster) -> bool {
         let total: u64 = self
             .nodes
             .iter()
             .map(|&id| u64::from(cluster.node(id).cpus()))
             .sum();
-        total < (1 << CPU_BITS) - 1
+        total < CPU_MASK
             && self.nodes.len() < usize::from(u16::MAX)
             && self
                 .nodes
@@ -332,114 +279,256 @@ impl Tree {
                 .all(|&id| u16::try_from(cluster.node(id).cpus()).is_ok())
     }
 
-    /// The summary of position `k`: [`GAP`], or one set of that node
-    /// alone ([`Tree::leaf_run`]).
-    fn leaf(
-        &self,
-        j: &JobCtx<'_>,
-        q: &Quick,
-        cache: &mut super::EvalCache,
-        state: &ClusterState,
-        k: usize,
-    ) -> Sum {
-        leaf_sum(self.leaf_run(j, q, cache, state, k))
-    }
-
-    /// The set of position `k`'s node alone, or [`Run::NONE`] when the node
-    /// cannot hold the job (it ends the current set).
+    /// The key of position `k`'s node alone (`weight << CPU_BITS | cpus`,
+    /// the weight ranked),
+    /// or [`NONE`] when the node cannot hold the job (it ends the current
+    /// set).
     #[inline]
-    fn leaf_run(
+    fn leaf_key(
         &self,
         j: &JobCtx<'_>,
         q: &Quick,
         cache: &mut super::EvalCache,
         state: &ClusterState,
         k: usize,
-    ) -> Run {
+    ) -> u64 {
         let id = self.nodes[k];
         if !self.member[k] {
-            return Run::NONE;
+            return NONE;
         }
         let u = state.node(id);
         if !u.schedulable() {
             // DOWN or DRAIN: outside the node map, so it ends the set too.
-            return Run::NONE;
+            return NONE;
         }
         if cannot_fit(j, q, id, u) {
-            return Run::NONE;
+            return NONE;
         }
         match cache.get_or(self.shape, id, u, true, || eval_node(j, id, u, true)) {
-            None => Run::NONE,
-            Some(e) => Run {
-                key: e.weight << CPU_BITS | u64::from(e.cpus),
-                start: k as u16,
-                end: k as u16,
-                // At most the node's CPUs, which `fits` bounds.
-                min_avail: u16::try_from(e.cpus).expect("a node's CPUs fit in 16 bits"),
-                min_pos: k as u16,
-            },
-        }
-    }
-}
-
-/// A leaf's summary: [`GAP`] for no set, else the one set `r`. A leaf's
-/// summary is thus equal to another leaf's when their `pre` are.
-#[inline]
-fn leaf_sum(r: Run) -> Sum {
-    if r.is_some() {
-        Sum {
-            solid: true,
-            pre: r,
-            suf: r,
-            inner: 0,
-            best_key: u64::MAX,
-            best_pos: 0,
-        }
-    } else {
-        GAP
-    }
-}
-
-impl Tree {
-    /// One level at a time (the dirty summaries are all at one depth, in
-    /// order): each parent once, kept for the next level if its summary
-    /// changed; in one pass over the list.
-    fn merge_up<const INNER: bool>(&mut self, dirty: &mut Vec<usize>) {
-        while !dirty.is_empty() && dirty[0] > 1 {
-            let (mut kept, mut last) = (0, 0);
-            for r in 0..dirty.len() {
-                let x = dirty[r] / 2;
-                if x == last {
-                    continue;
-                }
-                last = x;
-                // One bounds check for the summary and both children: from
-                // `x` to `2x + 1`, they are at 0, `x` and `x + 1`.
-                let sums = &mut self.sums[x..=2 * x + 1];
-                let m = merge::<INNER>(&sums[x], &sums[x + 1]);
-                if sums[0] != m {
-                    sums[0] = m;
-                    dirty[kept] = x;
-                    kept += 1;
-                }
+            None => NONE,
+            // `eval_node`'s weight is the node's, then the co-location byte.
+            Some(e) => {
+                (u64::from(self.rank[k]) << 8 | e.weight & 0xff) << CPU_BITS | u64::from(e.cpus)
             }
-            dirty.truncate(kept);
+        }
+    }
+
+    #[inline]
+    fn put_bit(map: &mut [u64], p: usize, on: bool) {
+        let m = 1u64 << (p % 64);
+        if on {
+            map[p / 64] |= m;
+        } else {
+            map[p / 64] &= !m;
+        }
+    }
+
+    /// The start of the set holding usable position `k`: the last start at
+    /// or before it.
+    #[inline]
+    fn start_of(&self, k: usize) -> usize {
+        let mut w = k / 64;
+        let mut bits = self.starts[w] & (u64::MAX >> (63 - k % 64));
+        while bits == 0 {
+            if w == 0 {
+                // Not reached: a usable position has a start at or before it.
+                return 0;
+            }
+            w -= 1;
+            bits = self.starts[w];
+        }
+        w * 64 + 63 - bits.leading_zeros() as usize
+    }
+
+    /// The last position of the set starting at `s`: the one before the
+    /// next start or gap, or the last position.
+    #[inline]
+    fn end_of(&self, s: usize) -> usize {
+        let n = self.keys.len();
+        let p = s + 1;
+        if p >= n {
+            return n - 1;
+        }
+        let mut w = p / 64;
+        let mut bits = (self.starts[w] | self.gaps[w]) & (u64::MAX << (p % 64));
+        loop {
+            if bits != 0 {
+                return (w * 64 + bits.trailing_zeros() as usize).min(n) - 1;
+            }
+            w += 1;
+            if w == self.starts.len() {
+                return n - 1;
+            }
+            bits = self.starts[w] | self.gaps[w];
+        }
+    }
+
+    /// The key of the set starting at `s` (its leaf in `tops`).
+    #[inline]
+    fn set_key(&self, s: usize) -> u64 {
+        self.tops[self.size + s] >> 16
+    }
+
+    /// Records the set of key `key` starting at `s`.
+    #[inline]
+    fn put_set(&mut self, s: usize, key: u64) {
+        Tree::put_bit(&mut self.starts, s, true);
+        self.put_top(s, top(key, s));
+    }
+
+    /// No set starts at `s` any more.
+    #[inline]
+    fn drop_set(&mut self, s: usize) {
+        Tree::put_bit(&mut self.starts, s, false);
+        self.put_top(s, u64::MAX);
+    }
+
+    /// `tops`' leaf `s` is `v` (its ancestors once [`settle`]d).
+    #[inline]
+    fn put_top(&mut self, s: usize, v: u64) {
+        self.tops[self.size + s] = v;
+        self.tops_dirty.push(s);
+    }
+
+    /// Position `k`'s block is to be computed again.
+    #[inline]
+    fn touch(&mut self, k: usize) {
+        Tree::put_bit(&mut self.stale, k / 64, true);
+    }
+
+    /// The CPUs of the usable positions `from..to`, all of one set.
+    #[inline]
+    fn cpus_in(&self, from: usize, to: usize) -> u64 {
+        self.keys[from..to].iter().map(|k| k & CPU_MASK).sum()
+    }
+
+    /// Position `k`'s node now has key `key` (not its current one): the
+    /// sets around it, the bitmaps and the leaves of `tops` brought up to
+    /// date (their ancestors by [`settle`]), its block marked stale.
+    fn set_leaf(&mut self, k: usize, key: u64) {
+        let old = self.keys[k];
+        if old != NONE && key != NONE && old >> CPU_BITS == key >> CPU_BITS {
+            // The same weight: only its set's CPU total changes.
+            let s = self.start_of(k);
+            self.keys[k] = key;
+            let total = self.set_key(s) - (old & CPU_MASK) + (key & CPU_MASK);
+            self.put_top(s, top(total, s));
+            self.touch(k);
+            return;
+        }
+        if old != NONE {
+            self.remove(k);
+        }
+        if key != NONE {
+            self.insert(k, key);
+        }
+    }
+
+    /// Usable position `k` becomes a gap: its set is split around it.
+    fn remove(&mut self, k: usize) {
+        let old = self.keys[k];
+        let s = self.start_of(k);
+        let e = self.end_of(s);
+        let set = self.set_key(s);
+        let weight = set & !CPU_MASK;
+        // The CPUs before `k` in the set, counted on the shorter side.
+        let before = if k - s <= e - k {
+            self.cpus_in(s, k)
+        } else {
+            (set & CPU_MASK) - (old & CPU_MASK) - self.cpus_in(k + 1, e + 1)
+        };
+        let after = (set & CPU_MASK) - (old & CPU_MASK) - before;
+        self.keys[k] = NONE;
+        Tree::put_bit(&mut self.gaps, k, true);
+        self.touch(k);
+        if k > s {
+            self.put_top(s, top(weight | before, s));
+        } else {
+            self.drop_set(s);
+        }
+        if k < e {
+            self.put_set(k + 1, weight | after);
+        }
+    }
+
+    /// Gap `k` becomes usable with key `key`: it joins the set before it
+    /// and the set after it when they are of its weight, or starts one.
+    fn insert(&mut self, k: usize, key: u64) {
+        let weight = key >> CPU_BITS;
+        let n = self.keys.len();
+        let joins_left =
+            k > 0 && self.keys[k - 1] != NONE && self.keys[k - 1] >> CPU_BITS == weight;
+        let joins_right =
+            k + 1 < n && self.keys[k + 1] != NONE && self.keys[k + 1] >> CPU_BITS == weight;
+        self.keys[k] = key;
+        Tree::put_bit(&mut self.gaps, k, false);
+        self.touch(k);
+        let mut total = key;
+        if joins_right {
+            // A set starts after a gap.
+            total += self.set_key(k + 1) & CPU_MASK;
+            self.drop_set(k + 1);
+        }
+        if joins_left {
+            let s = self.start_of(k - 1);
+            total += self.set_key(s) & CPU_MASK;
+            self.put_top(s, top(total, s));
+        } else {
+            self.put_set(k, total);
+        }
+    }
+
+    /// Every position evaluated again, and the sets and the minimum tree
+    /// built from them (every block stale).
+    fn rebuild(
+        &mut self,
+        j: &JobCtx<'_>,
+        q: &Quick,
+        cache: &mut super::EvalCache,
+        state: &ClusterState,
+    ) {
+        let n = self.keys.len();
+        for k in 0..n {
+            self.keys[k] = self.leaf_key(j, q, cache, state, k);
+        }
+        self.starts.fill(0);
+        self.gaps.fill(0);
+        self.tops.fill(u64::MAX);
+        self.stale.fill(u64::MAX);
+        self.tops_dirty.clear();
+        let mut s = 0;
+        for k in 0..n {
+            let key = self.keys[k];
+            if key == NONE {
+                Tree::put_bit(&mut self.gaps, k, true);
+                continue;
+            }
+            if k == 0 || self.keys[k - 1] == NONE || self.keys[k - 1] >> CPU_BITS != key >> CPU_BITS
+            {
+                Tree::put_bit(&mut self.starts, k, true);
+                s = k;
+                self.tops[self.size + k] = top(key, k);
+            } else {
+                self.tops[self.size + s] += (key & CPU_MASK) << 16;
+            }
+        }
+        for x in (1..self.size).rev() {
+            self.tops[x] = self.tops[2 * x].min(self.tops[2 * x + 1]);
         }
     }
 }
 
-/// Runs `f` on the tree of `j`'s shape over `part`, brought up to date with
-/// the live `state`, and returns the shape's id (in the evaluation cache)
-/// with `f`'s answer; `None` without a tree (too many shapes). `inner`: the
-/// summaries must keep [`Sum::inner`] (for [`Tree::sets_min`]).
+/// Brings `j`'s shape's tree over `part` up to date with `state` (building
+/// it when there is none, within [`MAX_SUMS`]) and returns the shape's id
+/// (in the evaluation cache) with `f`'s answer; `None` without a tree (too
+/// many shapes, or a partition [`Tree::fits`] refuses).
 fn with_tree<R>(
     j: &JobCtx<'_>,
     state: &ClusterState,
     part: PartId,
     trees: &mut Trees,
     cache: &mut EvalCache,
-    inner: bool,
-    f: impl FnOnce(&Tree) -> Option<R>,
+    f: impl FnOnce(&mut Tree) -> Option<R>,
 ) -> Option<(u32, R)> {
     let shape = cache.shape_id(j)?;
     let ti = match trees
@@ -449,11 +538,11 @@ fn with_tree<R>(
         Some(ti) => ti,
         None => {
             let new = Tree::new(j.cluster, part, shape);
-            if new.sums.len() > MAX_SUMS || !new.fits(j.cluster) {
+            if new.tops.len() > MAX_SUMS || !new.fits(j.cluster) {
                 return None;
             }
             // Room for it: drop the least recently used trees.
-            while trees.iter().map(|t| t.sums.len()).sum::<usize>() + new.sums.len() > MAX_SUMS {
+            while trees.iter().map(|t| t.tops.len()).sum::<usize>() + new.tops.len() > MAX_SUMS {
                 let lru = (0..trees.len()).min_by_key(|&i| trees[i].used)?;
                 trees.swap_remove(lru);
             }
@@ -466,61 +555,32 @@ fn with_tree<R>(
     tree.used = clock;
     let q = Quick::of(j);
     let ix = state.fit_index();
-    // `inner` asked of a tree without it: built again, with it.
-    let fresh = inner && !tree.inner;
-    let changes = tree
-        .at
-        .filter(|_| !fresh)
-        .and_then(|at| ix.changes_since(at));
-    if changes.is_none() {
-        // Another state (perhaps of another cluster): start afresh.
-        let inner = inner || tree.inner;
-        *tree = Tree::new(j.cluster, part, shape);
-        tree.inner = inner;
-    }
-    match changes {
+    match tree.at.and_then(|at| ix.changes_since(at)) {
         Some(ch) => {
-            // Each changed node once, then each summary above the
-            // changed ones once per level, up to the root or to the
-            // summaries that stay the same (then so do all above).
+            // Each changed node once, in position order.
             let mut dirty = std::mem::take(&mut tree.dirty);
             dirty.clear();
             dirty.extend(
                 ch.iter()
                     .filter_map(|&i| tree.pos_of.get(i as usize).copied())
                     .filter(|&k| k != u32::MAX)
-                    .map(|k| tree.size + k as usize),
+                    .map(|k| k as usize),
             );
             dirty.sort_unstable();
             dirty.dedup();
-            // Leaves are all built (and so [`leaf_sum`]s): compared by their
-            // one set.
-            dirty.retain(|&x| {
-                let r = tree.leaf_run(j, &q, cache, state, x - tree.size);
-                let changed = tree.sums[x].pre != r;
-                if changed {
-                    tree.sums[x] = leaf_sum(r);
+            for &k in &dirty {
+                let key = tree.leaf_key(j, &q, cache, state, k);
+                if tree.keys[k] != key {
+                    tree.set_leaf(k, key);
                 }
-                changed
-            });
-            if tree.inner {
-                tree.merge_up::<true>(&mut dirty);
-            } else {
-                tree.merge_up::<false>(&mut dirty);
             }
             tree.dirty = dirty;
+            settle(&mut tree.tops, tree.size, &mut tree.tops_dirty);
         }
         None => {
-            for k in 0..tree.nodes.len() {
-                tree.sums[tree.size + k] = tree.leaf(j, &q, cache, state, k);
-            }
-            for x in (1..tree.size).rev() {
-                tree.sums[x] = if tree.inner {
-                    merge::<true>(&tree.sums[2 * x], &tree.sums[2 * x + 1])
-                } else {
-                    merge::<false>(&tree.sums[2 * x], &tree.sums[2 * x + 1])
-                };
-            }
+            // Not built, or another state (perhaps of another cluster):
+            // start afresh.
+            tree.rebuild(j, &q, cache, state);
         }
     }
     tree.at = Some(ix.position());
@@ -530,7 +590,8 @@ fn with_tree<R>(
 /// The node `eval_nodes`' first call would pick for `j` in `part` on the
 /// live `state` when [`applies`] holds (with `j`'s shape id), or `None` when
 /// the tree cannot say (no set at all, or too many shapes): then the caller
-/// selects as without the tree.
+/// selects as without the tree. That is the first set of the lowest (weight,
+/// CPU total) and in it the first node with the fewest CPUs.
 pub(super) fn pick(
     j: &JobCtx<'_>,
     state: &ClusterState,
@@ -538,10 +599,11 @@ pub(super) fn pick(
     trees: &mut Trees,
     cache: &mut EvalCache,
 ) -> Option<(u32, NodeId)> {
-    with_tree(j, state, part, trees, cache, false, |tree| {
-        let root = &tree.sums[1];
-        let (key, pos) = root.top();
-        (key != u64::MAX).then(|| tree.nodes[pos as usize])
+    with_tree(j, state, part, trees, cache, |tree| {
+        let (_, s) = tree.top()?;
+        let e = tree.end_of(s);
+        let pos = tree.best_fit(s, e);
+        Some(tree.nodes[pos])
     })
 }
 
@@ -552,88 +614,73 @@ pub(super) fn applies_many(j: &JobCtx<'_>) -> bool {
 }
 
 impl Tree {
-    /// The node sets in position order, as `eval_nodes` builds them: the
-    /// tree is walked down only where sets begin or end.
-    fn sets(&self, out: &mut Vec<Run>) {
-        let mut cur: Option<Run> = None;
-        self.sets_in(1, &mut cur, out);
-        out.extend(cur);
+    /// The first set of the lowest key: its key and start (`None`: no set).
+    #[inline]
+    fn top(&self) -> Option<(u64, usize)> {
+        let t = self.tops[1];
+        (t != u64::MAX).then_some((t >> 16, (t & 0xffff) as usize))
     }
 
-    fn sets_in(&self, x: usize, cur: &mut Option<Run>, out: &mut Vec<Run>) {
-        let s = &self.sums[x];
-        if s.solid {
-            let Some(r) = s.pre.get() else { return };
-            match cur {
-                Some(c) if c.weight() == r.weight() => *c = c.join(r),
-                _ => {
-                    out.extend(cur.take());
-                    *cur = Some(r);
+    /// The first position from `s` to `e` (usable ones) with the fewest
+    /// CPUs: the whole blocks inside by their minimum (computed again if
+    /// stale), the others position by position.
+    fn best_fit(&mut self, s: usize, e: usize) -> usize {
+        let mut m = u32::MAX;
+        let mut k = s;
+        while k <= e {
+            if k % 64 == 0 && k + 63 <= e {
+                let b = k / 64;
+                if self.stale[b / 64] >> (b % 64) & 1 != 0 {
+                    self.blocks[b] = (k..k + 64)
+                        .map(|p| fit_leaf(self.keys[p], p))
+                        .min()
+                        .unwrap_or(u32::MAX);
+                    Tree::put_bit(&mut self.stale, b, false);
+                }
+                m = m.min(self.blocks[b]);
+                k += 64;
+            } else {
+                m = m.min(fit_leaf(self.keys[k], k));
+                k += 1;
+            }
+        }
+        (m & 0xffff) as usize
+    }
+
+    /// The node sets in position order, as `eval_nodes` builds them.
+    fn sets(&self, out: &mut Vec<Run>) {
+        self.sets_min(1, out);
+    }
+
+    /// The node sets of `min` nodes or more, in position order.
+    fn sets_min(&self, min: u16, out: &mut Vec<Run>) {
+        for (w, &word) in self.starts.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let s = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let e = self.end_of(s);
+                let r = Run {
+                    key: self.set_key(s),
+                    start: s as u16,
+                    end: e as u16,
+                };
+                if r.len() >= min {
+                    out.push(r);
                 }
             }
-            return;
         }
-        if !s.pre.is_some() && !s.suf.is_some() && !s.has_best() {
-            // Only nodes that cannot hold the job: the current set ends.
-            out.extend(cur.take());
-            return;
-        }
-        self.sets_in(2 * x, cur, out);
-        self.sets_in(2 * x + 1, cur, out);
-    }
-
-    /// The node sets of `min` nodes or more, in position order, exactly as
-    /// [`Tree::sets`] lists them (the others left out): a range whose
-    /// inside holds no set that large (`inner`) is not walked down, its
-    /// first and last sets are taken from its summary.
-    fn sets_min(&self, min: u16, out: &mut Vec<Run>) {
-        let mut cur: Option<Run> = None;
-        self.sets_min_in(1, min, &mut cur, out);
-        out.extend(cur.filter(|c| c.len() >= min));
-    }
-
-    fn sets_min_in(&self, x: usize, min: u16, cur: &mut Option<Run>, out: &mut Vec<Run>) {
-        let s = &self.sums[x];
-        // A set that has ended: kept if large enough.
-        let close = |c: Option<Run>, out: &mut Vec<Run>| {
-            out.extend(c.filter(|c| c.len() >= min));
-        };
-        // `r` goes on from the current set (same weight) or starts one.
-        let cont = |cur: &mut Option<Run>, r: Run, out: &mut Vec<Run>| match cur {
-            Some(c) if c.weight() == r.weight() => *c = c.join(r),
-            _ => {
-                out.extend(cur.take().filter(|c| c.len() >= min));
-                *cur = Some(r);
-            }
-        };
-        if s.solid {
-            let Some(r) = s.pre.get() else { return };
-            cont(cur, r, out);
-            return;
-        }
-        if !s.pre.is_some() && !s.suf.is_some() && !s.has_best() {
-            close(cur.take(), out);
-            return;
-        }
-        if s.inner < min {
-            // Not solid: the first set ends inside the range, and the last
-            // one begins there; the sets between are too small.
-            if let Some(r) = s.pre.get() {
-                cont(cur, r, out);
-            }
-            close(cur.take(), out);
-            *cur = s.suf.get();
-            return;
-        }
-        self.sets_min_in(2 * x, min, cur, out);
-        self.sets_min_in(2 * x + 1, min, cur, out);
     }
 
     /// CPUs node position `k` offers (0: not usable).
     #[inline]
     fn avail(&self, k: usize) -> u32 {
-        // 0 for Run::NONE.
-        u32::from(self.sums[self.size + k].pre.min_avail)
+        let key = self.keys[k];
+        if key == NONE {
+            0
+        } else {
+            (key & CPU_MASK) as u32
+        }
     }
 }
 
@@ -654,7 +701,8 @@ pub(super) fn pick_nodes(
     trees: &mut Trees,
     cache: &mut EvalCache,
 ) -> Option<(u32, Vec<NodeId>)> {
-    with_tree(j, state, part, trees, cache, true, |tree| {
+    with_tree(j, state, part, trees, cache, |tree| {
+        let tree = &*tree;
         let (min_n, req_n) = (i64::from(min_nodes), i64::from(req_nodes));
         let min_cpus = i64::from(j.req.total_tasks(min_nodes.max(1))) * i64::from(j.cpt);
         let start = Need {
@@ -686,9 +734,7 @@ pub(super) fn pick_nodes(
         // not listed have fewer than `min` nodes, so at most `min - 1` times
         // a node's most CPUs. When that set completes the job, the loop
         // stops there with the same nodes; otherwise it is run.
-        let root = &tree.sums[1];
-        let (top, _) = root.top();
-        if top != u64::MAX && start.max_nodes > 0 {
+        if let Some((top, _)) = tree.top().filter(|_| start.max_nodes > 0) {
             let min = u16::try_from(min_nodes.max(1)).unwrap_or(u16::MAX);
             tree.sets_min(min, &mut runs);
             let lowest = runs.iter().filter(|r| r.weight() == top >> CPU_BITS);

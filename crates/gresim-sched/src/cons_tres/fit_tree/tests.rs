@@ -1,7 +1,8 @@
 //! Unit tests of `fit_tree` (fit_tree.rs).
 
+use super::super::Quick;
 use super::super::{job_test_with, JobCtx, SelectCache};
-use super::{with_tree, Run};
+use super::{with_tree, Tree};
 use crate::select::{Skip, View};
 use crate::SchedParams;
 use gresim_model::catalog::model_by_name;
@@ -11,6 +12,7 @@ use gresim_model::{
     PartId, Partition,
 };
 use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
 
 /// Node `i` of a mixed cluster: `shape` picks weight, sockets, cores,
 /// memory and GPU count.
@@ -190,66 +192,101 @@ proptest! {
     }
 }
 
+/// Runs random selections, releases and node state changes on the cluster
+/// of `shapes` (partition "some" of `members`), and after each compares the
+/// tree of a random shape, brought up to date from the change log, with one
+/// built afresh from the same state.
+fn check_kept_tree(shapes: &[u8], members: u64, seed: u64) -> Result<(), TestCaseError> {
+    let mut cache = SelectCache::default();
+    let c = cluster(shapes, members);
+    let p = SchedParams::default();
+    let n = shapes.len();
+    let mut s = ClusterState::new(&c);
+    let mut running: Vec<Allocation> = Vec::new();
+    let mut x = seed;
+    for _ in 0..120 {
+        let r = next(&mut x);
+        if r % 3 == 0 && !running.is_empty() {
+            let a = running.swap_remove((r as usize / 3) % running.len());
+            s.release(&c, &a).expect("allocated");
+        } else if r % 17 == 1 {
+            let id = NodeId::from_idx((r as usize / 17) % n);
+            let st = [
+                NodeAdminState::Up,
+                NodeAdminState::Down,
+                NodeAdminState::Drain,
+            ][(r / 7 % 3) as usize];
+            s.set_admin(id, st);
+        } else {
+            let req = request(next(&mut x));
+            let part = PartId::from_idx((r % 5 == 2) as usize);
+            if let Some(a) =
+                job_test_with(&c, &p, &req, part, View::Now(&s, None), &mut cache, true)
+            {
+                s.allocate(&c, &a).expect("free");
+                running.push(a);
+            }
+        }
+        // The tree of a random shape, brought up to date, against one
+        // built afresh.
+        let req = request(next(&mut x));
+        let j = JobCtx::new(&c, &p, &req);
+        let part = PartId::from_idx((r % 4 == 3) as usize);
+        let SelectCache { trees, eval, .. } = &mut cache;
+        if with_tree(&j, &s, part, trees, eval, |_| Some(())).is_some() {
+            let shape = eval.shape_id(&j).expect("a shape");
+            let kept = trees
+                .iter_mut()
+                .find(|t| t.shape == shape && t.part == part)
+                .expect("the tree just used");
+            let mut fresh = Tree::new(&c, part, shape);
+            fresh.rebuild(&j, &Quick::of(&j), eval, &s);
+            prop_assert_eq!(&kept.keys, &fresh.keys);
+            prop_assert_eq!(&kept.starts, &fresh.starts);
+            prop_assert_eq!(&kept.gaps, &fresh.gaps);
+            prop_assert_eq!(&kept.tops, &fresh.tops);
+            // Each set's best fit, through the blocks kept (some
+            // stale), the fresh ones, and position by position.
+            let mut sets = Vec::new();
+            fresh.sets(&mut sets);
+            for r in sets {
+                let (a, b) = (usize::from(r.start), usize::from(r.end));
+                let scan = (a..=b)
+                    .min_by_key(|&k| (kept.avail(k), k))
+                    .expect("a set has a node");
+                prop_assert_eq!(kept.best_fit(a, b), scan);
+                prop_assert_eq!(fresh.best_fit(a, b), scan);
+            }
+        }
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(128))]
 
-    /// The listing of the large node sets only (`Tree::sets_min`, which
-    /// skips the ranges whose summaries hold no set that large) gives
-    /// exactly the sets of the full listing (`Tree::sets`) with that many
-    /// nodes or more, in the same order, on random clusters and usages and
-    /// after random updates of the tree.
+    /// A tree brought up to date from the change log, node by node (sets
+    /// split, joined, started and dropped), is exactly the tree built
+    /// afresh from the same state: the same keys, set starts, gaps and
+    /// minimum tree, and each set's best fit that of a scan of its nodes,
+    /// on random clusters and usages (nodes filled, drained, taken down and
+    /// brought back).
     #[test]
-    fn large_sets_equal_filtered_full_listing(
+    fn kept_tree_equals_tree_built_afresh(
         shapes in proptest::collection::vec(any::<u8>(), 1..80),
         members in any::<u64>(),
         seed in 1u64..u64::MAX,
     ) {
-        let mut cache = SelectCache::default();
-        let c = cluster(&shapes, members);
-        let p = SchedParams::default();
-        let n = shapes.len();
-        let mut s = ClusterState::new(&c);
-        let mut running: Vec<Allocation> = Vec::new();
-        let mut x = seed;
-        for _ in 0..120 {
-            let r = next(&mut x);
-            if r % 3 == 0 && !running.is_empty() {
-                let a = running.swap_remove((r as usize / 3) % running.len());
-                s.release(&c, &a).expect("allocated");
-            } else if r % 17 == 1 {
-                let id = NodeId::from_idx((r as usize / 17) % n);
-                let st = [NodeAdminState::Up, NodeAdminState::Down, NodeAdminState::Drain]
-                    [(r / 7 % 3) as usize];
-                s.set_admin(id, st);
-            } else {
-                let req = request(next(&mut x));
-                let part = PartId::from_idx((r % 5 == 2) as usize);
-                if let Some(a) = job_test_with(&c, &p, &req, part, View::Now(&s, None), &mut cache, true) {
-                    s.allocate(&c, &a).expect("free");
-                    running.push(a);
-                }
-            }
-            // A tree with `inner` kept, brought up to date, listed both ways.
-            let req = request(next(&mut x));
-            let j = JobCtx::new(&c, &p, &req);
-            let part = PartId::from_idx((r % 4 == 3) as usize);
-            let SelectCache { trees, eval, .. } = &mut cache;
-            let checked = with_tree(&j, &s, part, trees, eval, true, |tree| {
-                let mut all = Vec::new();
-                tree.sets(&mut all);
-                for min in 1..=6u16 {
-                    let want: Vec<Run> = all.iter().copied().filter(|r| r.nodes() >= u32::from(min)).collect();
-                    let mut got = Vec::new();
-                    tree.sets_min(min, &mut got);
-                    if got != want {
-                        return Some(Err(format!("min {min}: {got:?} != {want:?}")));
-                    }
-                }
-                Some(Ok(()))
-            });
-            if let Some((_, res)) = checked {
-                prop_assert!(res.is_ok(), "{}", res.unwrap_err());
-            }
-        }
+        check_kept_tree(&shapes, members, seed)?;
+    }
+
+    /// The same on larger clusters of one node weight, whose sets are long
+    /// (the best fit then read through whole blocks of 64 positions).
+    #[test]
+    fn kept_tree_equals_tree_built_afresh_long_sets(
+        shapes in proptest::collection::vec(0u8..32, 64..300),
+        seed in 1u64..u64::MAX,
+    ) {
+        check_kept_tree(&shapes, u64::MAX, seed)?;
     }
 }
