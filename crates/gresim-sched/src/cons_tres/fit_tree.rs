@@ -127,12 +127,12 @@ pub(super) struct Tree {
     used: u64,
 }
 
-/// Minimum-tree entries kept at most over all trees (each tree has twice
+/// Entries of the minimum trees (`Tree::tops`) kept at most over all trees (each tree has twice
 /// its leaves, 8 bytes each: about 2 MB): one tree per shape in use on
 /// 1,000 nodes fits 128 times, on 10,000 nodes 8 times.
 /// Beyond that the least recently used trees are dropped.
 /// (Tests use a small budget, so that dropping trees is exercised.)
-const MAX_SUMS: usize = if cfg!(test) { 1 << 10 } else { 1 << 18 };
+const MAX_TOPS: usize = if cfg!(test) { 1 << 10 } else { 1 << 18 };
 
 /// The trees kept, in a [`super::SelectCache`] beside the evaluation cache,
 /// whose shape ids they use (both are cleared together).
@@ -519,7 +519,7 @@ impl Tree {
 }
 
 /// Brings `j`'s shape's tree over `part` up to date with `state` (building
-/// it when there is none, within [`MAX_SUMS`]) and returns the shape's id
+/// it when there is none, within [`MAX_TOPS`]) and returns the shape's id
 /// (in the evaluation cache) with `f`'s answer; `None` without a tree (too
 /// many shapes, or a partition [`Tree::fits`] refuses).
 fn with_tree<R>(
@@ -538,11 +538,11 @@ fn with_tree<R>(
         Some(ti) => ti,
         None => {
             let new = Tree::new(j.cluster, part, shape);
-            if new.tops.len() > MAX_SUMS || !new.fits(j.cluster) {
+            if new.tops.len() > MAX_TOPS || !new.fits(j.cluster) {
                 return None;
             }
             // Room for it: drop the least recently used trees.
-            while trees.iter().map(|t| t.tops.len()).sum::<usize>() + new.tops.len() > MAX_SUMS {
+            while trees.iter().map(|t| t.tops.len()).sum::<usize>() + new.tops.len() > MAX_TOPS {
                 let lru = (0..trees.len()).min_by_key(|&i| trees[i].used)?;
                 trees.swap_remove(lru);
             }
