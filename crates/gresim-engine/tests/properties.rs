@@ -2394,6 +2394,65 @@ proptest! {
     }
 }
 
+/// A queue of many jobs of a few request shapes, each job with its own time
+/// limit and run time: a backfill pass then asks the same node selection
+/// and the same `_will_run_test()` walk of the same state and blocked nodes
+/// for several jobs, with different cutoffs, which the fast pass reads back
+/// (`backfill/picks.rs`).
+fn few_shapes_scenario() -> impl Strategy<Value = Scenario> {
+    (
+        scenario(),
+        proptest::collection::vec(job_gen(), 1..=3),
+        proptest::collection::vec(
+            (
+                any::<prop::sample::Index>(),
+                60u64..=7_200,
+                1u64..=4_000,
+                0u64..=120,
+            ),
+            8..=40,
+        ),
+    )
+        .prop_map(|(mut s, shapes, jobs)| {
+            let gens: Vec<JobGen> = jobs
+                .iter()
+                .map(|(k, limit, run, delta)| JobGen {
+                    submit_delta: *delta,
+                    time_kind: 1,
+                    time_limit: *limit,
+                    run_time: Some(*run),
+                    array: None,
+                    dependency: None,
+                    hold: false,
+                    begin: None,
+                    ..shapes[k.index(shapes.len())].clone()
+                })
+                .collect();
+            s.specs = build_specs(&gens, &s.cluster);
+            s
+        })
+}
+
+proptest! {
+    #![proptest_config(config(300))]
+
+    /// The same as `fast_backfill_decides_as_the_plain_pass`, on deep
+    /// queues of a few request shapes, where the fast pass reads repeated
+    /// selections and walks back from its record.
+    #[test]
+    fn fast_backfill_decides_as_the_plain_pass_on_few_shapes(
+        (mut s, window, phase) in (few_shapes_scenario(), prop_oneof![Just(30u64), Just(0u64), 1u64..=300], 0u64..=299)
+    ) {
+        s.params.bf_will_run_window = window;
+        s.params.bf_epoch_phase = phase % window.max(1);
+        same_decisions(
+            &s,
+            Box::new(gresim_sched::Fifo::with_backfill()),
+            Box::new(gresim_sched::Fifo::with_plain_backfill()),
+        )?;
+    }
+}
+
 proptest! {
     #![proptest_config(config(300))]
 

@@ -41,9 +41,11 @@ use crate::sweep::{Ends, FitChanges, Sweep};
 use crate::PassCtx;
 
 mod count;
+mod picks;
 use count::{
     first_try, plan_nodes_bound, reaches_try, todo_nodes, Budget, Check, Counted, FirstTry,
 };
+use picks::{Key, Picks, ReqId};
 
 /// The planning time limit of a job in a partition: its limit, capped by the
 /// partition's MaxTime; unlimited plans as MaxTime, or a year.
@@ -457,9 +459,10 @@ fn plan_with<'a>(
     ctx: &PassCtx<'_>,
     planned: Running<'a>,
     fits_memo: &mut [FitsMemo],
-    (sweep, blocks): (&mut Sweep, &mut Option<EndBlocks>),
+    (sweep, blocks, picks): (&mut Sweep, &mut Option<EndBlocks>, &mut Picks),
     ends: &mut Vec<Running<'a>>,
 ) {
+    picks.clear();
     for m in fits_memo.iter_mut() {
         m.started(ctx, &planned.alloc);
     }
@@ -480,6 +483,7 @@ pub struct Scratch {
     sweep: Sweep,
     windows: bf_map::Windows,
     memos: Memos,
+    picks: Picks,
 }
 
 impl std::fmt::Debug for Scratch {
@@ -535,6 +539,10 @@ pub fn backfill_pass(
     // starts a job).
     let sweep = &mut scratch.sweep;
     sweep.reset();
+    // The node selections made on the sweep's states, read back when asked
+    // again (emptied at each start).
+    let picks = &mut scratch.picks;
+    picks.restart();
     // The ends' nodes by blocks, for `will_run_release`'s scans (made again
     // with the sweep).
     let mut blocks: Option<EndBlocks> = None;
@@ -812,7 +820,7 @@ pub fn backfill_pass(
                             ctx,
                             planned,
                             &mut fits_memo,
-                            (sweep, &mut blocks),
+                            (sweep, &mut blocks, picks),
                             &mut ends,
                         );
                     }
@@ -884,6 +892,7 @@ pub fn backfill_pass(
             crate::select::request_now(ctx.cluster, &ctx.jobs[job.idx()], ctx.now, ctx.params);
         let need_nodes = req.min_nodes.max(1);
         let memo = memo_for(&mut fits_memo, ctx, &req, part);
+        let rid = picks.request(&req);
 
         let mut start_res = now;
         // Usable partition nodes (schedulable, not excluded), before any mask.
@@ -1003,7 +1012,7 @@ pub fn backfill_pass(
                             ctx,
                             planned,
                             &mut fits_memo,
-                            (sweep, &mut blocks),
+                            (sweep, &mut blocks, picks),
                             &mut ends,
                         );
                     }
@@ -1019,38 +1028,62 @@ pub fn backfill_pass(
             // allocation (`try_select_nodes`, which succeeds exactly where a
             // full selection would).
             let found = if start_res > now && counts_fit(&req, counts) {
-                try_select_nodes(
-                    cache,
-                    ctx.cluster,
-                    ctx.params,
-                    ctx.state,
-                    &req,
+                let key = Key {
+                    req: rid,
                     part,
-                    Some(Skip::Bits(&blocked)),
-                )
-                .map(|a| (now, a))
+                    n: 0,
+                    blocked: &blocked,
+                };
+                picks
+                    .selection(ctx.state, key, || {
+                        try_select_nodes(
+                            cache,
+                            ctx.cluster,
+                            ctx.params,
+                            ctx.state,
+                            &req,
+                            part,
+                            Some(Skip::Bits(&blocked)),
+                        )
+                    })
+                    .map(|a| (now, a))
             } else {
                 None
             }
             .or_else(|| {
+                // The walk is a function of the job's request, the blocked
+                // nodes and the cutoff (the counts follow from them): what
+                // one made before tells is read back.
+                let cutoff = later.map_or(horizon, |l| l.min(horizon));
+                let key = Key {
+                    req: rid,
+                    part,
+                    n: 0,
+                    blocked: &blocked,
+                };
+                if let Some(found) = picks.walk(ctx.state, key, cutoff) {
+                    return found;
+                }
                 // The partition's nodes this try may use.
                 let pm = parts.of(ctx, part);
                 for ((u, p), b) in ub.iter_mut().zip(&pm.members).zip(&blocked) {
                     *u = p & !b;
                 }
-                will_run_release(
+                let found = will_run_release(
                     ctx,
                     cache,
                     &req,
                     (part, &blocked, &ub),
                     &ends,
-                    (&mut *sweep, &mut blocks),
+                    (&mut *sweep, &mut blocks, &mut *picks, rid),
                     &mut fits_memo[memo],
                     counts,
                     group,
                     phase,
-                    later.map_or(horizon, |l| l.min(horizon)),
-                )
+                    cutoff,
+                );
+                picks.walked(key, cutoff, &found);
+                found
             });
             let Some((t, nodes)) = found else {
                 match later {
@@ -1240,7 +1273,7 @@ fn will_run_release(
     req: &gresim_model::job::JobRequest,
     (part, blocked, ub): (PartId, &[u64], &[u64]),
     ends: &[Running<'_>],
-    (sweep, blocks): (&mut Sweep, &mut Option<EndBlocks>),
+    (sweep, blocks, picks, rid): (&mut Sweep, &mut Option<EndBlocks>, &mut Picks, ReqId),
     memo: &mut FitsMemo,
     mut counts: Counts,
     group: Time,
@@ -1328,16 +1361,26 @@ fn will_run_release(
             }
         }
         if counts_fit(req, counts) {
-            let fut = sweep.state_at(cl, ctx.state, ends, i);
-            if let Some(a) = try_select_nodes(
-                cache,
-                cl,
-                ctx.params,
-                fut,
-                req,
+            // (The state after the first `i` ends, made only if the record
+            // does not have this selection.)
+            let key = Key {
+                req: rid,
                 part,
-                Some(Skip::Bits(blocked)),
-            ) {
+                n: i as u64,
+                blocked,
+            };
+            if let Some(a) = picks.selection(ctx.state, key, || {
+                let fut = sweep.state_at(cl, ctx.state, ends, i);
+                try_select_nodes(
+                    cache,
+                    cl,
+                    ctx.params,
+                    fut,
+                    req,
+                    part,
+                    Some(Skip::Bits(blocked)),
+                )
+            }) {
                 return Some((start, a));
             }
         }
