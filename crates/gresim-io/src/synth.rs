@@ -205,8 +205,8 @@ impl Synthetic {
             rng: ChaCha8Rng::seed_from_u64(seed),
             t: 0.0,
             i: 0,
-            requests: std::collections::BTreeMap::new(),
-            users: std::collections::BTreeMap::new(),
+            requests: Vec::new(),
+            users: Interned::default(),
         }
     }
 }
@@ -217,12 +217,48 @@ pub struct SynthStream<'a> {
     rng: ChaCha8Rng,
     t: f64,
     i: u64,
-    /// One shared request per (shape, time limit): jobs differ from their
-    /// shape only in the limit, and a long trace repeats each pair many
-    /// times, so a million jobs hold a few thousand requests, not a million.
-    requests: std::collections::BTreeMap<(usize, u64), Arc<JobRequest>>,
+    /// One shared request per (shape, time limit), per shape by the limit
+    /// in minutes: jobs differ from their shape only in the limit, and a
+    /// long trace repeats each pair many times, so a million jobs hold a
+    /// few thousand requests, not a million.
+    requests: Vec<Interned<Arc<JobRequest>>>,
     /// The user names handed out so far, shared by their jobs.
-    users: std::collections::BTreeMap<u32, Arc<str>>,
+    users: Interned<Arc<str>>,
+}
+
+/// Values by a number, made on first use: the multiples of a step below
+/// [`Interned::DIRECT`] steps in a vector indexed by them (a generated job
+/// looks two up), the others in a map.
+struct Interned<V> {
+    direct: Vec<Option<V>>,
+    rest: std::collections::BTreeMap<u64, V>,
+}
+
+impl<V> Default for Interned<V> {
+    fn default() -> Self {
+        Interned {
+            direct: Vec::new(),
+            rest: std::collections::BTreeMap::new(),
+        }
+    }
+}
+
+impl<V> Interned<V> {
+    /// Numbers kept in the vector: a time limit of up to about 45 days in
+    /// minutes, as many users.
+    const DIRECT: u64 = 1 << 16;
+
+    fn get_or_insert_with(&mut self, n: u64, step: u64, make: impl FnOnce() -> V) -> &V {
+        if n.is_multiple_of(step) && n / step < Self::DIRECT {
+            let i = (n / step) as usize;
+            if self.direct.len() <= i {
+                self.direct.resize_with(i + 1, || None);
+            }
+            self.direct[i].get_or_insert_with(make)
+        } else {
+            self.rest.entry(n).or_insert_with(make)
+        }
+    }
 }
 
 impl Iterator for SynthStream<'_> {
@@ -249,7 +285,10 @@ impl Iterator for SynthStream<'_> {
                 .unwrap_or(1.0)
                 < s.to_limit_share;
         let user = self.rng_user();
-        let request = Arc::clone(self.requests.entry((k, limit)).or_insert_with(|| {
+        if self.requests.len() <= k {
+            self.requests.resize_with(k + 1, Interned::default);
+        }
+        let request = Arc::clone(self.requests[k].get_or_insert_with(limit, 60, || {
             let mut r = (**req).clone();
             r.time_limit = Some(Some(limit));
             Arc::new(r)
@@ -300,8 +339,7 @@ impl SynthStream<'_> {
             .unwrap_or(0);
         Arc::clone(
             self.users
-                .entry(u)
-                .or_insert_with(|| Arc::from(format!("user{}", u + 1))),
+                .get_or_insert_with(u64::from(u), 1, || Arc::from(format!("user{}", u + 1))),
         )
     }
 }

@@ -109,7 +109,7 @@ impl PassDecider for Scripted {
 pub struct ExternalPass<D> {
     decider: D,
     queue: BTreeSet<QueueKey>,
-    keys: Vec<Vec<QueueKey>>,
+    keys: crate::queue::JobKeys,
     /// Pending jobs beyond a partition's limits, with the limit's reason.
     limited: Vec<(JobIdx, Reason)>,
     /// Queued priorities on a cluster of several partitions (`crate::queue::enqueue`).
@@ -128,7 +128,7 @@ impl<D: PassDecider> ExternalPass<D> {
         ExternalPass {
             decider,
             queue: BTreeSet::new(),
-            keys: Vec::new(),
+            keys: crate::queue::JobKeys::default(),
             limited: Vec::new(),
             prios: None,
             cache: SelectCache::default(),
@@ -177,7 +177,7 @@ impl<D: PassDecider> ExternalPass<D> {
                 out.push(QueuedJob {
                     job: k.job,
                     id: job_id(&jobs[k.job.idx()]),
-                    partitions: self.keys[k.job.idx()].iter().map(|q| q.part).collect(),
+                    partitions: self.keys.of(k.job).iter().map(|q| q.part).collect(),
                     priority: k.priority(),
                 });
             }
@@ -302,9 +302,7 @@ impl<D: PassDecider> Policy for ExternalPass<D> {
     }
 
     fn enqueue(&mut self, job: JobIdx, ctx: &EnqueueCtx<'_>) -> bool {
-        if self.keys.len() <= job.idx() {
-            self.keys.resize_with(job.idx() + 1, Vec::new);
-        }
+        self.keys.ensure(job.idx() + 1);
         // Slurm's queue and `_top_priority()`, as `Fifo::enqueue` keeps them.
         crate::queue::enqueue(
             &mut self.queue,
@@ -331,7 +329,7 @@ impl<D: PassDecider> Policy for ExternalPass<D> {
             return;
         }
         for &(job, r) in &self.limited {
-            if self.keys[job.idx()].is_empty() {
+            if self.keys.of(job).is_empty() {
                 ctx.set_reason(job, r, None);
             }
         }

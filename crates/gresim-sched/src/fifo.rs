@@ -25,7 +25,7 @@ pub struct Fifo {
     backfill: bool,
     queue: BTreeSet<QueueKey>,
     /// Each job's queue records, to remove them.
-    keys: Vec<Vec<QueueKey>>,
+    keys: crate::queue::JobKeys,
     /// Pass number in which each job was last visited or started.
     visited: Vec<u32>,
     /// When each job last preempted others (`preempt_start_time`).
@@ -99,8 +99,8 @@ impl Fifo {
     }
 
     fn ensure(&mut self, job: JobIdx) {
-        if self.keys.len() <= job.idx() {
-            self.keys.resize_with(job.idx() + 1, Vec::new);
+        if self.visited.len() <= job.idx() {
+            self.keys.ensure(job.idx() + 1);
             self.visited.resize(job.idx() + 1, 0);
             self.preempt_start.resize(job.idx() + 1, None);
         }
@@ -412,7 +412,7 @@ impl Policy for Fifo {
         let mut watch = std::mem::take(&mut self.watch);
         // Jobs no partition can take get their limit as the reason.
         for &(job, r) in &self.limited {
-            if self.keys[job.idx()].is_empty() {
+            if self.keys.of(job).is_empty() {
                 ctx.set_reason(job, r, None);
             }
         }
@@ -688,7 +688,7 @@ impl Policy for Fifo {
         // too, which Slurm visits after the one that got Resources.
         if let Some(stop) = stopped_at {
             for &job in &resources {
-                if self.keys[job.idx()].iter().any(|q| *q >= stop) {
+                if self.keys.of(job).iter().any(|q| *q >= stop) {
                     resources_to_priority(ctx, job);
                 }
             }
@@ -696,7 +696,7 @@ impl Policy for Fifo {
         for &job in &watch {
             let j = &ctx.jobs[job.idx()];
             if self.visited[job.idx()] != pass
-                && !self.keys[job.idx()].is_empty()
+                && !self.keys.of(job).is_empty()
                 && matches!(j.reason, Reason::None | Reason::Resources)
             {
                 ctx.set_reason(job, Reason::Priority, None);

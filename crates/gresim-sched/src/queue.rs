@@ -71,6 +71,72 @@ pub fn job_partitions<'a>(cluster: &'a Cluster, job: &'a Job) -> impl Iterator<I
     job.request.partitions.iter().copied().chain(default)
 }
 
+/// Each job's queue records, in the order they were queued. A queued job's
+/// list is one of a pool: a list taken out (the job started or left the
+/// queue) is kept empty, with its memory, for the next job queued, so
+/// queueing allocates nothing once the pool is as large as the queue has
+/// been deep, and a job not queued costs 4 bytes.
+#[derive(Debug, Default)]
+pub struct JobKeys {
+    /// Per job, its list in `lists` ([`JobKeys::NONE`]: no records).
+    slot: Vec<u32>,
+    lists: Vec<Vec<QueueKey>>,
+    /// Lists of `lists` in no job's use (empty).
+    free: Vec<u32>,
+}
+
+impl JobKeys {
+    const NONE: u32 = u32::MAX;
+
+    /// Room for jobs `0..len`.
+    pub fn ensure(&mut self, len: usize) {
+        if self.slot.len() < len {
+            self.slot.resize(len, Self::NONE);
+        }
+    }
+
+    /// `job`'s records (none for a job never seen).
+    pub fn of(&self, job: JobIdx) -> &[QueueKey] {
+        match self.slot.get(job.idx()) {
+            Some(&s) if s != Self::NONE => &self.lists[s as usize],
+            _ => &[],
+        }
+    }
+
+    /// One more record of `job`, after its others.
+    fn push(&mut self, job: JobIdx, k: QueueKey) {
+        self.ensure(job.idx() + 1);
+        let mut s = self.slot[job.idx()];
+        if s == Self::NONE {
+            s = match self.free.pop() {
+                Some(f) => f,
+                None => {
+                    self.lists.push(Vec::new());
+                    (self.lists.len() - 1) as u32
+                }
+            };
+            self.slot[job.idx()] = s;
+        }
+        self.lists[s as usize].push(k);
+    }
+
+    /// Calls `f` on each of `job`'s records, in order, and forgets them.
+    fn take(&mut self, job: JobIdx, mut f: impl FnMut(QueueKey)) {
+        let Some(s) = self.slot.get_mut(job.idx()) else {
+            return;
+        };
+        if *s == Self::NONE {
+            return;
+        }
+        let list = &mut self.lists[*s as usize];
+        for k in list.drain(..) {
+            f(k);
+        }
+        self.free.push(*s);
+        *s = Self::NONE;
+    }
+}
+
 /// Counts one more (`add`) or one less record of priority `prio`.
 fn prio_count(p: &mut BTreeMap<u32, u32>, prio: u32, add: bool) {
     if add {
@@ -100,7 +166,7 @@ fn prio_count(p: &mut BTreeMap<u32, u32>, prio: u32, add: bool) {
 /// reservation": skipped), by the rank scan.
 pub fn enqueue(
     queue: &mut BTreeSet<QueueKey>,
-    keys: &mut [Vec<QueueKey>],
+    keys: &mut JobKeys,
     prios: &mut Option<BTreeMap<u32, u32>>,
     limited: &mut Vec<(JobIdx, Reason)>,
     job: JobIdx,
@@ -141,12 +207,12 @@ pub fn enqueue(
                 .any(|q| q.part == part || crate::fifo::partitions_overlap(cluster, q.part, part));
         }
         queue.insert(k);
-        keys[job.idx()].push(k);
+        keys.push(job, k);
     }
     if let (Some(p), Some(mine), false) = (prios.as_mut(), own, resv) {
         // Strictly higher priority only (the job's own records are not counted yet).
         top = p.range(mine.saturating_add(1)..).next().is_none() || mine == u32::MAX;
-        for k in &keys[job.idx()] {
+        for k in keys.of(job) {
             prio_count(p, k.priority(), true);
         }
     }
@@ -156,20 +222,16 @@ pub fn enqueue(
 /// Takes `job`'s records out of `queue` (and `prios`).
 pub fn remove(
     queue: &mut BTreeSet<QueueKey>,
-    keys: &mut [Vec<QueueKey>],
+    keys: &mut JobKeys,
     prios: &mut Option<BTreeMap<u32, u32>>,
     job: JobIdx,
 ) {
-    if let Some(ks) = keys.get_mut(job.idx()) {
-        for k in ks.drain(..) {
-            queue.remove(&k);
-            if let (Some(p), false) = (prios.as_mut(), k.has_resv()) {
-                prio_count(p, k.priority(), false);
-            }
+    keys.take(job, |k| {
+        queue.remove(&k);
+        if let (Some(p), false) = (prios.as_mut(), k.has_resv()) {
+            prio_count(p, k.priority(), false);
         }
-        // A started job is rarely queued again: give the memory back.
-        *ks = Vec::new();
-    }
+    });
 }
 
 /// Priorities changed (`Policy::reprioritize`): every record of `queue`
@@ -177,7 +239,7 @@ pub fn remove(
 /// kept in step. Under priority/basic nothing changes.
 pub fn reprioritize(
     queue: &mut BTreeSet<QueueKey>,
-    keys: &mut [Vec<QueueKey>],
+    keys: &mut JobKeys,
     prios: &mut Option<BTreeMap<u32, u32>>,
     ctx: &crate::EnqueueCtx<'_>,
 ) {
@@ -186,7 +248,7 @@ pub fn reprioritize(
     }
     let old: Vec<QueueKey> = std::mem::take(queue).into_iter().collect();
     for k in &old {
-        keys[k.job.idx()].clear();
+        keys.take(k.job, |_| {});
     }
     for k in old {
         let j = &ctx.jobs[k.job.idx()];
@@ -205,6 +267,6 @@ pub fn reprioritize(
             prio_count(p, prio, true);
         }
         queue.insert(nk);
-        keys[k.job.idx()].push(nk);
+        keys.push(k.job, nk);
     }
 }

@@ -186,9 +186,16 @@ pub(super) struct Eval {
 
 /// Devices of type `ty` (any type for `None`).
 pub(super) fn type_mask(node: &Node, ty: Option<GpuTypeId>) -> u64 {
+    let Some(t) = ty else {
+        // Every device (at most 64).
+        return match node.gpus.len() {
+            n @ 0..64 => (1u64 << n) - 1,
+            _ => u64::MAX,
+        };
+    };
     let mut m = 0u64;
     for (i, d) in node.gpus.iter().enumerate().take(64) {
-        if ty.is_none_or(|t| t == d.ty) {
+        if t == d.ty {
             m |= 1 << i;
         }
     }

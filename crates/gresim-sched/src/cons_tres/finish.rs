@@ -19,6 +19,106 @@ pub(super) fn finish(
     picked: &[usize],
     s: &mut FitScratch,
 ) -> Option<Allocation> {
+    #[cfg(test)]
+    let simple = !s.general_only && one_core_shape(j);
+    #[cfg(not(test))]
+    let simple = one_core_shape(j);
+    if simple {
+        return finish_one_core(j, cands, picked);
+    }
+    finish_general(j, cands, picked, s)
+}
+
+/// True when every picked node gets one task of one CPU, which takes one
+/// core, and GPUs only by per-node counts ([`finish_one_core`]): no
+/// `--exclusive`, no `-n` or `--ntasks-per-node` (so one task per node), one
+/// CPU per task, each GPU request a per-node count without a per-job one.
+/// The benchmark's jobs (and most GPU jobs written with `--gpus-per-node`).
+fn one_core_shape(j: &JobCtx<'_>) -> bool {
+    !j.req.exclusive
+        && j.req.ntasks.is_none()
+        && j.req.ntasks_per_node.is_none()
+        && j.cpt == 1
+        && j.gres.iter().all(|g| g.per_node > 0 && g.per_job == 0)
+}
+
+/// [`finish_general`] where [`one_core_shape`] holds, without its general
+/// machinery: one task per node ([`tasks_on`] without `-n`), so one core,
+/// which [`cyclic_cores`] takes as the lowest usable core on the node's
+/// sockets (else the lowest free one); its socket alone for
+/// [`node_bits`]; no per-job GPUs, so `_set_job_bits2` has nothing to do;
+/// then the `--cpus-per-gpu` cores and the memory as there. The proptest
+/// `one_core_finish_equals_general` (cons_tres/tests.rs) compares the two.
+fn finish_one_core(j: &JobCtx<'_>, cands: &[Cand], picked: &[usize]) -> Option<Allocation> {
+    let mut nodes: Vec<NodeAlloc> = Vec::with_capacity(picked.len());
+    for &ci in picked {
+        let c = &cands[ci];
+        let e = c.eval?;
+        let u = &c.usage;
+        let node = j.cluster.node(c.id);
+        let tpc = u32::from(node.threads_per_core.max(1));
+        let nsock = n_sockets(node);
+        let cps = u32::from(node.cores_per_socket.max(1));
+        // `cyclic_cores` for one core: the first socket with a usable core
+        // gives its lowest, i.e. the lowest usable core below the sockets'
+        // end; then the lowest free one.
+        let first = e
+            .cores
+            .next_from(0)
+            .filter(|&x| x < nsock as u32 * cps)
+            .or_else(|| u.free_cores.next_from(0))?;
+        let sock = usize::from(node.socket_of_core(first)).min(MAX_SOCK - 1);
+        let used_sock = 1u64 << sock;
+        let mut gpus = 0u64;
+        for g in j.gres.iter() {
+            let free = u.free_gpus & !gpus & type_mask(node, g.ty);
+            gpus |= node_bits(node, free, used_sock, nsock, g.per_node);
+        }
+        let mut cores = CoreSet::default();
+        cores.insert(first);
+        let mut have = 1u32;
+        if let Some(cpg) = j.req.cpus_per_gpu {
+            let want = cpg.saturating_mul(gpus.count_ones()).div_ceil(tpc);
+            if want > 1 {
+                for src in [e.cores, u.free_cores] {
+                    if have < want {
+                        have += cores.add_lowest(&src, want - have);
+                    }
+                }
+                if have < want {
+                    return None;
+                }
+            }
+        }
+        let cpus = have * tpc;
+        let mem = mem_for(j, node, cpus, gpus.count_ones());
+        if mem > u.free_mem {
+            return None;
+        }
+        nodes.push(NodeAlloc {
+            node: c.id,
+            cores,
+            cpus,
+            mem_mib: mem,
+            gpus,
+            tasks: 1,
+            share: None,
+        });
+    }
+    Some(Allocation {
+        nodes,
+        exclusive: false,
+        row_use: j.row_use,
+    })
+}
+
+/// [`finish`] for any request.
+fn finish_general(
+    j: &JobCtx<'_>,
+    cands: &[Cand],
+    picked: &[usize],
+    s: &mut FitScratch,
+) -> Option<Allocation> {
     let n = picked.len() as u32;
     if !distribute_into(j, cands, picked, &mut s.tasks, &mut s.cap) {
         return None;
@@ -148,6 +248,9 @@ fn distribute_into(
 pub(super) struct FitScratch {
     tasks: Vec<u32>,
     cap: Vec<u32>,
+    /// Tests: [`finish`] always takes [`finish_general`].
+    #[cfg(test)]
+    pub(super) general_only: bool,
 }
 
 /// Whether [`finish`] turns `picked` into an allocation, without making it:

@@ -98,8 +98,9 @@ pub(super) struct Tree {
     part: PartId,
     /// The state position the leaves describe (`None`: not built).
     at: Option<(u64, u64)>,
-    /// Leaves of `tops` (a power of two, at least the positions).
-    size: usize,
+    /// Where the leaves of `tops` start ([`leaf0`] of their number, a power
+    /// of 4, at least the positions).
+    leaf0: usize,
     keys: Vec<u64>,
     starts: Vec<u64>,
     gaps: Vec<u64>,
@@ -127,9 +128,10 @@ pub(super) struct Tree {
     used: u64,
 }
 
-/// Entries of the minimum trees (`Tree::tops`) kept at most over all trees (each tree has twice
-/// its leaves, 8 bytes each: about 2 MB): one tree per shape in use on
-/// 1,000 nodes fits 128 times, on 10,000 nodes 8 times.
+/// Entries of the minimum trees (`Tree::tops`) kept at most over all trees (each tree has
+/// about 4/3 of its leaves, a power of 4, 8 bytes each: about 2 MB): one
+/// tree per shape in use on 1,000 nodes fits 191 times, on 10,000 nodes 12
+/// times.
 /// Beyond that the least recently used trees are dropped.
 /// (Tests use a small budget, so that dropping trees is exercised.)
 const MAX_TOPS: usize = if cfg!(test) { 1 << 10 } else { 1 << 18 };
@@ -166,26 +168,42 @@ fn fit_leaf(key: u64, k: usize) -> u32 {
     }
 }
 
-/// Brings the minimum tree `t` (of `size` leaves) up to date after its
-/// leaves at the positions in `dirty` changed (in any order, repeated or
+/// The minimum trees are 4-ary, root at 1: node `x`'s children are
+/// `4x - 2 ..= 4x + 1`, its parent `(x + 2) / 4`; with a power of 4 leaves
+/// `size`, the leaves start at `(size + 2) / 3` ([`leaf0`]), all at one
+/// depth.
+#[inline]
+fn leaf0(size: usize) -> usize {
+    size.div_ceil(3)
+}
+
+/// The least of 4-ary node `x`'s children in `t`.
+#[inline]
+fn min4<T: Copy + Ord>(t: &[T], x: usize) -> T {
+    let c = &t[4 * x - 2..4 * x + 2];
+    c[0].min(c[1]).min(c[2].min(c[3]))
+}
+
+/// Brings the minimum tree `t` (its leaves from `off`, [`leaf0`]) up to
+/// date after its leaves at the positions in `dirty` changed (in any order, repeated or
 /// not): one level at a time, each parent once, kept for the next level
 /// only if its value changed (the ones above it are then right as they
 /// are). Leaves `dirty` empty.
-fn settle<T: Copy + Ord>(t: &mut [T], size: usize, dirty: &mut Vec<usize>) {
+fn settle<T: Copy + Ord>(t: &mut [T], off: usize, dirty: &mut Vec<usize>) {
     for d in dirty.iter_mut() {
-        *d += size;
+        *d += off;
     }
     // In order, so that siblings' parents are next to each other.
     dirty.sort_unstable();
     while !dirty.is_empty() && dirty[0] > 1 {
         let (mut kept, mut last) = (0, 0);
         for r in 0..dirty.len() {
-            let x = dirty[r] / 2;
+            let x = (dirty[r] + 2) / 4;
             if x == last {
                 continue;
             }
             last = x;
-            let m = t[2 * x].min(t[2 * x + 1]);
+            let m = min4(t, x);
             if t[x] != m {
                 t[x] = m;
                 dirty[kept] = x;
@@ -221,7 +239,15 @@ impl Tree {
         for id in pn {
             member[id.idx() - lo] = true;
         }
-        let size = nodes.len().next_power_of_two().max(1);
+        // A power of 4 (the trees are 4-ary).
+        let size = {
+            let p = nodes.len().next_power_of_two().max(1);
+            if p.trailing_zeros() % 2 == 1 {
+                2 * p
+            } else {
+                p
+            }
+        };
         let mut pos_of = vec![u32::MAX; cluster.nodes.len()];
         for (k, id) in nodes.iter().enumerate() {
             pos_of[id.idx()] = k as u32;
@@ -242,11 +268,11 @@ impl Tree {
             shape,
             part,
             at: None,
-            size,
+            leaf0: leaf0(size),
             keys: vec![NONE; nodes.len()],
             starts: vec![0; words],
             gaps: vec![0; words],
-            tops: vec![u64::MAX; 2 * size],
+            tops: vec![u64::MAX; leaf0(size) + size],
             blocks: vec![u32::MAX; words],
             stale: vec![u64::MAX; words.div_ceil(64)],
             pos_of,
@@ -366,7 +392,7 @@ impl Tree {
     /// The key of the set starting at `s` (its leaf in `tops`).
     #[inline]
     fn set_key(&self, s: usize) -> u64 {
-        self.tops[self.size + s] >> 16
+        self.tops[self.leaf0 + s] >> 16
     }
 
     /// Records the set of key `key` starting at `s`.
@@ -386,7 +412,7 @@ impl Tree {
     /// `tops`' leaf `s` is `v` (its ancestors once [`settle`]d).
     #[inline]
     fn put_top(&mut self, s: usize, v: u64) {
-        self.tops[self.size + s] = v;
+        self.tops[self.leaf0 + s] = v;
         self.tops_dirty.push(s);
     }
 
@@ -507,13 +533,13 @@ impl Tree {
             {
                 Tree::put_bit(&mut self.starts, k, true);
                 s = k;
-                self.tops[self.size + k] = top(key, k);
+                self.tops[self.leaf0 + k] = top(key, k);
             } else {
-                self.tops[self.size + s] += (key & CPU_MASK) << 16;
+                self.tops[self.leaf0 + s] += (key & CPU_MASK) << 16;
             }
         }
-        for x in (1..self.size).rev() {
-            self.tops[x] = self.tops[2 * x].min(self.tops[2 * x + 1]);
+        for x in (1..self.leaf0).rev() {
+            self.tops[x] = min4(&self.tops, x);
         }
     }
 }
@@ -575,7 +601,7 @@ fn with_tree<R>(
                 }
             }
             tree.dirty = dirty;
-            settle(&mut tree.tops, tree.size, &mut tree.tops_dirty);
+            settle(&mut tree.tops, tree.leaf0, &mut tree.tops_dirty);
         }
         None => {
             // Not built, or another state (perhaps of another cluster):

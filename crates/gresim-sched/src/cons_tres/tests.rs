@@ -547,3 +547,76 @@ fn exclusive_jobs_with_gpus_per_job_take_whole_nodes() {
     // More GPUs than the nodes have still fails.
     assert!(alloc(&per_job(9, 2)).is_none());
 }
+
+/// A request that [`finish::finish`]'s one-core path takes: one task per
+/// node of one CPU, GPUs per node only (one or two requests, typed or not,
+/// or none), with or without `--cpus-per-gpu`, any memory request.
+fn one_core_req(x: &mut u64) -> JobRequest {
+    let mut r = random_req(x);
+    r.exclusive = false;
+    r.ntasks = None;
+    r.ntasks_per_node = None;
+    r.cpus_per_task = 1;
+    r.gpus_per_task = None;
+    r.gpus_per_job = None;
+    if r.gpus_per_node.is_empty() && next(x) % 4 != 0 {
+        r.gpus_per_node = vec![GpuReq {
+            ty: None,
+            count: 1 + (next(x) % 4) as u32,
+        }];
+    }
+    if next(x) % 3 == 0 {
+        r.cpus_per_gpu = Some(1 + (next(x) % 6) as u32);
+    }
+    r
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config::with_cases(64))]
+
+    /// `finish`'s one-core path gives the allocation of the general one
+    /// (the same nodes, cores, CPUs, memory and GPU indices) and fails
+    /// where it fails: random clusters, one-core requests (and others, which
+    /// both take the general path) and states filled by the allocations.
+    #[test]
+    fn one_core_finish_equals_general(seed in proptest::prelude::any::<u64>()) {
+        let params = test_params();
+        let part = PartId::from_idx(0);
+        let mut x = seed | 1;
+        let (mut some, mut none) = (0u32, 0u32);
+        for _ in 0..8 {
+            let c = random_cluster(&mut x);
+            let mut s = ClusterState::new(&c);
+            let mut running: Vec<Allocation> = Vec::new();
+            let mut fast_cache = SelectCache::default();
+            let mut general_cache = SelectCache::default();
+            general_cache.scratch.fit.general_only = true;
+            for _ in 0..40 {
+                if next(&mut x) % 4 == 0 && !running.is_empty() {
+                    let a = running.swap_remove(next(&mut x) as usize % running.len());
+                    s.release(&c, &a).expect("allocated");
+                    continue;
+                }
+                let r = if next(&mut x) % 5 == 0 {
+                    random_req(&mut x)
+                } else {
+                    one_core_req(&mut x)
+                };
+                let view = View::Now(&s, None);
+                let fast = job_test(&mut fast_cache, &c, &params, &r, part, view);
+                let view = View::Now(&s, None);
+                let general = job_test(&mut general_cache, &c, &params, &r, part, view);
+                proptest::prop_assert_eq!(&fast, &general, "request {:?}", r);
+                match fast {
+                    Some(a) => {
+                        some += 1;
+                        s.allocate(&c, &a).expect("free");
+                        running.push(a);
+                    }
+                    None => none += 1,
+                }
+            }
+        }
+        proptest::prop_assert!(some > 20 && none > 0, "{} {}", some, none);
+    }
+}
