@@ -241,11 +241,11 @@ impl Picks {
         if !self.on {
             return ReqId(NONE);
         }
-        let h = req_hash(req);
+        let h = req.shape_hash();
         let mut i = self.req_buckets.first(h);
         while i != NONE {
             let (r, rh, next) = &self.reqs[i as usize];
-            if *rh == h && same_selection(r, req) {
+            if *rh == h && r.same_shape(req) {
                 return ReqId(i);
             }
             i = *next;
@@ -337,67 +337,6 @@ impl Picks {
             self.walks.insert(&key, key.hash(), w);
         }
     }
-}
-
-/// Whether node selection treats `a` and `b` alike: every field but the
-/// time limit equal.
-fn same_selection(a: &JobRequest, b: &JobRequest) -> bool {
-    let JobRequest {
-        min_nodes,
-        max_nodes,
-        max_nodes_open,
-        ntasks,
-        ntasks_per_node,
-        cpus_per_task,
-        mem,
-        gpus_per_node,
-        gpus_per_job,
-        gpus_per_task,
-        cpus_per_gpu,
-        time_limit: _,
-        partitions,
-        nodelist,
-        exclude,
-        features,
-        exclusive,
-        oversubscribe,
-        shared,
-        switches,
-        segment,
-    } = a;
-    *min_nodes == b.min_nodes
-        && *max_nodes == b.max_nodes
-        && *max_nodes_open == b.max_nodes_open
-        && *ntasks == b.ntasks
-        && *ntasks_per_node == b.ntasks_per_node
-        && *cpus_per_task == b.cpus_per_task
-        && *mem == b.mem
-        && *gpus_per_node == b.gpus_per_node
-        && *gpus_per_job == b.gpus_per_job
-        && *gpus_per_task == b.gpus_per_task
-        && *cpus_per_gpu == b.cpus_per_gpu
-        && *partitions == b.partitions
-        && *nodelist == b.nodelist
-        && *exclude == b.exclude
-        && *features == b.features
-        && *exclusive == b.exclusive
-        && *oversubscribe == b.oversubscribe
-        && *shared == b.shared
-        && *switches == b.switches
-        && *segment == b.segment
-}
-
-/// A hash of the fields of `req` that tell most requests apart (equal
-/// requests, time limits aside, hash alike).
-fn req_hash(req: &JobRequest) -> u64 {
-    let mut m = Mixed::default();
-    m.write_u64(u64::from(req.min_nodes) | u64::from(req.max_nodes) << 32);
-    m.write_u64(u64::from(req.ntasks.unwrap_or(u32::MAX)));
-    m.write_u64(u64::from(req.ntasks_per_node.unwrap_or(u32::MAX)));
-    m.write_u64(u64::from(req.cpus_per_task));
-    m.write_u64(req.gpus_per_node.len() as u64 | (req.nodelist.len() as u64) << 16);
-    m.write_u64(req.exclude.len() as u64 | (req.partitions.len() as u64) << 16);
-    m.finish()
 }
 
 /// A multiply-and-rotate hash of integers and bitmaps (its high bits mixed
