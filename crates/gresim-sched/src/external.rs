@@ -302,7 +302,6 @@ impl<D: PassDecider> Policy for ExternalPass<D> {
     }
 
     fn enqueue(&mut self, job: JobIdx, ctx: &EnqueueCtx<'_>) -> bool {
-        self.keys.ensure(job.idx() + 1);
         // Slurm's queue and `_top_priority()`, as `Fifo::enqueue` keeps them.
         crate::queue::enqueue(
             &mut self.queue,

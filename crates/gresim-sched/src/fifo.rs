@@ -100,7 +100,6 @@ impl Fifo {
 
     fn ensure(&mut self, job: JobIdx) {
         if self.visited.len() <= job.idx() {
-            self.keys.ensure(job.idx() + 1);
             self.visited.resize(job.idx() + 1, 0);
             self.preempt_start.resize(job.idx() + 1, None);
         }

@@ -89,7 +89,7 @@ impl JobKeys {
     const NONE: u32 = u32::MAX;
 
     /// Room for jobs `0..len`.
-    pub fn ensure(&mut self, len: usize) {
+    fn ensure(&mut self, len: usize) {
         if self.slot.len() < len {
             self.slot.resize(len, Self::NONE);
         }

@@ -18,8 +18,6 @@
 //! sampled in every 16th pass otherwise. Either way the selections are the
 //! same: only the work differs.
 
-use std::hash::Hasher;
-
 use gresim_model::job::{JobRequest, Time};
 use gresim_model::{ClusterState, NodeId, PartId};
 
@@ -92,26 +90,26 @@ impl Buckets {
         std::mem::replace(&mut self.0[h as usize & (n - 1)], i)
     }
 
-    /// Whether `len` entries want more buckets.
-    fn full(&self, len: usize) -> bool {
-        len >= self.0.len() / 2
-    }
-
-    /// Empties the buckets, `n` of them (a power of two).
-    fn reset(&mut self, n: usize) {
+    /// Room for one more entry beside `chains`, each entry's hash and link
+    /// to the next of its bucket, in entry order: past half full, twice as
+    /// many buckets, and the chains made again (the newest still first).
+    fn make_room<'a>(&mut self, chains: impl ExactSizeIterator<Item = (u64, &'a mut u32)>) {
+        let len = chains.len();
+        if len + 1 < self.0.len() / 2 {
+            return;
+        }
+        let n = (2 * len + 4).next_power_of_two().max(64);
         self.0.clear();
         self.0.resize(n, NONE);
+        for (i, (h, next)) in chains.enumerate() {
+            *next = self.push(h, i as u32);
+        }
     }
 
     /// Empties the buckets, as many as before.
     fn empty(&mut self) {
         self.0.fill(NONE);
     }
-}
-
-/// The number of buckets for `len` entries.
-fn buckets_for(len: usize) -> usize {
-    (2 * len + 2).next_power_of_two().max(64)
 }
 
 /// Results by [`Key`], chained per bucket of their hashes.
@@ -174,12 +172,8 @@ impl<V> Table<V> {
         if self.entries.len() >= MAX_ENTRIES {
             self.clear();
         }
-        if self.buckets.full(self.entries.len() + 1) {
-            self.buckets.reset(buckets_for(self.entries.len() + 1));
-            for (i, e) in self.entries.iter_mut().enumerate() {
-                e.next = self.buckets.push(e.hash, i as u32);
-            }
-        }
+        let chains = self.entries.iter_mut().map(|e| (e.hash, &mut e.next));
+        self.buckets.make_room(chains);
         let next = self.buckets.push(h, self.entries.len() as u32);
         self.entries.push(Entry {
             hash: h,
@@ -250,12 +244,8 @@ impl Picks {
             }
             i = *next;
         }
-        if self.req_buckets.full(self.reqs.len() + 1) {
-            self.req_buckets.reset(buckets_for(self.reqs.len() + 1));
-            for (k, (_, rh, next)) in self.reqs.iter_mut().enumerate() {
-                *next = self.req_buckets.push(*rh, k as u32);
-            }
-        }
+        let chains = self.reqs.iter_mut().map(|(_, rh, next)| (*rh, next));
+        self.req_buckets.make_room(chains);
         let id = self.reqs.len() as u32;
         let next = self.req_buckets.push(h, id);
         let mut r = req.clone();
@@ -342,15 +332,9 @@ impl Picks {
 /// A multiply-and-rotate hash of integers and bitmaps (its high bits mixed
 /// into the low ones, which pick the bucket).
 #[derive(Default)]
-pub(crate) struct Mixed(u64);
+struct Mixed(u64);
 
-impl Hasher for Mixed {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
+impl Mixed {
     #[inline]
     fn write_u64(&mut self, x: u64) {
         self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
