@@ -45,17 +45,19 @@ impl LineParser for Swf {
         if t.starts_with(';') {
             return Ok(Rec::Skip);
         }
-        let f: Vec<&str> = t.split_whitespace().collect();
-        if f.len() != 18 {
-            return Err(format!("{} fields; SWF has 18", f.len()));
+        let (mut f, mut n) = ([""; 18], 0);
+        for x in t.split_whitespace() {
+            if let Some(slot) = f.get_mut(n) {
+                *slot = x;
+            }
+            n += 1;
+        }
+        if n != 18 {
+            return Err(format!("{n} fields; SWF has 18"));
         }
         let mut v = [0f64; 18];
         for (i, x) in f.iter().enumerate() {
-            v[i] = x
-                .parse::<f64>()
-                .ok()
-                .filter(|x| x.is_finite())
-                .ok_or_else(|| format!("field {} '{x}' is not a number", i + 1))?;
+            v[i] = number(x).ok_or_else(|| format!("field {} '{x}' is not a number", i + 1))?;
         }
         let known = |x: f64| (x >= 0.0).then(|| x.round() as u64);
         let procs = known(v[7]).filter(|&p| p > 0).or(known(v[4])).unwrap_or(0);
@@ -107,3 +109,24 @@ impl LineParser for Swf {
         Ok(Rec::Job(Box::new(d)))
     }
 }
+
+/// A field's value: finite, as `str::parse::<f64>` reads it. Most fields
+/// are integers, read here without the float parser (exactly, as every
+/// integer of up to 15 digits is an `f64`).
+fn number(x: &str) -> Option<f64> {
+    let (neg, digits) = match x.as_bytes() {
+        [b'-', rest @ ..] => (true, rest),
+        b => (false, b),
+    };
+    if !digits.is_empty() && digits.len() <= 15 && digits.iter().all(u8::is_ascii_digit) {
+        let n = digits
+            .iter()
+            .fold(0i64, |n, d| n * 10 + i64::from(d - b'0'));
+        let n = n as f64;
+        return Some(if neg { -n } else { n });
+    }
+    x.parse::<f64>().ok().filter(|x| x.is_finite())
+}
+
+#[cfg(test)]
+mod tests;
