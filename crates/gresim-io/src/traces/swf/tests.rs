@@ -1,3 +1,5 @@
+//! Tests of the SWF reader's field parsing against `str::parse::<f64>`.
+
 use proptest::prelude::*;
 
 use super::number;
