@@ -430,7 +430,11 @@ pub(super) fn eval_node(
                 continue;
             }
             cnt_total += cnt_s;
-            if (!sufficient && cnt_s > 0) || cnt_any > 0 {
+            // Every socket with usable cores reached before the GPUs
+            // suffice is required, whether or not it has GPUs of its own
+            // (22.05's `req_sock[s] = true` under `!sufficient_gres`); with
+            // GPUs near no socket, sufficiency is never reached there.
+            if !sufficient || cnt_any > 0 {
                 req_sock |= 1 << s;
             }
             if (max_gres > 0 && cnt_total >= max_gres)
