@@ -1027,13 +1027,15 @@ pub fn backfill_pass(
             // A plan needs only the nodes: the selections below make no
             // allocation (`try_select_nodes`, which succeeds exactly where a
             // full selection would).
+            // The selection now and the walk are both functions of the
+            // request and the blocked nodes: one key names them.
+            let key = Key {
+                req: rid,
+                part,
+                n: 0,
+                blocked: &blocked,
+            };
             let found = if start_res > now && counts_fit(&req, counts) {
-                let key = Key {
-                    req: rid,
-                    part,
-                    n: 0,
-                    blocked: &blocked,
-                };
                 picks
                     .selection(ctx.state, key, || {
                         try_select_nodes(
@@ -1055,12 +1057,6 @@ pub fn backfill_pass(
                 // nodes and the cutoff (the counts follow from them): what
                 // one made before tells is read back.
                 let cutoff = later.map_or(horizon, |l| l.min(horizon));
-                let key = Key {
-                    req: rid,
-                    part,
-                    n: 0,
-                    blocked: &blocked,
-                };
                 if let Some(found) = picks.walk(ctx.state, key, cutoff) {
                     return found;
                 }

@@ -416,22 +416,19 @@ pub(super) fn finish_node(
         // `_build_tasks_per_node_sock()` (22.05), which only
         // `_set_task_bits` reads: its `cpus_per_task` stays 1 outside an
         // error path, so each of the job's cores holds `threads_per_core`
-        // tasks, counted socket by socket in core order until the node's
-        // tasks are all placed, whatever `--cpus-per-task` says
-        // (`hold_c707` j02: 4 tasks × 8 CPUs on cores 0-15 and 24-39 get
-        // GPUs 0-3, all on socket 0).
+        // tasks, counted socket by socket in core order (core ids are
+        // socket-major, so in core order) until the node's tasks are all
+        // placed, whatever `--cpus-per-task` says (`hold_c707` j02: 4 tasks
+        // × 8 CPUs on cores 0-15 and 24-39 get GPUs 0-3, all on socket 0).
         let mut counted = 0u32;
-        'sockets: for s in 0..MAX_SOCK {
-            for c in cores.iter() {
-                if counted >= tasks {
-                    break 'sockets;
-                }
-                if usize::from(node.socket_of_core(c)).min(MAX_SOCK - 1) == s {
-                    let add = tpc.min(tasks - counted);
-                    tasks_sock[s] += add;
-                    counted += add;
-                }
+        for c in cores.iter() {
+            if counted >= tasks {
+                break;
             }
+            let s = usize::from(node.socket_of_core(c)).min(MAX_SOCK - 1);
+            let add = tpc.min(tasks - counted);
+            tasks_sock[s] += add;
+            counted += add;
         }
     }
     let mut gpus = 0u64;
