@@ -51,6 +51,11 @@ fn value<T: std::str::FromStr>(args: &mut impl Iterator<Item = String>, flag: &s
     }
 }
 
+/// The same allocator as `sim` (docs/performance.md, "2026-12-05 (tenth
+/// session)").
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let mut args = std::env::args().skip(1).peekable();
     let swf = args.peek().is_some_and(|a| a == "swf");

@@ -183,6 +183,12 @@ fn normalise_args(mut args: Vec<OsString>) -> Vec<OsString> {
     args
 }
 
+/// mimalloc: fewer instructions per allocation than glibc's malloc in the
+/// engine's many small records (docs/performance.md, "2026-12-05 (tenth
+/// session)"); no result depends on the allocator.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse_from(normalise_args(std::env::args_os().collect())) {
         Ok(c) => c,
