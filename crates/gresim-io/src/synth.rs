@@ -264,6 +264,13 @@ impl<V> Interned<V> {
 impl Iterator for SynthStream<'_> {
     type Item = Result<JobSpec, SourceError>;
 
+    /// Exact: one submission per job still to come (the engine sizes its
+    /// tables by it).
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = usize::try_from(self.syn.jobs.saturating_sub(self.i)).unwrap_or(usize::MAX);
+        (left, Some(left))
+    }
+
     fn next(&mut self) -> Option<Self::Item> {
         let s = self.syn;
         if self.i >= s.jobs {

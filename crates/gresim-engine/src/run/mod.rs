@@ -136,6 +136,10 @@ pub fn run<'a>(
     Engine::new(input, policy).run()
 }
 
+/// At most this many submissions' table entries are reserved up front
+/// from the job source's size hint ([`Engine::new`]).
+const MAX_RESERVE: usize = 1 << 24;
+
 /// A progress callback: (simulated time, jobs that have ended). For display
 /// only: it sees the run, it cannot change it.
 pub type ProgressFn<'a> = Box<dyn FnMut(Time, usize) + 'a>;
@@ -167,6 +171,11 @@ impl<'a> Engine<'a> {
                 gresim_policy::priority::PriorityConfig::Multifactor(_)
             ));
         let gang = gang::Gang::new(&cluster, &input.params);
+        // The source's lower bound of submissions to come (exact for
+        // generated workloads, 0 for a trace read as it goes), so that the
+        // per-submission tables do not grow by copying. Capped, so that a
+        // wrong hint costs at most this much memory.
+        let hint = input.jobs.size_hint().0.min(MAX_RESERVE);
         let mut e = Engine {
             intake: Intake::new(input.jobs),
             live: Live::new(cluster.nodes.len()),
@@ -183,10 +192,10 @@ impl<'a> Engine<'a> {
             },
             now: 0,
             queue: EventQueue::default(),
-            jobs: Vec::new(),
-            specs: Vec::new(),
-            subs: Vec::new(),
-            array_running: Vec::new(),
+            jobs: Vec::with_capacity(hint),
+            specs: Vec::with_capacity(hint),
+            subs: Vec::with_capacity(hint),
+            array_running: Vec::with_capacity(hint),
             deps: Deps::default(),
             next_job_id: 1,
             next_priority: BASIC_PRIORITY_TOP,
